@@ -1,0 +1,25 @@
+#pragma once
+// Numeric precisions a training job computes in. "amp" is mixed precision as PyTorch AMP does it:
+// convolutions and matmuls in fp16 on tensor cores, fp32 master weights and gradients.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dtsim::calibration {
+
+enum class Precision : std::uint8_t { fp32, tf32, fp16, bf16, fp8, amp };
+
+std::string_view to_string(Precision p);
+std::optional<Precision> parse_precision(std::string_view name);
+std::vector<std::string> precision_names();
+
+// Bytes of one activation element as stored between layers.
+double activation_bytes(Precision p);
+// Bytes of one gradient element as the data-parallel all-reduce sends it (fp32 for amp: master gradients).
+double gradient_bytes(Precision p);
+// Precision the tensor-core math runs in (amp -> fp16).
+Precision math_precision(Precision p);
+
+} // namespace dtsim::calibration

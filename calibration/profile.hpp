@@ -1,0 +1,45 @@
+#pragma once
+// A GPU profile: datasheet peaks plus the efficiencies that turn peaks into achieved rates.
+// Shipped profiles live in calibration/profiles/*.json, each with its sources; the format is stable
+// so that fitted profiles (issue 8) can replace the derived ones.
+#include "calibration/precision.hpp"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dtsim::calibration {
+
+// Which efficiency applies to a kernel.
+enum class KernelClass : std::uint8_t { gemm, convolution, memory };
+
+struct GpuProfile {
+  std::string name;         // preset key, e.g. "v100"
+  std::string display_name; // "NVIDIA V100 SXM2 16GB"
+  std::string provenance;   // "derived" (datasheets, publications) or "measured"
+  std::vector<std::string> sources;
+
+  std::map<Precision, double> peak_flops; // FLOP/s, dense
+  double memory_bytes = 0;                // HBM capacity
+  double memory_bandwidth = 0;            // bytes/s, datasheet
+  double nvlink_bandwidth = 0;            // bytes/s per direction per GPU (0: no NVLink)
+  double pcie_bandwidth = 0;              // bytes/s per direction of the GPU's PCIe link
+
+  // Fraction of peak that sustained kernels reach (v0: one constant per class and precision).
+  std::map<Precision, double> gemm_efficiency;
+  std::map<Precision, double> conv_efficiency;
+  double memory_efficiency = 1.0; // fraction of memory_bandwidth reached by streaming kernels
+  double launch_overhead = 0;     // seconds added to every kernel
+
+  double peak(Precision p) const;       // throws std::out_of_range with a clear message if unsupported
+  double efficiency(KernelClass k, Precision p) const;
+};
+
+// Profile by preset name ("v100", "a100-80gb", ...) from the embedded files.
+std::optional<GpuProfile> find_profile(const std::string& name);
+std::vector<std::string> profile_names();
+// Parses one profile document; `origin` names the file in error messages.
+GpuProfile parse_profile(const std::string& json_text, const std::string& origin);
+
+} // namespace dtsim::calibration

@@ -1,0 +1,89 @@
+#include "sim/engine/platform.hpp"
+
+#include <fmt/format.h>
+
+namespace sg4 = simgrid::s4u;
+using Direction = sg4::LinkInRoute::Direction;
+
+namespace dtsim::engine {
+namespace {
+
+// GPU hosts never execute flops (compute ops are priced by the plan and slept), so any speed works.
+constexpr double kGpuHostSpeed = 1e12;
+// The switch backplane: a fat-pipe so fast that it only contributes its latency.
+constexpr double kSwitchBackplane = 1e15;
+
+class PlatformBuilder {
+public:
+  explicit PlatformBuilder(const topologies::ClusterSpec& cluster) : cluster_(cluster) {}
+
+  Platform build() {
+    auto* root = sg4::create_star_zone("cluster");
+    auto* backplane = root->create_link("switch", kSwitchBackplane)
+                          ->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE)
+                          ->set_latency(cluster_.switch_latency)
+                          ->seal();
+    for (int node = 0; node < cluster_.nodes; ++node) {
+      auto [zone, nic_router] = build_node(root, node);
+      auto* nic = duplex(root, fmt::format("node{}-nic", node), cluster_.nic);
+      root->add_route(zone->get_netpoint(), nullptr, nic_router, nullptr,
+                      {{nic, Direction::UP}, sg4::LinkInRoute(backplane)}, true);
+    }
+    root->seal();
+    return std::move(platform_);
+  }
+
+private:
+  std::pair<sg4::NetZone*, simgrid::kernel::routing::NetPoint*> build_node(sg4::NetZone* root, int node) {
+    auto* zone = sg4::create_full_zone(fmt::format("node{}", node));
+    zone->set_parent(root);
+    auto* nic_router = zone->create_router(fmt::format("node{}-nic-router", node));
+    const bool nvlink = cluster_.intra_kind == topologies::IntraNodeKind::nvlink;
+
+    std::vector<sg4::Host*> gpus;
+    std::vector<sg4::SplitDuplexLink*> ports;
+    for (int local = 0; local < cluster_.gpus_per_node; ++local) {
+      const int global = node * cluster_.gpus_per_node + local;
+      auto* host = zone->create_host(fmt::format("gpu{}", global), kGpuHostSpeed)->seal();
+      auto* port = duplex(zone, fmt::format("gpu{}-{}", global, nvlink ? "nvlink" : "pcie"), cluster_.intra);
+      // With a PCIe fabric the GPU's one PCIe link serves both its peers and the NIC.
+      auto* pcie = nvlink ? duplex(zone, fmt::format("gpu{}-pcie", global), cluster_.pcie) : port;
+      zone->add_route(host->get_netpoint(), nic_router, nullptr, nullptr, {{pcie, Direction::UP}}, true);
+      gpus.push_back(host);
+      ports.push_back(port);
+      platform_.gpus.push_back(host);
+    }
+    for (std::size_t a = 0; a < gpus.size(); ++a)
+      for (std::size_t b = a + 1; b < gpus.size(); ++b)
+        zone->add_route(gpus[a]->get_netpoint(), gpus[b]->get_netpoint(), nullptr, nullptr,
+                        {{ports[a], Direction::UP}, {ports[b], Direction::DOWN}}, true);
+    zone->seal();
+    return {zone, nic_router};
+  }
+
+  sg4::SplitDuplexLink* duplex(sg4::NetZone* zone, const std::string& name, const topologies::LinkSpec& spec) {
+    // Keep the SplitDuplexLink pointer: a chained ->seal() returns a plain Link* (DESIGN.md).
+    auto* link = zone->create_split_duplex_link(name, spec.bandwidth);
+    link->set_latency(spec.latency);
+    link->seal();
+    track(link->get_link_up());
+    track(link->get_link_down());
+    return link;
+  }
+
+  void track(sg4::Link* half) {
+    platform_.link_index.emplace(half, static_cast<int>(platform_.links.size()));
+    platform_.links.push_back(half);
+  }
+
+  const topologies::ClusterSpec& cluster_;
+  Platform platform_;
+};
+
+} // namespace
+
+Platform build_platform(const topologies::ClusterSpec& cluster) {
+  return PlatformBuilder(cluster).build();
+}
+
+} // namespace dtsim::engine

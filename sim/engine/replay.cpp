@@ -1,0 +1,314 @@
+// The replay: one actor per rank and stream, executing the rank's program in dependency order.
+// Activities are created lazily (only the ready frontier exists), as SimGrid 3.32 needs for speed.
+#include "sim/collectives/ring_all_reduce.hpp"
+#include "sim/engine/child_process.hpp"
+#include "sim/engine/engine.hpp"
+#include "sim/engine/platform.hpp"
+
+#include <fmt/format.h>
+#include <simgrid/s4u.hpp>
+#include <xbt/log.h>
+
+#include <cmath>
+#include <functional>
+#include <unordered_map>
+
+XBT_LOG_NEW_DEFAULT_CATEGORY(dtsim_replay, "dtsim: replay of execution graphs");
+
+namespace sg4 = simgrid::s4u;
+
+namespace dtsim::engine {
+namespace {
+
+// What a stream actor is doing; read when the replay stalls, to say who waited on what.
+struct StreamStatus {
+  enum class Wait : std::uint8_t { running, dependencies, previous_iteration, peer, finished };
+  Wait wait = Wait::running;
+  std::uint32_t op = 0;
+  std::uint32_t iteration = 0;
+  int step = -1;
+  int peer = -1;
+};
+
+struct RankState {
+  sg4::MutexPtr mutex = sg4::Mutex::create();
+  sg4::ConditionVariablePtr cv = sg4::ConditionVariable::create();
+  int waiters = 0;
+  std::vector<std::int64_t> done_iteration; // per op: last iteration it completed in (-1: none yet)
+  std::uint64_t ops_done = 0;
+  RankTimeline timeline;
+  std::array<StreamStatus, graph::kStreamCount> status;
+};
+
+class Replay {
+public:
+  Replay(const topologies::ClusterSpec& cluster, const graph::ExecutionGraph& graph, const ReplayOptions& options)
+      : cluster_(cluster), graph_(graph), options_(options) {}
+
+  ReplayResult run() {
+    configure_engine();
+    platform_ = build_platform(cluster_);
+    if (static_cast<int>(platform_.gpus.size()) < graph_.rank_count())
+      throw std::runtime_error(fmt::format("the graph has {} ranks but the cluster only {} GPUs", graph_.rank_count(),
+                                           platform_.gpus.size()));
+    index_programs();
+    start_actors();
+    engine_->run();
+    if (finished_streams_ != started_streams_) throw DeadlockError(deadlock_report());
+    return collect();
+  }
+
+private:
+  void configure_engine() {
+    int argc = 1;
+    char name[] = "dtsim";
+    char* argv[] = {name, nullptr};
+    engine_ = std::make_unique<sg4::Engine>(&argc, argv);
+    // SimGrid's own chatter (configuration changes, its deadlock dump) stays out of dtsim's output;
+    // dtsim reports problems itself. DTSIM_SIMGRID_LOG=... restores it for debugging.
+    if (const char* log = std::getenv("DTSIM_SIMGRID_LOG"))
+      xbt_log_control_set(log);
+    else
+      xbt_log_control_set("root.thresh:critical root.app:file:/dev/null");
+    sg4::Engine::set_config(std::string("network/model:") +
+                            (options_.network_model == NetworkModel::cm02 ? "CM02" : "LV08"));
+    sg4::Engine::set_config(std::string("network/crosstraffic:") + (options_.cross_traffic ? "1" : "0"));
+    // GPU fabrics (NVLink, RDMA) are not window-limited TCP: lift CM02/LV08's TCP-gamma rate bound.
+    sg4::Engine::set_config("network/TCP-gamma:1e18");
+  }
+
+  void index_programs() {
+    stream_ops_.resize(graph_.programs.size());
+    for (std::size_t p = 0; p < graph_.programs.size(); ++p)
+      for (std::uint32_t i = 0; i < graph_.programs[p].ops.size(); ++i)
+        stream_ops_[p][static_cast<int>(graph_.programs[p].ops[i].stream)].push_back(i);
+    positions_.assign(graph_.groups.size(), std::vector<int>(graph_.rank_count(), -1));
+    for (std::size_t g = 0; g < graph_.groups.size(); ++g)
+      for (std::size_t i = 0; i < graph_.groups[g].size(); ++i)
+        positions_[g][graph_.groups[g][i]] = static_cast<int>(i);
+  }
+
+  void start_actors() {
+    ranks_.resize(graph_.rank_count());
+    for (int r = 0; r < graph_.rank_count(); ++r) {
+      auto& state = ranks_[r];
+      const auto& program = graph_.program_of(r);
+      state.done_iteration.assign(program.ops.size(), -1);
+      state.timeline.bytes_sent.assign(options_.iterations, 0.0);
+      if (program.ops.empty()) state.timeline.iteration_end.assign(options_.iterations, 0.0);
+      for (int s = 0; s < graph::kStreamCount; ++s) {
+        state.status[s].wait = StreamStatus::Wait::finished;
+        if (stream_ops_[graph_.rank_program[r]][s].empty()) continue; // no actor for an idle stream
+        state.status[s].wait = StreamStatus::Wait::running;
+        ++started_streams_;
+        sg4::Actor::create(fmt::format("rank{}-{}", r, graph::to_string(static_cast<graph::Stream>(s))),
+                           platform_.gpus[r], [this, r, s] { stream_loop(r, s); });
+      }
+    }
+  }
+
+  void stream_loop(int rank, int stream) {
+    auto& state = ranks_[rank];
+    auto& status = state.status[stream];
+    const auto& program = graph_.program_of(rank);
+    const auto& ops = stream_ops_[graph_.rank_program[rank]][stream];
+    const std::uint64_t per_iteration = program.ops.size();
+    for (std::uint32_t it = 0; it < static_cast<std::uint32_t>(options_.iterations); ++it) {
+      status.iteration = it;
+      status.wait = StreamStatus::Wait::previous_iteration;
+      wait_until(state, [&] { return state.ops_done >= it * per_iteration; });
+      for (std::uint32_t index : ops) {
+        const auto& op = program.ops[index];
+        status.op = index;
+        status.wait = StreamStatus::Wait::dependencies;
+        wait_until(state, [&] {
+          for (auto dep : op.deps)
+            if (state.done_iteration[dep] < it) return false;
+          return true;
+        });
+        status.wait = StreamStatus::Wait::running;
+        const double start = sg4::Engine::get_clock();
+        execute(rank, op, it, status);
+        state.timeline.streams[stream].push_back({start, sg4::Engine::get_clock(), index, it});
+        mark_done(state, index, it, per_iteration);
+      }
+    }
+    status.wait = StreamStatus::Wait::finished;
+    ++finished_streams_;
+  }
+
+  template <class Pred> void wait_until(RankState& state, Pred ready) {
+    if (ready()) return;
+    std::unique_lock lock(*state.mutex);
+    ++state.waiters;
+    while (!ready())
+      state.cv->wait(lock);
+    --state.waiters;
+  }
+
+  void mark_done(RankState& state, std::uint32_t op, std::uint32_t it, std::uint64_t per_iteration) {
+    state.done_iteration[op] = it;
+    if (++state.ops_done % per_iteration == 0) state.timeline.iteration_end.push_back(sg4::Engine::get_clock());
+    if (state.waiters > 0) state.cv->notify_all();
+  }
+
+  void execute(int rank, const graph::Op& op, std::uint32_t it, StreamStatus& status) {
+    if (const auto* compute = std::get_if<graph::Compute>(&op.body)) {
+      sg4::this_actor::sleep_for(compute->seconds);
+    } else if (const auto* collective = std::get_if<graph::Collective>(&op.body)) {
+      run_ring_all_reduce(rank, *collective, it, status);
+    } else if (const auto* p2p = std::get_if<graph::SendRecv>(&op.body)) {
+      status.peer = p2p->peer;
+      status.wait = StreamStatus::Wait::peer;
+      if (p2p->send) {
+        mailbox(rank, p2p->peer)->put(&token_, flow_size(p2p->bytes));
+        account(rank, p2p->peer, p2p->bytes, it);
+      } else {
+        mailbox(p2p->peer, rank)->get<char>();
+      }
+    }
+  }
+
+  void run_ring_all_reduce(int rank, const graph::Collective& c, std::uint32_t it, StreamStatus& status) {
+    const auto& members = graph_.groups[c.group];
+    const collectives::RingAllReduce ring(static_cast<int>(members.size()), c.bytes);
+    const int position = positions_[c.group][rank];
+    status.wait = StreamStatus::Wait::peer;
+    for (int k = 0; k < ring.step_count(); ++k) {
+      const auto step = ring.step(position, k);
+      const int to = members[step.send_to];
+      const int from = members[step.recv_from];
+      status.step = k;
+      status.peer = from;
+      char* received = nullptr;
+      auto send = mailbox(rank, to)->put_async(&token_, flow_size(step.send_bytes));
+      auto recv = mailbox(from, rank)->get_async(&received);
+      send->wait();
+      recv->wait();
+      account(rank, to, step.send_bytes, it);
+    }
+    status.step = -1;
+  }
+
+  static std::uint64_t flow_size(double bytes) { return static_cast<std::uint64_t>(std::llround(bytes)); }
+
+  sg4::Mailbox* mailbox(int from, int to) {
+    const auto key = (static_cast<std::uint64_t>(from) << 32) | static_cast<std::uint32_t>(to);
+    auto [it, inserted] = mailboxes_.try_emplace(key, nullptr);
+    if (inserted) it->second = sg4::Mailbox::by_name(fmt::format("{}>{}", from, to));
+    return it->second;
+  }
+
+  // Bytes per rank and per link: the route between two GPUs is looked up once and cached.
+  void account(int from, int to, double bytes, std::uint32_t it) {
+    ++transfers_;
+    ranks_[from].timeline.bytes_sent[it] += bytes;
+    const auto key = (static_cast<std::uint64_t>(from) << 32) | static_cast<std::uint32_t>(to);
+    auto [entry, inserted] = routes_.try_emplace(key);
+    if (inserted) {
+      std::vector<sg4::Link*> links;
+      double latency = 0;
+      platform_.gpus[from]->route_to(platform_.gpus[to], links, &latency);
+      for (auto* link : links)
+        if (auto found = platform_.link_index.find(link); found != platform_.link_index.end())
+          entry->second.push_back(found->second);
+    }
+    for (int link : entry->second)
+      link_bytes_[link] += bytes;
+  }
+
+  std::string deadlock_report() const {
+    std::string report = "the replay stalled: no rank can make progress (the plan's communication does not match)";
+    int shown = 0;
+    for (int r = 0; r < graph_.rank_count() && shown < 16; ++r)
+      for (int s = 0; s < graph::kStreamCount; ++s) {
+        const auto& st = ranks_[r].status[s];
+        if (st.wait == StreamStatus::Wait::finished) continue;
+        ++shown;
+        const auto& op = graph_.program_of(r).ops[st.op];
+        report += fmt::format("\n  rank {} {} stream, iteration {}, op {} '{}': ", r,
+                              graph::to_string(static_cast<graph::Stream>(s)), st.iteration, st.op, op.name);
+        switch (st.wait) {
+        case StreamStatus::Wait::dependencies:
+          report += "waits for its dependencies";
+          break;
+        case StreamStatus::Wait::previous_iteration:
+          report += "waits for the rank's previous iteration";
+          break;
+        case StreamStatus::Wait::peer:
+          report += st.step >= 0 ? fmt::format("step {} waits on rank {}", st.step, st.peer)
+                                 : fmt::format("waits on rank {}", st.peer);
+          break;
+        default:
+          report += "was running";
+          break;
+        }
+      }
+    return report;
+  }
+
+  ReplayResult collect() {
+    ReplayResult result;
+    result.transfers = transfers_;
+    for (auto& state : ranks_) {
+      if (!state.timeline.iteration_end.empty())
+        result.simulated_seconds = std::max(result.simulated_seconds, state.timeline.iteration_end.back());
+      result.ranks.push_back(std::move(state.timeline));
+    }
+    for (std::size_t i = 0; i < platform_.links.size(); ++i) {
+      const auto* link = platform_.links[i];
+      auto found = link_bytes_.find(static_cast<int>(i));
+      result.links.push_back({link->get_name(), link->get_bandwidth(), found == link_bytes_.end() ? 0 : found->second});
+    }
+    return result;
+  }
+
+  const topologies::ClusterSpec& cluster_;
+  const graph::ExecutionGraph& graph_;
+  ReplayOptions options_;
+  std::unique_ptr<sg4::Engine> engine_;
+  Platform platform_;
+  std::vector<std::array<std::vector<std::uint32_t>, graph::kStreamCount>> stream_ops_; // per program
+  std::vector<std::vector<int>> positions_; // per group: each rank's place in it (-1: not a member)
+  std::vector<RankState> ranks_;
+  std::unordered_map<std::uint64_t, sg4::Mailbox*> mailboxes_;
+  std::unordered_map<std::uint64_t, std::vector<int>> routes_;
+  std::unordered_map<int, double> link_bytes_;
+  std::uint64_t transfers_ = 0;
+  int started_streams_ = 0;
+  int finished_streams_ = 0;
+  char token_ = 0; // the payload pointer of every message: only sizes are simulated
+};
+
+constexpr char kResultTag = 'R';
+constexpr char kDeadlockTag = 'D';
+
+} // namespace
+
+ReplayResult replay_in_this_process(const topologies::ClusterSpec& cluster, const graph::ExecutionGraph& graph,
+                                    const ReplayOptions& options) {
+  graph::validate(graph);
+  return Replay(cluster, graph, options).run();
+}
+
+ReplayResult replay(const topologies::ClusterSpec& cluster, const graph::ExecutionGraph& graph,
+                    const ReplayOptions& options) {
+  graph::validate(graph); // fail fast, in the parent, on a malformed plan
+  const ChildJob job = [&]() -> std::string {
+    try {
+      return kResultTag + encode(Replay(cluster, graph, options).run());
+    } catch (const DeadlockError& e) {
+      return kDeadlockTag + std::string(e.what());
+    }
+  };
+  auto outcome = run_in_children({job}, 1).front();
+  if (!outcome.ok) throw std::runtime_error(outcome.output);
+  if (outcome.output.empty() || outcome.output.front() != kResultTag) {
+    if (!outcome.output.empty() && outcome.output.front() == kDeadlockTag)
+      throw DeadlockError(outcome.output.substr(1));
+    throw std::runtime_error("the simulation process returned no result");
+  }
+  return decode(outcome.output.substr(1));
+}
+
+} // namespace dtsim::engine

@@ -1,0 +1,108 @@
+// Binary encoding of ReplayResult: the child process writes it, the parent reads it. Both ends are
+// the same binary, so the encoding is plain native-endian values with length prefixes.
+#include "sim/engine/engine.hpp"
+
+#include <cstring>
+#include <type_traits>
+
+namespace dtsim::engine {
+namespace {
+
+class Writer {
+public:
+  template <class T> void value(const T& v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    out_.append(reinterpret_cast<const char*>(&v), sizeof v);
+  }
+  template <class T> void values(const std::vector<T>& v) {
+    value<std::uint64_t>(v.size());
+    out_.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+  }
+  void text(const std::string& s) {
+    value<std::uint64_t>(s.size());
+    out_ += s;
+  }
+  std::string take() { return std::move(out_); }
+
+private:
+  std::string out_;
+};
+
+class Reader {
+public:
+  explicit Reader(const std::string& in) : in_(in) {}
+  template <class T> T value() {
+    T v;
+    need(sizeof v);
+    std::memcpy(&v, in_.data() + pos_, sizeof v);
+    pos_ += sizeof v;
+    return v;
+  }
+  template <class T> std::vector<T> values() {
+    auto n = value<std::uint64_t>();
+    need(n * sizeof(T));
+    std::vector<T> v(n);
+    std::memcpy(v.data(), in_.data() + pos_, n * sizeof(T));
+    pos_ += n * sizeof(T);
+    return v;
+  }
+  std::string text() {
+    auto n = value<std::uint64_t>();
+    need(n);
+    std::string s = in_.substr(pos_, n);
+    pos_ += n;
+    return s;
+  }
+
+private:
+  void need(std::size_t n) const {
+    if (pos_ + n > in_.size()) throw std::runtime_error("truncated simulation result from the child process");
+  }
+  const std::string& in_;
+  std::size_t pos_ = 0;
+};
+
+} // namespace
+
+std::string encode(const ReplayResult& result) {
+  Writer w;
+  w.value(result.simulated_seconds);
+  w.value(result.transfers);
+  w.value<std::uint64_t>(result.ranks.size());
+  for (const auto& rank : result.ranks) {
+    w.values(rank.iteration_end);
+    w.values(rank.bytes_sent);
+    for (const auto& stream : rank.streams)
+      w.values(stream);
+  }
+  w.value<std::uint64_t>(result.links.size());
+  for (const auto& link : result.links) {
+    w.text(link.name);
+    w.value(link.bandwidth);
+    w.value(link.bytes);
+  }
+  return w.take();
+}
+
+ReplayResult decode(const std::string& bytes) {
+  Reader r(bytes);
+  ReplayResult result;
+  result.simulated_seconds = r.value<double>();
+  result.transfers = r.value<std::uint64_t>();
+  result.ranks.resize(r.value<std::uint64_t>());
+  for (auto& rank : result.ranks) {
+    rank.iteration_end = r.values<double>();
+    rank.bytes_sent = r.values<double>();
+    for (auto& stream : rank.streams)
+      stream = r.values<Interval>();
+  }
+  result.links.resize(r.value<std::uint64_t>());
+  for (auto& link : result.links) {
+    link.name = r.text();
+    link.bandwidth = r.value<double>();
+    link.bytes = r.value<double>();
+  }
+  return result;
+}
+
+} // namespace dtsim::engine

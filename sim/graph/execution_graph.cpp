@@ -1,0 +1,75 @@
+#include "sim/graph/execution_graph.hpp"
+
+#include <fmt/format.h>
+#include <stdexcept>
+
+namespace dtsim::graph {
+
+std::string_view to_string(Stream s) {
+  return s == Stream::compute ? "compute" : "comm";
+}
+std::string_view to_string(CollectiveOp) {
+  return "all-reduce";
+}
+std::string_view to_string(CollectiveAlgorithm) {
+  return "ring";
+}
+
+namespace {
+
+void validate_program(const ExecutionGraph& graph, const Program& program, std::size_t index) {
+  for (std::size_t i = 0; i < program.ops.size(); ++i) {
+    const Op& op = program.ops[i];
+    for (auto dep : op.deps)
+      if (dep >= i)
+        throw std::invalid_argument(
+            fmt::format("program {} op {} '{}': dependency on op {} does not come earlier", index, i, op.name, dep));
+    if (const auto* c = std::get_if<Collective>(&op.body)) {
+      if (c->group < 0 || c->group >= static_cast<int>(graph.groups.size()))
+        throw std::invalid_argument(
+            fmt::format("program {} op {} '{}': unknown group {}", index, i, op.name, c->group));
+      if (op.stream != Stream::comm)
+        throw std::invalid_argument(
+            fmt::format("program {} op {} '{}': collectives run on the comm stream", index, i, op.name));
+    }
+    if (const auto* p = std::get_if<SendRecv>(&op.body)) {
+      if (p->peer < 0 || p->peer >= graph.rank_count())
+        throw std::invalid_argument(fmt::format("program {} op {} '{}': unknown peer {}", index, i, op.name, p->peer));
+    }
+  }
+}
+
+// Sequence of (group, bytes) a rank posts; every member of a group must post the same sequence.
+std::vector<std::pair<int, double>> collective_sequence(const Program& program, int group) {
+  std::vector<std::pair<int, double>> seq;
+  for (const auto& op : program.ops)
+    if (const auto* c = std::get_if<Collective>(&op.body); c && c->group == group) seq.emplace_back(c->group, c->bytes);
+  return seq;
+}
+
+} // namespace
+
+void validate(const ExecutionGraph& graph) {
+  for (auto p : graph.rank_program)
+    if (p >= graph.programs.size())
+      throw std::invalid_argument(fmt::format("a rank uses program {}, which does not exist", p));
+  for (std::size_t i = 0; i < graph.programs.size(); ++i)
+    validate_program(graph, graph.programs[i], i);
+  for (std::size_t g = 0; g < graph.groups.size(); ++g) {
+    const auto& members = graph.groups[g];
+    if (members.empty()) throw std::invalid_argument(fmt::format("group {} is empty", g));
+    for (int r : members)
+      if (r < 0 || r >= graph.rank_count())
+        throw std::invalid_argument(fmt::format("group {} names rank {}, which does not exist", g, r));
+    const auto first_program = graph.rank_program[members.front()];
+    const auto reference = collective_sequence(graph.programs[first_program], static_cast<int>(g));
+    for (int r : members)
+      if (graph.rank_program[r] != first_program && // ranks sharing a program agree by construction
+          collective_sequence(graph.program_of(r), static_cast<int>(g)) != reference)
+        throw std::invalid_argument(fmt::format("ranks {} and {} post different collectives on group {}: the replay "
+                                                "would deadlock",
+                                                members.front(), r, g));
+  }
+}
+
+} // namespace dtsim::graph

@@ -1,0 +1,75 @@
+#pragma once
+// The per-rank execution graph: what each GPU rank does in one training iteration, as ops on two
+// streams with dependencies. A plain value type built by sim/plan and replayed by sim/engine; it is
+// testable without SimGrid and a different engine could replay it.
+//
+// Replay semantics (as CUDA streams): the ops of one stream run one at a time in program order; an op
+// also waits for every op in `deps` (same rank, earlier in the program, usually on the other stream).
+// Ranks synchronize only through communication (collectives, send/recv). Iterations repeat the
+// program; a rank starts iteration i+1 when all of its ops of iteration i are done.
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace dtsim::graph {
+
+enum class Stream : std::uint8_t { compute = 0, comm = 1 };
+inline constexpr int kStreamCount = 2;
+std::string_view to_string(Stream s);
+
+// A kernel on the compute stream. Its duration was priced by the plan from the GPU profile;
+// flops and bytes are kept for reports and for engines that price ops themselves.
+struct Compute {
+  double seconds = 0;
+  double flops = 0;
+  double bytes = 0;
+};
+
+enum class CollectiveOp : std::uint8_t { all_reduce };
+enum class CollectiveAlgorithm : std::uint8_t { ring };
+std::string_view to_string(CollectiveOp op);
+std::string_view to_string(CollectiveAlgorithm algo);
+
+struct Collective {
+  CollectiveOp op = CollectiveOp::all_reduce;
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::ring;
+  int group = 0;    // index into ExecutionGraph::groups
+  double bytes = 0; // payload per rank (the buffer being reduced)
+};
+
+// Point-to-point transfer; the peer posts the matching op with `send` flipped.
+struct SendRecv {
+  int peer = 0;
+  double bytes = 0;
+  bool send = true;
+};
+
+using OpBody = std::variant<Compute, Collective, SendRecv>;
+
+struct Op {
+  std::string name; // shown in traces: "layer3.2.conv2 bwd", "allreduce bucket 4"
+  Stream stream = Stream::compute;
+  OpBody body;
+  std::vector<std::uint32_t> deps; // indices of earlier ops of the same program
+};
+
+// One program; ranks with the same role share it (all ranks of plain data parallelism do).
+struct Program {
+  std::vector<Op> ops;
+};
+
+struct ExecutionGraph {
+  std::vector<Program> programs;
+  std::vector<std::uint32_t> rank_program; // program index of each rank
+  std::vector<std::vector<int>> groups;    // communicator groups: the ranks of each, in ring order
+
+  int rank_count() const { return static_cast<int>(rank_program.size()); }
+  const Program& program_of(int rank) const { return programs.at(rank_program.at(rank)); }
+};
+
+// Checks structural rules (deps point backwards, groups and peers exist, ranks of a group agree on
+// the sequence of collectives they post). Throws std::invalid_argument naming the op at fault.
+void validate(const ExecutionGraph& graph);
+
+} // namespace dtsim::graph

@@ -1,0 +1,49 @@
+#include "sim/report/format.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace dtsim::report {
+
+std::string format_seconds(double s) {
+  const double a = std::fabs(s);
+  if (a == 0) return "0 s";
+  if (a < 1e-6) return fmt::format("{:.1f} ns", s * 1e9);
+  if (a < 1e-3) return fmt::format("{:.2f} us", s * 1e6);
+  if (a < 1) return fmt::format("{:.2f} ms", s * 1e3);
+  return fmt::format("{:.3f} s", s);
+}
+
+std::string format_duration(double s) {
+  if (s < 120) return format_seconds(s);
+  if (s < 2 * 3600) return fmt::format("{:.1f} min", s / 60);
+  return fmt::format("{:.2f} h", s / 3600);
+}
+
+std::string format_bytes(double b) {
+  static constexpr const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  int i = 0;
+  while (std::fabs(b) >= 1024 && i < 5) {
+    b /= 1024;
+    ++i;
+  }
+  return i == 0 ? fmt::format("{:.0f} B", b) : fmt::format("{:.2f} {}", b, units[i]);
+}
+
+std::string format_bandwidth(double bytes_per_second) {
+  const double bits = bytes_per_second * 8;
+  if (bits >= 1e12) return fmt::format("{:.2f} Tbps", bits / 1e12);
+  if (bits >= 1e9) return fmt::format("{:.2f} Gbps", bits / 1e9);
+  return fmt::format("{:.2f} Mbps", bits / 1e6);
+}
+
+std::string format_rate(double per_second, const std::string& unit) {
+  return fmt::format("{:.1f} {}/s", per_second, unit);
+}
+
+std::string format_percent(double fraction) {
+  return fmt::format("{:.1f}%", fraction * 100);
+}
+
+} // namespace dtsim::report

@@ -1,0 +1,14 @@
+#pragma once
+// Figures with their units, scaled for reading: "142.3 ms", "97.6 MiB", "9.41 Gbps".
+#include <string>
+
+namespace dtsim::report {
+
+std::string format_seconds(double seconds);
+std::string format_duration(double seconds);                         // long spans: "52.4 min", "3.1 h"
+std::string format_bytes(double bytes);                              // binary prefixes (MiB, GiB)
+std::string format_bandwidth(double bytes_per_second);               // network convention: bits per second (Gbps)
+std::string format_rate(double per_second, const std::string& unit); // "1234.5 images/s"
+std::string format_percent(double fraction);
+
+} // namespace dtsim::report

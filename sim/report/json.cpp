@@ -1,0 +1,93 @@
+// RunResult <-> JSON. Keys carry their units (seconds, bytes, per_second) so the file explains itself.
+#include "sim/report/result.hpp"
+
+namespace dtsim::report {
+
+using nlohmann::json;
+
+namespace {
+
+json to_json(const Distribution& d) {
+  return {{"mean", d.mean}, {"p50", d.p50}, {"p99", d.p99}, {"min", d.min}, {"max", d.max}, {"samples", d.samples}};
+}
+
+Distribution distribution_from_json(const json& j) {
+  Distribution d;
+  d.mean = j.at("mean");
+  d.p50 = j.at("p50");
+  d.p99 = j.at("p99");
+  d.min = j.at("min");
+  d.max = j.at("max");
+  d.samples = j.at("samples").get<std::vector<double>>();
+  return d;
+}
+
+} // namespace
+
+json to_json(const RunResult& r) {
+  json links = json::array();
+  for (const auto& l : r.busiest_links)
+    links.push_back({{"link", l.name},
+                     {"bandwidth_bytes_per_second", l.bandwidth},
+                     {"bytes", l.bytes},
+                     {"utilization", l.utilization}});
+  json memory = {{"items", json::array()}};
+  for (const auto& item : r.memory.items)
+    memory["items"].push_back({{"name", item.name}, {"bytes", item.bytes}});
+  memory["total_bytes"] = r.memory.total();
+  memory["capacity_bytes"] = r.memory.capacity;
+  return {
+      {"dtsim_result_version", 1},
+      {"name", r.name},
+      {"nodes", r.nodes},
+      {"gpus", r.gpus},
+      {"global_batch", r.global_batch},
+      {"sample_unit", r.sample_unit},
+      {"iteration_seconds", to_json(r.iteration)},
+      {"throughput_samples_per_second", r.throughput},
+      {"epoch_seconds", r.epoch_seconds},
+      {"breakdown_seconds_per_iteration",
+       {{"compute", r.breakdown.compute},
+        {"exposed_communication", r.breakdown.exposed_communication},
+        {"idle", r.breakdown.idle}}},
+      {"communication_seconds_per_iteration", r.communication_seconds},
+      {"bytes_sent_per_gpu_per_iteration", r.bytes_sent_per_gpu},
+      {"gradient_bytes", r.gradient_bytes},
+      {"allreduce_buckets", r.buckets},
+      {"busiest_links", links},
+      {"memory_per_gpu", memory},
+      {"simulated_seconds", r.simulated_seconds},
+      {"transfers", r.transfers},
+      {"scenario", r.scenario},
+  };
+}
+
+RunResult run_result_from_json(const json& j) {
+  RunResult r;
+  r.name = j.at("name");
+  r.nodes = j.at("nodes");
+  r.gpus = j.at("gpus");
+  r.global_batch = j.at("global_batch");
+  r.sample_unit = j.at("sample_unit");
+  r.iteration = distribution_from_json(j.at("iteration_seconds"));
+  r.throughput = j.at("throughput_samples_per_second");
+  r.epoch_seconds = j.at("epoch_seconds");
+  const auto& b = j.at("breakdown_seconds_per_iteration");
+  r.breakdown = {b.at("compute"), b.at("exposed_communication"), b.at("idle")};
+  r.communication_seconds = j.at("communication_seconds_per_iteration");
+  r.bytes_sent_per_gpu = j.at("bytes_sent_per_gpu_per_iteration");
+  r.gradient_bytes = j.at("gradient_bytes");
+  r.buckets = j.at("allreduce_buckets");
+  for (const auto& l : j.at("busiest_links"))
+    r.busiest_links.push_back({l.at("link"), l.at("bandwidth_bytes_per_second"), l.at("bytes"), l.at("utilization")});
+  const auto& m = j.at("memory_per_gpu");
+  r.memory.capacity = m.at("capacity_bytes");
+  for (const auto& item : m.at("items"))
+    r.memory.items.push_back({item.at("name"), item.at("bytes")});
+  r.simulated_seconds = j.at("simulated_seconds");
+  r.transfers = j.at("transfers");
+  r.scenario = j.at("scenario");
+  return r;
+}
+
+} // namespace dtsim::report

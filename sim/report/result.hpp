@@ -1,0 +1,65 @@
+#pragma once
+// What a run reports: the figures a person reads (iteration time, throughput, where the time goes,
+// traffic, link load, memory), derived from the replay. Plain values; rendered as text, JSON or CSV.
+#include "sim/engine/engine.hpp"
+#include "sim/plan/plan.hpp"
+#include "sim/scenario/scenario.hpp"
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace dtsim::report {
+
+struct Distribution {
+  double mean = 0, p50 = 0, p99 = 0, min = 0, max = 0;
+  std::vector<double> samples;
+};
+Distribution distribution(std::vector<double> samples); // nearest-rank percentiles
+
+// Seconds per iteration, averaged over ranks: compute-stream busy, communication not hidden behind
+// compute, and neither (waiting on other ranks). They add up to the iteration time.
+struct Breakdown {
+  double compute = 0;
+  double exposed_communication = 0;
+  double idle = 0;
+};
+
+struct LinkUsage {
+  std::string name;
+  double bandwidth = 0;   // bytes/s
+  double bytes = 0;       // over the measured iterations... and warm-up: the whole run
+  double utilization = 0; // bytes / (bandwidth * simulated time)
+};
+
+struct RunResult {
+  std::string name;
+  int nodes = 0;
+  int gpus = 0;
+  int global_batch = 0;
+  std::string sample_unit;
+  Distribution iteration;   // seconds, measured iterations only
+  double throughput = 0;    // samples/s
+  double epoch_seconds = 0; // 0 when the scenario gives no dataset size
+  Breakdown breakdown;
+  double communication_seconds = 0; // comm-stream busy time per iteration
+  double bytes_sent_per_gpu = 0;    // per iteration
+  double gradient_bytes = 0;
+  int buckets = 0;
+  std::vector<LinkUsage> busiest_links; // highest utilization first
+  plan::MemoryEstimate memory;
+  double simulated_seconds = 0;
+  std::uint64_t transfers = 0;
+  nlohmann::json scenario; // canonical scenario, so a result says what produced it
+};
+
+RunResult summarize(const scenario::Scenario& scenario, const plan::Plan& plan, const engine::ReplayResult& replay);
+
+nlohmann::json to_json(const RunResult& result);
+RunResult run_result_from_json(const nlohmann::json& json); // the inverse, for results from child processes
+std::string format_summary(const RunResult& result);        // the human-readable report of `dtsim run`
+
+// Chrome trace-event timeline (Perfetto opens it): one process per rank, one thread per stream.
+nlohmann::json chrome_trace(const plan::Plan& plan, const engine::ReplayResult& replay);
+
+} // namespace dtsim::report

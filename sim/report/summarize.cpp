@@ -1,0 +1,118 @@
+// From a replay's raw timelines to the figures a run reports.
+#include "sim/report/result.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace dtsim::report {
+namespace {
+
+constexpr std::size_t kBusiestLinks = 5;
+
+// Total length of the intervals (sorted, non-overlapping: one stream runs one op at a time) inside [lo, hi).
+double busy_within(const std::vector<engine::Interval>& intervals, double lo, double hi) {
+  double total = 0;
+  for (const auto& i : intervals)
+    total += std::max(0.0, std::min(i.end, hi) - std::max(i.start, lo));
+  return total;
+}
+
+// Length of the time both streams are busy inside [lo, hi): a merge of two sorted interval lists.
+double overlap_within(const std::vector<engine::Interval>& a, const std::vector<engine::Interval>& b, double lo,
+                      double hi) {
+  double total = 0;
+  std::size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    const double start = std::max({a[i].start, b[j].start, lo});
+    const double end = std::min({a[i].end, b[j].end, hi});
+    total += std::max(0.0, end - start);
+    if (a[i].end < b[j].end)
+      ++i;
+    else
+      ++j;
+  }
+  return total;
+}
+
+} // namespace
+
+Distribution distribution(std::vector<double> samples) {
+  Distribution d;
+  if (samples.empty()) return d;
+  d.samples = samples;
+  std::sort(samples.begin(), samples.end());
+  // Nearest-rank percentile: the smallest sample with at least p% of the samples at or below it.
+  auto percentile = [&](double p) {
+    const auto rank = static_cast<std::size_t>(std::ceil(p / 100.0 * samples.size()));
+    return samples[std::clamp<std::size_t>(rank, 1, samples.size()) - 1];
+  };
+  d.mean = std::accumulate(samples.begin(), samples.end(), 0.0) / samples.size();
+  d.p50 = percentile(50);
+  d.p99 = percentile(99);
+  d.min = samples.front();
+  d.max = samples.back();
+  return d;
+}
+
+RunResult summarize(const scenario::Scenario& s, const plan::Plan& plan, const engine::ReplayResult& replay) {
+  RunResult r;
+  r.name = s.name;
+  r.nodes = s.cluster.nodes;
+  r.gpus = s.world_size();
+  r.global_batch = s.global_batch();
+  r.sample_unit = s.model.workload.sample_unit;
+  r.gradient_bytes = plan.gradient_bytes;
+  r.buckets = plan.buckets;
+  r.memory = plan.memory;
+  r.simulated_seconds = replay.simulated_seconds;
+  r.transfers = replay.transfers;
+  r.scenario = scenario::to_json(s);
+
+  // An iteration ends when its last rank finishes it.
+  const std::size_t total = static_cast<std::size_t>(s.run.warmup_iterations + s.run.iterations);
+  std::vector<double> ends(total, 0.0);
+  for (const auto& rank : replay.ranks)
+    for (std::size_t i = 0; i < std::min(total, rank.iteration_end.size()); ++i)
+      ends[i] = std::max(ends[i], rank.iteration_end[i]);
+  const std::size_t first = static_cast<std::size_t>(s.run.warmup_iterations);
+  std::vector<double> durations;
+  for (std::size_t i = first; i < total; ++i)
+    durations.push_back(ends[i] - (i ? ends[i - 1] : 0.0));
+  r.iteration = distribution(durations);
+  if (r.iteration.mean > 0) r.throughput = r.global_batch / r.iteration.mean;
+  if (s.dataset.samples > 0 && r.throughput > 0)
+    r.epoch_seconds = static_cast<double>(s.dataset.samples) / r.throughput;
+
+  // Where the time of the measured iterations went, per rank, then averaged.
+  const double lo = first ? ends[first - 1] : 0.0;
+  const double hi = ends.back();
+  const double measured = static_cast<double>(total - first);
+  const double ranks = static_cast<double>(replay.ranks.size());
+  for (const auto& rank : replay.ranks) {
+    const auto& compute = rank.streams[static_cast<int>(graph::Stream::compute)];
+    const auto& comm = rank.streams[static_cast<int>(graph::Stream::comm)];
+    const double busy_compute = busy_within(compute, lo, hi);
+    const double busy_comm = busy_within(comm, lo, hi);
+    const double exposed = busy_comm - overlap_within(compute, comm, lo, hi);
+    r.breakdown.compute += busy_compute / measured / ranks;
+    r.breakdown.exposed_communication += exposed / measured / ranks;
+    r.breakdown.idle += std::max(0.0, (hi - lo) - busy_compute - exposed) / measured / ranks;
+    r.communication_seconds += busy_comm / measured / ranks;
+    for (std::size_t i = first; i < std::min(total, rank.bytes_sent.size()); ++i)
+      r.bytes_sent_per_gpu += rank.bytes_sent[i] / measured / ranks;
+  }
+
+  for (const auto& link : replay.links) {
+    if (link.bytes <= 0 || link.bandwidth <= 0 || replay.simulated_seconds <= 0) continue;
+    r.busiest_links.push_back(
+        {link.name, link.bandwidth, link.bytes, link.bytes / (link.bandwidth * replay.simulated_seconds)});
+  }
+  std::sort(r.busiest_links.begin(), r.busiest_links.end(), [](const LinkUsage& a, const LinkUsage& b) {
+    return a.utilization != b.utilization ? a.utilization > b.utilization : a.name < b.name;
+  });
+  if (r.busiest_links.size() > kBusiestLinks) r.busiest_links.resize(kBusiestLinks);
+  return r;
+}
+
+} // namespace dtsim::report

@@ -1,0 +1,51 @@
+// The human-readable report of `dtsim run`.
+#include "sim/report/format.hpp"
+#include "sim/report/result.hpp"
+
+#include <fmt/format.h>
+
+namespace dtsim::report {
+
+std::string format_summary(const RunResult& r) {
+  std::string out;
+  auto line = [&](std::string_view label, const std::string& value) {
+    out += fmt::format("  {:<28} {}\n", label, value);
+  };
+  out += fmt::format("{}: {} nodes, {} GPUs, global batch {} {}\n\n", r.name, r.nodes, r.gpus, r.global_batch,
+                     r.sample_unit);
+
+  out += "Iteration\n";
+  line("time (mean)", format_seconds(r.iteration.mean));
+  line("time (p50 / p99)", format_seconds(r.iteration.p50) + " / " + format_seconds(r.iteration.p99));
+  line("throughput", format_rate(r.throughput, r.sample_unit));
+  if (r.epoch_seconds > 0) line("time per epoch", format_duration(r.epoch_seconds));
+
+  const double total = r.iteration.mean > 0 ? r.iteration.mean : 1;
+  out += "\nWhere the time goes (per iteration, mean over GPUs)\n";
+  line("compute", format_seconds(r.breakdown.compute) + "  (" + format_percent(r.breakdown.compute / total) + ")");
+  line("exposed communication", format_seconds(r.breakdown.exposed_communication) + "  (" +
+                                    format_percent(r.breakdown.exposed_communication / total) + ")");
+  line("idle", format_seconds(r.breakdown.idle) + "  (" + format_percent(r.breakdown.idle / total) + ")");
+  line("communication (total)", format_seconds(r.communication_seconds) + "  (hidden: " +
+                                    format_seconds(r.communication_seconds - r.breakdown.exposed_communication) + ")");
+
+  out += "\nTraffic\n";
+  line("gradients all-reduced", format_bytes(r.gradient_bytes) + fmt::format(" in {} buckets", r.buckets));
+  line("bytes sent per GPU", format_bytes(r.bytes_sent_per_gpu) + " per iteration");
+  if (!r.busiest_links.empty()) {
+    out += "\nBusiest links (mean utilization over the run)\n";
+    for (const auto& l : r.busiest_links)
+      line(l.name, format_percent(l.utilization) + " of " + format_bandwidth(l.bandwidth));
+  }
+
+  out += "\nMemory per GPU\n";
+  for (const auto& item : r.memory.items)
+    line(item.name, format_bytes(item.bytes));
+  line("total", format_bytes(r.memory.total()) + " of " + format_bytes(r.memory.capacity));
+
+  out += fmt::format("\nSimulated {} of training ({} network transfers).\n", format_seconds(r.simulated_seconds),
+                     r.transfers);
+  return out;
+}
+
+} // namespace dtsim::report

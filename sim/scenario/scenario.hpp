@@ -1,0 +1,104 @@
+#pragma once
+// A scenario: what to simulate. Parsed from JSON (format version 1, docs/scenario-format.md),
+// validated, with defaults applied and references (model preset, GPU profile) resolved.
+#include "calibration/profile.hpp"
+#include "models/layer.hpp"
+#include "topologies/cluster.hpp"
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace dtsim::scenario {
+
+inline constexpr int kFormatVersion = 1;
+
+struct ModelSpec {
+  std::string preset;        // empty when the layers were given inline
+  models::Workload workload; // resolved layer table
+  int batch_per_gpu = 32;
+  calibration::Precision precision = calibration::Precision::fp32;
+};
+
+struct DatasetSpec {
+  std::int64_t samples = 0; // samples per epoch; 0 = not given (no time per epoch)
+};
+
+enum class Strategy : std::uint8_t { allreduce };
+enum class Algorithm : std::uint8_t { ring };
+enum class Optimizer : std::uint8_t { sgd, momentum, adam };
+
+struct TrainingSpec {
+  Strategy strategy = Strategy::allreduce;
+  Algorithm algorithm = Algorithm::ring;
+  double bucket_bytes = 25.0 * 1024 * 1024;      // PyTorch DDP bucket_cap_mb = 25 (MiB)
+  double first_bucket_bytes = 1.0 * 1024 * 1024; // DDP's first bucket is capped at 1 MiB
+  bool overlap = true;                           // all-reduce buckets while backward runs
+  Optimizer optimizer = Optimizer::momentum;
+};
+
+struct RunSpec {
+  int iterations = 10;       // measured iterations
+  int warmup_iterations = 1; // simulated first, left out of the statistics
+  std::uint64_t seed = 1;
+};
+
+enum class NetworkModel : std::uint8_t { lv08, cm02 };
+
+struct NetworkSpec {
+  NetworkModel model = NetworkModel::lv08;
+  bool cross_traffic = true; // SimGrid's reverse-direction ACK traffic (network/crosstraffic)
+};
+
+struct Scenario {
+  std::string name;
+  std::string origin;      // the file it came from (for messages)
+  std::string description; // optional free-text notes (sources, assumptions); empty if not given
+  ModelSpec model;
+  DatasetSpec dataset;
+  topologies::ClusterSpec cluster;
+  calibration::GpuProfile gpu; // resolved from cluster.gpu
+  TrainingSpec training;
+  RunSpec run;
+  NetworkSpec network;
+
+  int world_size() const { return cluster.gpu_count(); }
+  int global_batch() const { return model.batch_per_gpu * world_size(); }
+};
+
+// Bad input: names the file, the JSON pointer of the offending field and what was expected.
+class ScenarioError : public std::runtime_error {
+public:
+  ScenarioError(std::string file, std::string pointer, std::string message);
+  const std::string& file() const { return file_; }
+  const std::string& pointer() const { return pointer_; }
+  const std::string& detail() const { return detail_; }
+
+private:
+  std::string file_, pointer_, detail_;
+};
+
+// One `--set path=value` override: a dotted path (cluster.nodes) and a value written as JSON
+// (8, "10Gbps", true) or, if it is not valid JSON, as a plain string (10Gbps).
+struct Override {
+  std::string path;
+  std::string value;
+};
+Override parse_override(const std::string& assignment); // "a.b=c"; throws ScenarioError on a bad form
+
+// Reads, overrides, validates and resolves. Throws ScenarioError on any problem.
+Scenario load_scenario(const std::string& path, const std::vector<Override>& overrides = {});
+Scenario parse_scenario(const std::string& json_text, const std::string& origin,
+                        const std::vector<Override>& overrides = {});
+
+// The resolved scenario in canonical form (every default spelled out, base units), echoed in results.
+nlohmann::json to_json(const Scenario& scenario);
+
+std::string_view to_string(Strategy s);
+std::string_view to_string(Algorithm a);
+std::string_view to_string(Optimizer o);
+std::string_view to_string(NetworkModel m);
+
+} // namespace dtsim::scenario

@@ -1,0 +1,123 @@
+// Ring all-reduce replayed as flows on a uniform single-switch cluster against its alpha-beta closed form
+// (Thakur, Rabenseifner and Gropp 2005): T = 2(n-1) alpha + 2(n-1)/n * S/B.
+#include "sim/collectives/ring_all_reduce.hpp"
+#include "sim/engine/engine.hpp"
+
+#include <gtest/gtest.h>
+
+namespace dtsim {
+namespace {
+
+// n nodes of one GPU each; the PCIe hop is made free so that the NIC is the only bottleneck and the
+// path latency is alpha = 2 * nic latency + switch latency.
+topologies::ClusterSpec uniform_cluster(int nodes, double nic_bandwidth, double nic_latency, double switch_latency) {
+  topologies::ClusterSpec c;
+  c.nodes = nodes;
+  c.gpus_per_node = 1;
+  c.intra_kind = topologies::IntraNodeKind::pcie;
+  c.intra = {1e15, 0};
+  c.pcie = {1e15, 0};
+  c.nic = {nic_bandwidth, nic_latency};
+  c.switch_latency = switch_latency;
+  return c;
+}
+
+graph::ExecutionGraph one_all_reduce(int ranks, double bytes) {
+  graph::ExecutionGraph g;
+  graph::Collective c;
+  c.bytes = bytes;
+  g.programs.push_back({{graph::Op{"allreduce", graph::Stream::comm, c, {}}}});
+  g.rank_program.assign(ranks, 0);
+  g.groups.emplace_back();
+  for (int r = 0; r < ranks; ++r)
+    g.groups[0].push_back(r);
+  return g;
+}
+
+double simulated_time(const topologies::ClusterSpec& cluster, double bytes, engine::ReplayOptions options) {
+  auto result = engine::replay(cluster, one_all_reduce(cluster.gpu_count(), bytes), options);
+  return result.simulated_seconds;
+}
+
+struct RingCase {
+  int ranks;
+  double bytes;
+};
+
+class RingClosedForm : public ::testing::TestWithParam<RingCase> {};
+
+TEST_P(RingClosedForm, Cm02WithoutCrossTrafficMatchesAlphaBeta) {
+  const auto [n, bytes] = GetParam();
+  const double bandwidth = 1.25e9, latency = 5e-6, switch_latency = 1e-6;
+  engine::ReplayOptions options;
+  options.network_model = engine::NetworkModel::cm02;
+  options.cross_traffic = false;
+  const double alpha = 2 * latency + switch_latency;
+  const double expected = collectives::ring_all_reduce_time(n, bytes, alpha, bandwidth);
+  EXPECT_NEAR(simulated_time(uniform_cluster(n, bandwidth, latency, switch_latency), bytes, options), expected,
+              0.01 * expected);
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, RingClosedForm,
+                         ::testing::Values(RingCase{2, 1024}, RingCase{2, 256.0 * (1 << 20)}, RingCase{3, 1e6},
+                                           RingCase{8, 8}, RingCase{8, 64.0 * (1 << 20)}, RingCase{16, 1 << 20},
+                                           RingCase{32, 1e9}));
+
+// LV08 (SimGrid's default) scales bandwidth by 0.97 and latency by 13.01 (Velho and Legrand 2009).
+TEST(RingClosedForm, Lv08FactorsAccountedFor) {
+  const int n = 8;
+  const double bytes = 32.0 * (1 << 20), bandwidth = 1.25e9, latency = 5e-6, switch_latency = 1e-6;
+  engine::ReplayOptions options;
+  options.network_model = engine::NetworkModel::lv08;
+  options.cross_traffic = false;
+  const double alpha = 13.01 * (2 * latency + switch_latency);
+  const double expected = collectives::ring_all_reduce_time(n, bytes, alpha, 0.97 * bandwidth);
+  EXPECT_NEAR(simulated_time(uniform_cluster(n, bandwidth, latency, switch_latency), bytes, options), expected,
+              0.01 * expected);
+}
+
+TEST(RingAllReduce, EachRankSendsTwiceTheBufferTimesNMinusOneOverN) {
+  const collectives::RingAllReduce ring(5, 1000);
+  EXPECT_EQ(ring.step_count(), 8);
+  EXPECT_DOUBLE_EQ(ring.bytes_sent_per_rank(), 2.0 * 4 / 5 * 1000);
+  const auto step = ring.step(4, 0);
+  EXPECT_EQ(step.send_to, 0);
+  EXPECT_EQ(step.recv_from, 3);
+}
+
+TEST(RingAllReduce, ReplayCountsTheBytesEveryRankSends) {
+  engine::ReplayOptions options;
+  options.network_model = engine::NetworkModel::cm02;
+  const auto result = engine::replay(uniform_cluster(4, 1e9, 1e-6, 0), one_all_reduce(4, 4e6), options);
+  ASSERT_EQ(result.ranks.size(), 4u);
+  for (const auto& rank : result.ranks)
+    EXPECT_DOUBLE_EQ(rank.bytes_sent.at(0), 2.0 * 3 / 4 * 4e6);
+  EXPECT_EQ(result.transfers, 4u * 6u);
+}
+
+TEST(Replay, MismatchedCollectivesAreReportedAsADeadlock) {
+  auto g = one_all_reduce(3, 1e6);
+  // Rank 2 joins a second all-reduce that nobody else posts: validate() must refuse the graph.
+  g.programs.push_back(g.programs[0]);
+  g.programs[1].ops.push_back(g.programs[1].ops[0]);
+  g.rank_program[2] = 1;
+  EXPECT_THROW(engine::replay(uniform_cluster(3, 1e9, 1e-6, 0), g, {}), std::invalid_argument);
+}
+
+TEST(Replay, UnmatchedSendIsReportedWithTheWaitingRank) {
+  graph::ExecutionGraph g;
+  g.programs.push_back({{graph::Op{"send to 1", graph::Stream::comm, graph::SendRecv{1, 1e3, true}, {}}}});
+  g.programs.push_back({{graph::Op{"send to 0", graph::Stream::comm, graph::SendRecv{0, 1e3, true}, {}}}});
+  g.rank_program = {0, 1};
+  try {
+    engine::replay(uniform_cluster(2, 1e9, 1e-6, 0), g, {});
+    FAIL() << "two sends without receives must deadlock";
+  } catch (const engine::DeadlockError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("rank 0 comm stream"), std::string::npos) << what;
+    EXPECT_NE(what.find("waits on rank 1"), std::string::npos) << what;
+  }
+}
+
+} // namespace
+} // namespace dtsim

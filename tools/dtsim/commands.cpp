@@ -1,0 +1,73 @@
+#include "tools/dtsim/commands.hpp"
+
+#include "sim/engine/engine.hpp"
+#include "sim/plan/plan.hpp"
+#include "sim/simulate.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <unistd.h>
+
+namespace dtsim::cli {
+
+namespace fs = std::filesystem;
+
+void check_writable(const std::vector<std::string>& paths) {
+  for (const auto& path : paths) {
+    if (path.empty()) continue;
+    const auto parent = fs::absolute(path).parent_path();
+    if (!fs::is_directory(parent))
+      throw scenario::ScenarioError(path, "", fmt::format("cannot write here: {} is not a directory", parent.string()));
+    if (fs::is_directory(path)) throw scenario::ScenarioError(path, "", "cannot write here: it is a directory");
+    if (::access(parent.c_str(), W_OK) != 0)
+      throw scenario::ScenarioError(path, "", fmt::format("cannot write here: {} is not writable", parent.string()));
+  }
+}
+
+void write_files(const std::vector<OutputFile>& files) {
+  for (const auto& file : files) {
+    if (file.path.empty()) continue;
+    const auto temporary = file.path + fmt::format(".tmp-{}", ::getpid());
+    {
+      std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+      out << file.content;
+      out.flush();
+      if (!out) {
+        std::remove(temporary.c_str());
+        throw std::runtime_error(fmt::format("{}: write failed", file.path));
+      }
+    }
+    fs::rename(temporary, file.path);
+  }
+}
+
+namespace {
+
+scenario::Scenario load(const std::string& path, const std::vector<std::string>& sets) {
+  std::vector<scenario::Override> overrides;
+  for (const auto& s : sets)
+    overrides.push_back(scenario::parse_override(s));
+  return scenario::load_scenario(path, overrides);
+}
+
+} // namespace
+
+int run_command(const RunArgs& args) {
+  const auto scenario = load(args.scenario, args.sets);
+  check_writable({args.json_out, args.trace_out});
+  const auto sim = simulate(scenario, !args.trace_out.empty());
+  std::cout << report::format_summary(sim.result);
+  std::vector<OutputFile> files;
+  if (!args.json_out.empty()) files.push_back({args.json_out, report::to_json(sim.result).dump(2) + "\n"});
+  if (!args.trace_out.empty()) files.push_back({args.trace_out, sim.trace.dump() + "\n"});
+  write_files(files);
+  for (const auto& f : files)
+    std::cout << fmt::format("Wrote {}\n", f.path);
+  return kExitOk;
+}
+
+} // namespace dtsim::cli

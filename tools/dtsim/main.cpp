@@ -1,0 +1,61 @@
+// dtsim: command-line front end. Only this folder parses argv (DESIGN.md).
+#include "sim/engine/engine.hpp"
+#include "sim/plan/plan.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "tools/dtsim/commands.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <iostream>
+
+using namespace dtsim;
+
+int main(int argc, char** argv) {
+  CLI::App app{"dtsim: simulate distributed deep-learning training on a modeled cluster before paying for it.\n"
+               "Scenario format: docs/scenario-format.md",
+               "dtsim"};
+  app.set_version_flag("--version", std::string("dtsim ") + DTSIM_VERSION);
+  app.require_subcommand(1);
+
+  cli::RunArgs run;
+  auto* run_cmd = app.add_subcommand("run", "Simulate one scenario and print where the time goes");
+  run_cmd->add_option("scenario", run.scenario, "Scenario file (JSON)")->required();
+  run_cmd->add_option("--set", run.sets, "Override a field: --set cluster.nodes=8 (repeatable)");
+  run_cmd->add_option("--json", run.json_out, "Write the full result as JSON to FILE");
+  run_cmd->add_option("--trace", run.trace_out, "Write a Chrome trace-event timeline (open in Perfetto) to FILE");
+
+  cli::SweepArgs sweep;
+  auto* sweep_cmd = app.add_subcommand("sweep", "Simulate a scenario at several node counts: speedup and efficiency");
+  sweep_cmd->add_option("scenario", sweep.scenario, "Scenario file (JSON)")->required();
+  sweep_cmd->add_option("--nodes", sweep.nodes, "Node counts: 1,2,4,8 or 1..64 (doubling)")->required();
+  sweep_cmd->add_option("--set", sweep.sets, "Override a field: --set model.batch_per_gpu=64 (repeatable)");
+  sweep_cmd->add_option("--csv", sweep.csv_out, "Write the table as CSV to FILE");
+  sweep_cmd->add_option("--jobs", sweep.jobs, "Simulations run in parallel (default: one per core)")
+      ->check(CLI::PositiveNumber);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int status = app.exit(e);
+    return status == 0 ? cli::kExitOk : cli::kExitBadInput;
+  }
+
+  try {
+    if (*run_cmd) return cli::run_command(run);
+    if (*sweep_cmd) return cli::sweep_command(sweep);
+  } catch (const scenario::ScenarioError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return cli::kExitBadInput;
+  } catch (const plan::PlanError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return cli::kExitBadInput;
+  } catch (const engine::DeadlockError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return cli::kExitFailed;
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return cli::kExitFailed;
+  }
+  return cli::kExitOk;
+}

@@ -1,0 +1,85 @@
+// `dtsim sweep`: the same scenario at several node counts, side by side.
+#include "sim/report/format.hpp"
+#include "sim/simulate.hpp"
+#include "tools/dtsim/commands.hpp"
+
+#include <fmt/format.h>
+
+#include <iostream>
+#include <thread>
+#include <unistd.h>
+
+namespace dtsim::cli {
+namespace {
+
+std::string table(const std::vector<SweepPoint>& points, const std::string& unit, bool epochs) {
+  std::string out = fmt::format("{:>6} {:>6} {:>14} {:>22} {:>8} {:>11}", "nodes", "GPUs", "iteration", "throughput",
+                                "speedup", "efficiency");
+  out += epochs ? fmt::format(" {:>14}\n", "time/epoch") : "\n";
+  for (const auto& p : points) {
+    if (!p.ok) {
+      out += fmt::format("{:>6} {:>6}  failed: {}\n", p.nodes, "-", p.error);
+      continue;
+    }
+    const auto& r = p.result;
+    out += fmt::format("{:>6} {:>6} {:>14} {:>22} {:>7.2f}x {:>11}", r.nodes, r.gpus,
+                       report::format_seconds(r.iteration.mean), report::format_rate(r.throughput, unit), p.speedup,
+                       report::format_percent(p.efficiency));
+    out += epochs ? fmt::format(" {:>14}\n", report::format_duration(r.epoch_seconds)) : "\n";
+  }
+  return out;
+}
+
+std::string csv(const std::vector<SweepPoint>& points) {
+  std::string out = "nodes,gpus,iteration_seconds,throughput_samples_per_second,speedup,efficiency,epoch_seconds,"
+                    "exposed_communication_seconds,error\n";
+  for (const auto& p : points) {
+    if (!p.ok) {
+      std::string error = p.error;
+      for (auto& c : error)
+        if (c == '"' || c == '\n') c = '\'';
+      out += fmt::format("{},,,,,,,,\"{}\"\n", p.nodes, error);
+      continue;
+    }
+    const auto& r = p.result;
+    out += fmt::format("{},{},{:.9g},{:.9g},{:.6g},{:.6g},{:.9g},{:.9g},\n", r.nodes, r.gpus, r.iteration.mean,
+                       r.throughput, p.speedup, p.efficiency, r.epoch_seconds, r.breakdown.exposed_communication);
+  }
+  return out;
+}
+
+} // namespace
+
+int sweep_command(const SweepArgs& args) {
+  std::vector<scenario::Override> overrides;
+  for (const auto& s : args.sets)
+    overrides.push_back(scenario::parse_override(s));
+  const auto base = scenario::load_scenario(args.scenario, overrides);
+  std::vector<int> nodes;
+  try {
+    nodes = parse_node_counts(args.nodes);
+  } catch (const std::invalid_argument& e) {
+    throw scenario::ScenarioError("--nodes", "", e.what());
+  }
+  check_writable({args.csv_out});
+
+  const int jobs = args.jobs > 0 ? args.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const bool terminal = ::isatty(STDERR_FILENO);
+  auto points = sweep(base, nodes, jobs, [&](std::size_t done, std::size_t total) {
+    if (terminal) std::cerr << fmt::format("\rsweep: {}/{} points simulated", done, total) << std::flush;
+  });
+  if (terminal) std::cerr << "\r\033[K" << std::flush;
+
+  std::cout << fmt::format("{}: {} per GPU, {} GPU(s) per node\n\n", base.name,
+                           fmt::format("batch {}", base.model.batch_per_gpu), base.cluster.gpus_per_node);
+  std::cout << table(points, base.model.workload.sample_unit, base.dataset.samples > 0);
+  if (!args.csv_out.empty()) {
+    write_files({{args.csv_out, csv(points)}});
+    std::cout << fmt::format("Wrote {}\n", args.csv_out);
+  }
+  for (const auto& p : points)
+    if (!p.ok) return kExitFailed;
+  return kExitOk;
+}
+
+} // namespace dtsim::cli

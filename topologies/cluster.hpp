@@ -1,0 +1,45 @@
+#pragma once
+// The cluster a job runs on, as a plain description: nodes of GPUs joined inside a node by an
+// intra-node fabric and across nodes by one NIC per node into a single switch. Later topologies
+// (fat-trees, rails, dragonflies) extend this description; the engine turns it into a SimGrid platform.
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace dtsim::topologies {
+
+struct LinkSpec {
+  double bandwidth = 0; // bytes/s per direction (links are full duplex)
+  double latency = 0;   // seconds
+};
+
+enum class IntraNodeKind : std::uint8_t {
+  nvlink, // every GPU has its own port to an NVSwitch (or an all-to-all NVLink mesh)
+  pcie,   // GPUs share the node through PCIe
+};
+std::string_view to_string(IntraNodeKind kind);
+
+struct ClusterSpec {
+  int nodes = 1;
+  int gpus_per_node = 1;
+  std::string gpu; // calibration profile name
+  IntraNodeKind intra_kind = IntraNodeKind::pcie;
+  LinkSpec intra;            // each GPU's port into the node fabric
+  LinkSpec pcie;             // each GPU's path to its node's NIC (GPUDirect RDMA over PCIe)
+  LinkSpec nic;              // the node's NIC link to the switch
+  double switch_latency = 0; // seconds added by the switch, per crossing
+
+  int gpu_count() const { return nodes * gpus_per_node; }
+  int node_of(int gpu) const { return gpu / gpus_per_node; }
+};
+
+// Aggregate figures a person checks a cluster with.
+struct ClusterSummary {
+  int gpus = 0;
+  int switches = 0;
+  int links = 0;                  // full-duplex links
+  double bisection_bandwidth = 0; // bytes/s, one direction, across the worst balanced cut of nodes
+};
+ClusterSummary summarize(const ClusterSpec& cluster);
+
+} // namespace dtsim::topologies
