@@ -1,0 +1,47 @@
+#include "models/layer.hpp"
+
+#include <numeric>
+#include <string_view>
+
+namespace dtsim::models {
+
+std::string_view to_string(LayerKind kind) {
+  switch (kind) {
+  case LayerKind::convolution:
+    return "convolution";
+  case LayerKind::matmul:
+    return "matmul";
+  case LayerKind::elementwise:
+    return "elementwise";
+  case LayerKind::normalization:
+    return "normalization";
+  case LayerKind::pooling:
+    return "pooling";
+  case LayerKind::softmax:
+    return "softmax";
+  case LayerKind::embedding:
+    return "embedding";
+  }
+  return "unknown"; // unreachable for valid enumerators; keeps -Wreturn-type quiet
+}
+
+bool is_gemm_like(LayerKind kind) {
+  return kind == LayerKind::convolution || kind == LayerKind::matmul;
+}
+
+std::int64_t Workload::parameter_count() const {
+  return std::accumulate(layers.begin(), layers.end(), std::int64_t{0},
+                         [](std::int64_t sum, const Layer& l) { return sum + l.parameters; });
+}
+
+double Workload::forward_flops_per_sample() const {
+  return std::accumulate(layers.begin(), layers.end(), 0.0,
+                         [](double sum, const Layer& l) { return sum + l.forward_flops; });
+}
+
+double Workload::backward_flops_per_sample() const {
+  return std::accumulate(layers.begin(), layers.end(), 0.0,
+                         [](double sum, const Layer& l) { return sum + l.backward_flops; });
+}
+
+} // namespace dtsim::models

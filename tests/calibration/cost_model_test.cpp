@@ -1,0 +1,85 @@
+// kernel_time against hand arithmetic.
+#include "calibration/cost_model.hpp"
+
+#include <gtest/gtest.h>
+
+namespace dtsim::calibration {
+namespace {
+
+// Round numbers so the arithmetic in each test can be checked by eye.
+GpuProfile hand_profile() {
+  GpuProfile g;
+  g.name = "hand";
+  g.peak_flops = {{Precision::fp32, 20e12}, {Precision::fp16, 100e12}};
+  g.gemm_efficiency = {{Precision::fp32, 0.5}, {Precision::fp16, 0.5}};
+  g.conv_efficiency = {{Precision::fp32, 0.25}, {Precision::fp16, 0.25}};
+  g.memory_bandwidth = 1e12;
+  g.memory_efficiency = 0.8;
+  g.launch_overhead = 5e-6;
+  return g;
+}
+
+TEST(KernelTime, ComputeBoundGemmByHand) {
+  // compute: 1e12 FLOP / (100e12 FLOP/s * 0.5) = 0.02 s
+  // memory:  1e9 B / (1e12 B/s * 0.8)          = 0.00125 s
+  // time = max(0.02, 0.00125) + 1 * 5e-6 = 0.020005 s
+  EXPECT_DOUBLE_EQ(kernel_time(hand_profile(), {KernelClass::gemm, Precision::fp16, 1e12, 1e9, 1}), 0.020005);
+  // amp runs on the fp16 peak and efficiency: same time
+  EXPECT_DOUBLE_EQ(kernel_time(hand_profile(), {KernelClass::gemm, Precision::amp, 1e12, 1e9, 1}), 0.020005);
+  // convolution efficiency 0.25: 1e12 / (100e12 * 0.25) = 0.04 s, + 2 launches = 0.04001 s
+  EXPECT_DOUBLE_EQ(kernel_time(hand_profile(), {KernelClass::convolution, Precision::fp16, 1e12, 1e9, 2}), 0.04001);
+}
+
+TEST(KernelTime, MemoryBoundKernelByHand) {
+  // memory:  4e9 B / (1e12 B/s * 0.8)         = 0.005 s
+  // compute: 1e9 FLOP / 20e12 FLOP/s (fp32 peak, efficiency 1: CUDA cores) = 0.00005 s
+  // time = 0.005 + 5e-6 = 0.005005 s
+  EXPECT_DOUBLE_EQ(kernel_time(hand_profile(), {KernelClass::memory, Precision::fp16, 1e9, 4e9, 1}), 0.005005);
+}
+
+TEST(KernelTime, MemoryClassArithmeticRunsAtTheFp32Peak) {
+  // 1e12 FLOP / 20e12 FLOP/s = 0.05 s, whatever the tensor precision (fp16 tensor-core peak is not used).
+  EXPECT_DOUBLE_EQ(kernel_time(hand_profile(), {KernelClass::memory, Precision::fp16, 1e12, 0, 0}), 0.05);
+}
+
+TEST(KernelTime, RooflineCrossoverAtComputeRateOverMemoryRate) {
+  // fp16 gemm: compute rate 100e12 * 0.5 = 50e12 FLOP/s; memory rate 1e12 * 0.8 = 0.8e12 B/s.
+  // The terms are equal at arithmetic intensity 50e12 / 0.8e12 = 62.5 FLOP/B.
+  const GpuProfile g = hand_profile();
+  const double bytes = 1e9;
+  const double crossover = 62.5;
+  const double memory_time = bytes / 0.8e12; // 0.00125 s
+  auto time = [&](double intensity) {
+    return kernel_time(g, {KernelClass::gemm, Precision::fp16, intensity * bytes, bytes, 0});
+  };
+  EXPECT_DOUBLE_EQ(time(crossover), memory_time);
+  EXPECT_DOUBLE_EQ(time(crossover / 2), memory_time);     // below: memory-bound, flat in FLOPs
+  EXPECT_DOUBLE_EQ(time(crossover * 2), 2 * memory_time); // above: compute-bound, linear in FLOPs
+}
+
+TEST(KernelTime, LaunchOverheadIsPaidPerKernel) {
+  EXPECT_DOUBLE_EQ(kernel_time(hand_profile(), {KernelClass::memory, Precision::fp32, 0, 0, 3}), 3 * 5e-6);
+}
+
+TEST(KernelTime, H100ProfileReproducesItsMeasuredAnchors) {
+  const GpuProfile h100 = *find_profile("h100-sxm");
+  // 8192^3 bf16 GEMM: 2 * 8192^3 FLOP; bytes: A, B and C at 2 bytes each (memory term is far below compute).
+  const double n = 8192;
+  const double flops = 2 * n * n * n;
+  const double t = kernel_time(h100, {KernelClass::gemm, Precision::bf16, flops, 3 * n * n * 2, 1});
+  EXPECT_NEAR(flops / t / 1e12, 798, 8) << "hardware.md: 798 TFLOP/s measured";
+  // Device-to-device copy of 1 GiB: 2 GiB read + written; about 3.0 TB/s measured.
+  const double bytes = 2.0 * (1 << 30);
+  const double copy = kernel_time(h100, {KernelClass::memory, Precision::fp32, 0, bytes, 1});
+  EXPECT_NEAR(bytes / copy / 1e12, 3.0, 0.05);
+}
+
+TEST(KernelTime, UnsupportedPrecisionOrNegativeWorkThrows) {
+  const GpuProfile v100 = *find_profile("v100");
+  EXPECT_THROW(kernel_time(v100, {KernelClass::gemm, Precision::bf16, 1e9, 1e6, 1}), std::out_of_range);
+  EXPECT_THROW(kernel_time(v100, {KernelClass::gemm, Precision::fp32, -1, 0, 1}), std::invalid_argument);
+  EXPECT_THROW(kernel_time(v100, {KernelClass::memory, Precision::fp32, 0, 0, -1}), std::invalid_argument);
+}
+
+} // namespace
+} // namespace dtsim::calibration

@@ -1,0 +1,189 @@
+// Shipped profiles and the profile parser's errors.
+#include "calibration/profile.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <stdexcept>
+
+namespace dtsim::calibration {
+namespace {
+
+using nlohmann::json;
+
+// The error message parse_profile gives for `doc`, or "" if it parses.
+std::string error_of(const json& doc) {
+  try {
+    parse_profile(doc.dump(), "test.json");
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+json valid_profile() {
+  return json::parse(R"({
+    "name": "test", "display_name": "Test GPU", "provenance": "derived", "sources": ["made up"],
+    "peak_flops": {"fp32": 10e12, "fp16": 100e12},
+    "memory": {"capacity": 16e9, "bandwidth": 1e12, "efficiency": 0.8},
+    "links": {"nvlink_bandwidth": 0, "pcie_bandwidth": 16e9},
+    "efficiency": {"gemm": {"fp32": 0.9, "fp16": 0.7}, "convolution": {"fp32": 0.8, "fp16": 0.5}},
+    "launch_overhead": 5e-6
+  })");
+}
+
+TEST(Profiles, TheFourShippedGpusAreEmbedded) {
+  EXPECT_EQ(profile_names(), (std::vector<std::string>{"a100-40gb", "a100-80gb", "h100-sxm", "v100"}));
+  EXPECT_FALSE(find_profile("v100-32gb").has_value());
+}
+
+TEST(Profiles, EveryEmbeddedProfileParsesWithSourcesAndProvenance) {
+  for (const auto& name : profile_names()) {
+    SCOPED_TRACE(name);
+    const auto g = find_profile(name);
+    ASSERT_TRUE(g.has_value());
+    EXPECT_EQ(g->name, name);
+    EXPECT_FALSE(g->display_name.empty());
+    EXPECT_EQ(g->provenance, "derived");
+    EXPECT_GE(g->sources.size(), 5u);
+    EXPECT_GT(g->peak(Precision::fp32), 0);
+    EXPECT_GT(g->peak(Precision::amp), g->peak(Precision::fp32)); // tensor cores everywhere we ship
+    EXPECT_GT(g->memory_bytes, 0);
+    EXPECT_GT(g->memory_bandwidth, 0);
+    EXPECT_GT(g->nvlink_bandwidth, g->pcie_bandwidth);
+    EXPECT_GT(g->launch_overhead, 0);
+    for (const auto& [p, peak] : g->peak_flops) {
+      EXPECT_GT(g->efficiency(KernelClass::gemm, p), 0);
+      EXPECT_LE(g->efficiency(KernelClass::convolution, p), 1);
+    }
+  }
+}
+
+TEST(Profiles, ShippedPeaksAreTheDatasheetFigures) {
+  // shared/reference/hardware.md, "GPU peaks".
+  const auto v100 = *find_profile("v100");
+  EXPECT_DOUBLE_EQ(v100.peak(Precision::fp32), 15.7e12);
+  EXPECT_DOUBLE_EQ(v100.peak(Precision::fp16), 125e12);
+  EXPECT_DOUBLE_EQ(v100.memory_bandwidth, 900e9);
+  EXPECT_DOUBLE_EQ(v100.nvlink_bandwidth, 150e9); // half of 300 GB/s both directions
+  const auto a100 = *find_profile("a100-80gb");
+  EXPECT_DOUBLE_EQ(a100.peak(Precision::tf32), 156e12);
+  EXPECT_DOUBLE_EQ(a100.peak(Precision::bf16), 312e12);
+  EXPECT_DOUBLE_EQ(a100.memory_bandwidth, 2039e9);
+  EXPECT_DOUBLE_EQ(find_profile("a100-40gb")->memory_bandwidth, 1555e9);
+  const auto h100 = *find_profile("h100-sxm");
+  EXPECT_DOUBLE_EQ(h100.peak(Precision::fp8), 1978.9e12);
+  EXPECT_DOUBLE_EQ(h100.memory_bandwidth, 3.35e12);
+  EXPECT_DOUBLE_EQ(h100.efficiency(KernelClass::gemm, Precision::bf16), 0.81);   // 798 / 989.4, hardware.md
+  EXPECT_DOUBLE_EQ(h100.efficiency(KernelClass::memory, Precision::bf16), 0.90); // ~3.0 / 3.35 TB/s
+}
+
+TEST(Profiles, AmpUsesTheFp16PeakAndEfficiencies) {
+  const GpuProfile g = parse_profile(valid_profile().dump(), "test.json");
+  EXPECT_DOUBLE_EQ(g.peak(Precision::amp), 100e12);
+  EXPECT_DOUBLE_EQ(g.efficiency(KernelClass::gemm, Precision::amp), 0.7);
+  EXPECT_DOUBLE_EQ(g.efficiency(KernelClass::convolution, Precision::amp), 0.5);
+  EXPECT_DOUBLE_EQ(g.efficiency(KernelClass::memory, Precision::amp), 0.8);
+}
+
+TEST(Profiles, MissingPeakThrowsOutOfRangeNamingGpuAndPrecision) {
+  const auto v100 = *find_profile("v100");
+  try {
+    v100.peak(Precision::fp8);
+    FAIL() << "expected std::out_of_range";
+  } catch (const std::out_of_range& e) {
+    EXPECT_NE(std::string(e.what()).find("GPU 'v100' has no fp8 peak"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("fp32, fp16"), std::string::npos) << e.what(); // what it does have
+  }
+  EXPECT_THROW(v100.peak(Precision::bf16), std::out_of_range);
+  EXPECT_THROW(v100.efficiency(KernelClass::gemm, Precision::tf32), std::out_of_range);
+}
+
+TEST(ProfileParser, MissingPeakFlopsNamesThePath) {
+  json doc = valid_profile();
+  doc.erase("peak_flops");
+  EXPECT_EQ(error_of(doc), "test.json: /peak_flops: expected an object of FLOP/s by precision, but it is missing");
+}
+
+TEST(ProfileParser, WrongTypesNameThePath) {
+  json doc = valid_profile();
+  doc["peak_flops"] = "312TFLOPS";
+  EXPECT_EQ(error_of(doc), "test.json: /peak_flops: expected an object, got string");
+  doc = valid_profile();
+  doc["peak_flops"]["fp16"] = "125e12";
+  EXPECT_EQ(error_of(doc), "test.json: /peak_flops/fp16: expected a positive number in FLOP/s, got string");
+  doc = valid_profile();
+  doc["memory"]["bandwidth"] = true;
+  EXPECT_EQ(error_of(doc), "test.json: /memory/bandwidth: expected a positive number in bytes/s, got boolean");
+  doc = valid_profile();
+  doc["sources"] = json::array({"ok", 3});
+  EXPECT_EQ(error_of(doc), "test.json: /sources/1: expected a string, got number");
+}
+
+TEST(ProfileParser, OutOfRangeValuesNameThePath) {
+  json doc = valid_profile();
+  doc["efficiency"]["gemm"]["fp16"] = 1.2;
+  EXPECT_EQ(error_of(doc), "test.json: /efficiency/gemm/fp16: expected a fraction in (0, 1], got 1.2");
+  doc = valid_profile();
+  doc["memory"]["capacity"] = -1;
+  EXPECT_EQ(error_of(doc), "test.json: /memory/capacity: expected a positive number in bytes, got -1");
+}
+
+TEST(ProfileParser, UnknownFieldsAndPrecisionsAreErrors) {
+  json doc = valid_profile();
+  doc["memory"]["bandwith"] = 1e12;
+  EXPECT_EQ(error_of(doc),
+            "test.json: /memory/bandwith: unknown field (expected one of: capacity, bandwidth, efficiency)");
+  doc = valid_profile();
+  doc["peak_flops"]["fp64"] = 1e12;
+  EXPECT_EQ(error_of(doc),
+            "test.json: /peak_flops/fp64: unknown precision (expected one of: fp32, tf32, fp16, bf16, fp8)");
+  doc = valid_profile();
+  doc["peak_flops"]["amp"] = 1e12;
+  EXPECT_EQ(error_of(doc), "test.json: /peak_flops/amp: amp is not a math precision: AMP uses the fp16 entry");
+}
+
+TEST(ProfileParser, PeaksAndEfficienciesMustCoverTheSamePrecisions) {
+  json doc = valid_profile();
+  doc["efficiency"]["convolution"].erase("fp16");
+  EXPECT_EQ(error_of(doc), "test.json: /efficiency/convolution/fp16: expected a fraction in (0, 1], but it is missing "
+                           "(/peak_flops has fp16)");
+  doc = valid_profile();
+  doc["efficiency"]["gemm"]["bf16"] = 0.5;
+  EXPECT_EQ(error_of(doc), "test.json: /efficiency/gemm/bf16: /peak_flops has no bf16 entry");
+  doc = valid_profile();
+  doc["peak_flops"].erase("fp32");
+  doc["efficiency"]["gemm"].erase("fp32");
+  doc["efficiency"]["convolution"].erase("fp32");
+  EXPECT_NE(error_of(doc).find("test.json: /peak_flops/fp32: expected"), std::string::npos);
+}
+
+TEST(ProfileParser, InvalidJsonAndBadProvenanceAreReported) {
+  EXPECT_THROW(parse_profile("{", "broken.json"), std::runtime_error);
+  try {
+    parse_profile("{", "broken.json");
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("broken.json: invalid JSON", 0), 0u) << e.what();
+  }
+  EXPECT_EQ(error_of(json::array()), "test.json: /: expected an object, got array");
+  json doc = valid_profile();
+  doc["provenance"] = "guessed";
+  EXPECT_EQ(error_of(doc), "test.json: /provenance: expected \"derived\" or \"measured\", got \"guessed\"");
+}
+
+TEST(ProfileParser, AValidDocumentParsesEveryField) {
+  const GpuProfile g = parse_profile(valid_profile().dump(), "test.json");
+  EXPECT_EQ(g.name, "test");
+  EXPECT_EQ(g.display_name, "Test GPU");
+  EXPECT_EQ(g.sources, std::vector<std::string>{"made up"});
+  EXPECT_DOUBLE_EQ(g.memory_bytes, 16e9);
+  EXPECT_DOUBLE_EQ(g.memory_bandwidth, 1e12);
+  EXPECT_DOUBLE_EQ(g.nvlink_bandwidth, 0);
+  EXPECT_DOUBLE_EQ(g.pcie_bandwidth, 16e9);
+  EXPECT_DOUBLE_EQ(g.gemm_efficiency.at(Precision::fp32), 0.9);
+  EXPECT_DOUBLE_EQ(g.conv_efficiency.at(Precision::fp32), 0.8);
+  EXPECT_DOUBLE_EQ(g.launch_overhead, 5e-6);
+}
+
+} // namespace
+} // namespace dtsim::calibration

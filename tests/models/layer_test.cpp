@@ -1,0 +1,103 @@
+// Layer kinds, workload totals, the MLP builder and the preset table.
+#include "models/layer.hpp"
+#include "models/zoo.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+namespace dtsim::models {
+namespace {
+
+TEST(LayerKind, OnlyConvolutionAndMatmulAreGemmLike) {
+  EXPECT_TRUE(is_gemm_like(LayerKind::convolution));
+  EXPECT_TRUE(is_gemm_like(LayerKind::matmul));
+  for (auto k :
+       {LayerKind::elementwise, LayerKind::normalization, LayerKind::pooling, LayerKind::softmax, LayerKind::embedding})
+    EXPECT_FALSE(is_gemm_like(k)) << to_string(k);
+}
+
+TEST(LayerKind, NamesAreTheEnumeratorNames) {
+  EXPECT_EQ(to_string(LayerKind::convolution), "convolution");
+  EXPECT_EQ(to_string(LayerKind::matmul), "matmul");
+  EXPECT_EQ(to_string(LayerKind::normalization), "normalization");
+  EXPECT_EQ(to_string(LayerKind::embedding), "embedding");
+}
+
+TEST(Workload, TotalsSumTheLayers) {
+  Workload w;
+  w.layers = {Layer{"a", LayerKind::matmul, 10, 20, 3, 1, 1}, Layer{"b", LayerKind::elementwise, 1.5, 1.5, 0, 1, 1}};
+  EXPECT_EQ(w.parameter_count(), 3);
+  EXPECT_DOUBLE_EQ(w.forward_flops_per_sample(), 11.5);
+  EXPECT_DOUBLE_EQ(w.backward_flops_per_sample(), 21.5);
+  EXPECT_EQ(Workload{}.parameter_count(), 0);
+}
+
+TEST(Workload, BackwardIsTwiceForwardForGemmLikeLayersAndEqualOtherwise) {
+  for (const Workload& w : {resnet50(), mlp({784, 1024, 1024, 10})}) {
+    for (const auto& l : w.layers) {
+      const double factor = is_gemm_like(l.kind) ? 2.0 : 1.0;
+      EXPECT_DOUBLE_EQ(l.backward_flops, factor * l.forward_flops) << w.name << " " << l.name;
+      EXPECT_GT(l.forward_flops, 0) << l.name;
+    }
+  }
+}
+
+TEST(Mlp, ParametersMatchAHandCalculation) {
+  // Linear(784->1024): 784*1024 + 1024 = 803,840
+  // Linear(1024->1024): 1024*1024 + 1024 = 1,049,600
+  // Linear(1024->10): 1024*10 + 10 = 10,250
+  // total 1,863,690; the two ReLUs have none.
+  EXPECT_EQ(mlp({784, 1024, 1024, 10}).parameter_count(), 1'863'690);
+}
+
+TEST(Mlp, ForwardFlopsMatchAHandCalculation) {
+  // matmuls: 2 * (784*1024 + 1024*1024 + 1024*10) = 2 * 1,861,632 = 3,723,264; ReLUs: 1024 + 1024 = 2,048.
+  EXPECT_DOUBLE_EQ(mlp({784, 1024, 1024, 10}).forward_flops_per_sample(), 3'725'312.0);
+}
+
+TEST(Mlp, AlternatesLinearAndReluWithNoActivationAfterTheOutput) {
+  const Workload w = mlp({4, 8, 2}, "tiny");
+  ASSERT_EQ(w.layers.size(), 3u);
+  EXPECT_EQ(w.name, "tiny");
+  EXPECT_EQ(w.layers[0].name, "fc1");
+  EXPECT_EQ(w.layers[0].kind, LayerKind::matmul);
+  EXPECT_EQ(w.layers[0].input_elements, 4);
+  EXPECT_EQ(w.layers[0].output_elements, 8);
+  EXPECT_EQ(w.layers[1].name, "relu1");
+  EXPECT_EQ(w.layers[1].kind, LayerKind::elementwise);
+  EXPECT_EQ(w.layers[2].name, "fc2");
+  EXPECT_EQ(w.layers[2].parameters, 8 * 2 + 2);
+}
+
+TEST(Mlp, RejectsFewerThanTwoWidthsOrNonPositiveWidths) {
+  EXPECT_THROW(mlp({10}), std::invalid_argument);
+  EXPECT_THROW(mlp({10, 0, 5}), std::invalid_argument);
+}
+
+TEST(Zoo, PresetNamesAreSortedAndEachBuilds) {
+  const auto names = preset_names();
+  EXPECT_EQ(names, (std::vector<std::string>{"mlp-small", "resnet50"}));
+  EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
+  for (const auto& n : names) {
+    const auto w = build_preset(n);
+    ASSERT_TRUE(w.has_value()) << n;
+    EXPECT_EQ(w->name, n);
+    EXPECT_FALSE(w->layers.empty());
+  }
+}
+
+TEST(Zoo, PresetsCarryTheirSampleUnits) {
+  EXPECT_EQ(build_preset("resnet50")->sample_unit, "images");
+  EXPECT_EQ(build_preset("resnet50")->parameter_count(), 25'557'032);
+  EXPECT_EQ(build_preset("mlp-small")->sample_unit, "samples");
+  EXPECT_EQ(build_preset("mlp-small")->parameter_count(), 1'863'690);
+}
+
+TEST(Zoo, UnknownPresetIsNullopt) {
+  EXPECT_FALSE(build_preset("resnet-50").has_value());
+  EXPECT_FALSE(build_preset("").has_value());
+}
+
+} // namespace
+} // namespace dtsim::models
