@@ -2,7 +2,9 @@
 //   weights      P * w   (w = 4 for fp32/tf32; 2 for fp16/bf16; amp keeps fp32 masters + an fp16 copy: 6)
 //   gradients    P * g   (g = gradient_bytes(precision))
 //   optimizer    P * 4 * states (momentum: 1 state, Adam: 2, plain SGD: 0), fp32
-//   activations  sum over layers of the output elements kept for backward * batch * a
+//   activations  sum over layers of the output elements kept for backward * batch * a, where elementwise
+//                layers (ReLU, residual add) count as in place, as torchvision and most models run them:
+//                they overwrite their input and save nothing new
 //   buckets      P * g   (PyTorch DDP copies gradients into flat bucket buffers)
 // ZeRO, recomputation and the transformer activation formula arrive with the memory issue.
 #include "calibration/precision.hpp"
@@ -56,7 +58,7 @@ MemoryEstimate estimate_memory(const scenario::Scenario& s) {
   const double params = static_cast<double>(workload.parameter_count());
   double saved_elements = 0;
   for (const auto& layer : workload.layers)
-    saved_elements += static_cast<double>(layer.output_elements);
+    if (layer.kind != models::LayerKind::elementwise) saved_elements += static_cast<double>(layer.output_elements);
 
   MemoryEstimate m;
   m.capacity = s.gpu.memory_bytes;

@@ -1,0 +1,138 @@
+// Synchronous data parallelism end to end (plan -> replay -> report) on cases worked by hand.
+// The GPU and the network are made-up round numbers so that every op time can be written down here.
+#include "sim/simulate.hpp"
+
+#include <gtest/gtest.h>
+
+namespace dtsim {
+namespace {
+
+using calibration::Precision;
+
+// 10 TFLOP/s at 50% for GEMMs, 1 TB/s at 100% for memory-bound kernels, 10 us per launch.
+calibration::GpuProfile round_gpu() {
+  calibration::GpuProfile g;
+  g.name = "round";
+  g.display_name = "round-number GPU";
+  g.peak_flops = {{Precision::fp32, 10e12}};
+  g.gemm_efficiency = {{Precision::fp32, 0.5}};
+  g.conv_efficiency = {{Precision::fp32, 0.5}};
+  g.memory_bytes = 64e9;
+  g.memory_bandwidth = 1e12;
+  g.memory_efficiency = 1.0;
+  g.launch_overhead = 10e-6;
+  return g;
+}
+
+models::Layer linear(std::string name) {
+  // 1 GFLOP per sample forward, 2 backward; 1e6 parameters; 1000 activations in and out.
+  return {std::move(name), models::LayerKind::matmul, 1e9, 2e9, 1'000'000, 1000, 1000};
+}
+
+scenario::Scenario base_scenario(std::vector<models::Layer> layers, int nodes) {
+  scenario::Scenario s;
+  s.name = "hand";
+  s.model.workload.name = "hand";
+  s.model.workload.layers = std::move(layers);
+  s.model.batch_per_gpu = 10;
+  s.model.precision = Precision::fp32;
+  s.gpu = round_gpu();
+  s.cluster.gpu = "round";
+  s.cluster.nodes = nodes;
+  s.cluster.gpus_per_node = 1;
+  s.cluster.intra_kind = topologies::IntraNodeKind::pcie;
+  s.cluster.intra = {1e15, 0};
+  s.cluster.pcie = {1e15, 0};
+  s.cluster.nic = {1e9, 1e-6}; // 1 GB/s, 1 us: a ring step's alpha is 2 us (two NIC hops, a zero-latency switch)
+  s.cluster.switch_latency = 0;
+  s.training.optimizer = scenario::Optimizer::momentum;
+  s.run.iterations = 3;
+  s.run.warmup_iterations = 1;
+  s.network.model = scenario::NetworkModel::cm02;
+  s.network.cross_traffic = false;
+  return s;
+}
+
+// One linear layer, forward at batch 10: 1e10 FLOP / (10e12 * 0.5) = 2 ms (its 4.08 MB of traffic take
+// 4.08 us at 1 TB/s, so it is compute-bound) + 10 us launch = 2.010 ms. Backward: 4 ms + two launches = 4.020 ms.
+constexpr double kForward = 2.010e-3;
+constexpr double kBackward = 4.020e-3;
+// Momentum SGD reads p, g, m and writes p, m: 20 B per parameter, 1e6 parameters per layer at 1 TB/s = 20 us,
+// plus one launch per parameter tensor.
+double optimizer_time(int layers) {
+  return layers * (20e-6 + 10e-6);
+}
+
+TEST(DataParallel, ComputeOnlyIterationIsTheSumOfItsOpTimes) {
+  // A ReLU between two linears: memory-bound, (1000 + 1000) * 10 * 4 B = 80 kB at 1 TB/s = 80 ns, + 10 us launch;
+  // its backward moves twice that: 160 ns + 10 us.
+  models::Layer relu{"relu", models::LayerKind::elementwise, 1000, 1000, 0, 1000, 1000};
+  auto s = base_scenario({linear("fc1"), relu, linear("fc2")}, 1);
+  const double relu_forward = 80e-9 + 10e-6, relu_backward = 160e-9 + 10e-6;
+  const double expected = 2 * kForward + relu_forward + 2 * kBackward + relu_backward + optimizer_time(2);
+  const auto result = simulate(s).result;
+  EXPECT_NEAR(result.iteration.mean, expected, 1e-9);
+  EXPECT_NEAR(result.breakdown.compute, expected, 1e-9);
+  EXPECT_NEAR(result.breakdown.exposed_communication, 0, 1e-12);
+  EXPECT_DOUBLE_EQ(result.throughput, 10 / result.iteration.mean);
+}
+
+// Two GPUs, three linear layers of 4 MB of fp32 gradients each, one bucket per layer. A ring all-reduce of
+// 4 MB over two ranks takes 2 steps of (2 us + 2 MB / 1 GB/s) = 4.004 ms.
+constexpr double kBucketAllReduce = 2 * (2e-6 + 2e6 / 1e9);
+
+scenario::Scenario three_buckets(bool overlap) {
+  auto s = base_scenario({linear("fc1"), linear("fc2"), linear("fc3")}, 2);
+  s.training.bucket_bytes = 4e6;
+  s.training.first_bucket_bytes = 4e6;
+  s.training.overlap = overlap;
+  return s;
+}
+
+TEST(DataParallel, WithoutOverlapOneAllReduceFollowsBackward) {
+  // 12 MB in one all-reduce: 2 * (2 us + 6 ms).
+  const double expected = 3 * kForward + 3 * kBackward + 2 * (2e-6 + 6e6 / 1e9) + optimizer_time(3);
+  const auto result = simulate(three_buckets(false)).result;
+  EXPECT_NEAR(result.iteration.mean, expected, 0.01 * expected);
+  EXPECT_EQ(result.buckets, 1);
+}
+
+TEST(DataParallel, BucketsOverlapBackwardAsWorkedByHand) {
+  // Backward of fc3 ends at 3F + B; its bucket runs for kBucketAllReduce. fc2's backward ends at 3F + 2B, but
+  // its bucket waits for the first (the comm stream is FIFO), and so on: since an all-reduce (4.004 ms) is
+  // shorter than a backward (4.020 ms), each bucket starts when its layer's backward ends. The optimizer
+  // starts when the last bucket ends: 3F + 3B + kBucketAllReduce.
+  const double expected = 3 * kForward + 3 * kBackward + kBucketAllReduce + optimizer_time(3);
+  const auto result = simulate(three_buckets(true)).result;
+  EXPECT_NEAR(result.iteration.mean, expected, 0.01 * expected);
+  EXPECT_EQ(result.buckets, 3);
+
+  // And it lies between max(compute, communication) and their sum.
+  const double compute = 3 * kForward + 3 * kBackward + optimizer_time(3);
+  const double communication = 3 * kBucketAllReduce;
+  EXPECT_GE(result.iteration.mean, std::max(compute, communication));
+  EXPECT_LE(result.iteration.mean, compute + communication);
+  EXPECT_NEAR(result.breakdown.exposed_communication, kBucketAllReduce, 0.01 * kBucketAllReduce);
+}
+
+TEST(DataParallel, FirstBucketIsCappedSmallerAsInPyTorchDdp) {
+  auto s = three_buckets(true);
+  s.training.bucket_bytes = 100e6;   // everything would fit one bucket...
+  s.training.first_bucket_bytes = 1; // ...but the first closes after its first layer
+  EXPECT_EQ(simulate(s).result.buckets, 2);
+}
+
+TEST(DataParallel, PlanRefusesAJobThatDoesNotFitWithTheLargestItems) {
+  auto s = base_scenario({linear("fc1")}, 1);
+  s.gpu.memory_bytes = 1e6;
+  try {
+    plan::make_plan(s);
+    FAIL() << "4 MB of weights cannot fit in 1 MB";
+  } catch (const plan::PlanError& e) {
+    EXPECT_NE(std::string(e.what()).find("does not fit in GPU memory"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("weights"), std::string::npos);
+  }
+}
+
+} // namespace
+} // namespace dtsim
