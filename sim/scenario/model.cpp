@@ -1,0 +1,88 @@
+// The "model" section: a preset name or an inline layer table, the batch and the precision.
+#include "models/zoo.hpp"
+#include "sim/scenario/reader.hpp"
+
+#include <fmt/format.h>
+#include <map>
+
+namespace dtsim::scenario::detail {
+namespace {
+
+constexpr int kLayerKinds = static_cast<int>(models::LayerKind::embedding) + 1;
+
+models::LayerKind layer_kind_of(const std::string& name) {
+  for (int k = 0; k < kLayerKinds; ++k)
+    if (models::to_string(static_cast<models::LayerKind>(k)) == name) return static_cast<models::LayerKind>(k);
+  return models::LayerKind::elementwise; // unreachable: `name` was validated against layer_kind_names()
+}
+
+models::Workload read_layers(const Object& model, const std::string& scenario_name) {
+  const json& layers = *model.get("layers");
+  const std::string pointer = model.pointer("layers");
+  if (!layers.is_array() || layers.empty())
+    model.fail("layers", "expected a non-empty array of layers, got " + show(layers));
+  models::Workload w;
+  w.name = scenario_name;
+  std::map<std::string, std::size_t> seen;
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    const Object l(
+        model.file(), &layers[i], fmt::format("{}/{}", pointer, i),
+        {"name", "kind", "forward_flops", "backward_flops", "parameters", "input_elements", "output_elements"});
+    models::Layer layer;
+    layer.name = l.string("name", std::nullopt);
+    if (const auto [it, fresh] = seen.emplace(layer.name, i); !fresh)
+      l.fail("name", fmt::format("duplicate layer name \"{}\" (also layer {})", layer.name, it->second));
+    layer.kind = layer_kind_of(l.choice("kind", layer_kind_names(), "layer kind", std::nullopt));
+    layer.forward_flops = l.number("forward_flops", 0, std::nullopt);
+    // Convolutions and matmuls compute data and weight gradients: twice the forward; the rest about once.
+    const double backward_factor = models::is_gemm_like(layer.kind) ? 2.0 : 1.0;
+    layer.backward_flops = l.number("backward_flops", 0, backward_factor * layer.forward_flops);
+    constexpr auto kMax = std::numeric_limits<std::int64_t>::max();
+    layer.parameters = l.integer("parameters", 0, std::nullopt, kMax);
+    layer.input_elements = l.integer("input_elements", 0, std::nullopt, kMax);
+    layer.output_elements = l.integer("output_elements", 0, std::nullopt, kMax);
+    w.layers.push_back(std::move(layer));
+  }
+  return w;
+}
+
+} // namespace
+
+const std::vector<std::string>& layer_kind_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (int k = 0; k < kLayerKinds; ++k)
+      out.emplace_back(models::to_string(static_cast<models::LayerKind>(k)));
+    return out;
+  }();
+  return names;
+}
+
+ModelSpec read_model(const Object& top, const std::string& scenario_name) {
+  const Object model = top.object("model", {"preset", "layers", "batch_per_gpu", "precision"});
+  const auto presets = models::preset_names();
+  if (!model.present())
+    top.fail("model", "missing; expected an object with \"preset\" (or \"layers\") and \"batch_per_gpu\"");
+  ModelSpec spec;
+  const bool has_preset = model.has("preset");
+  const bool has_layers = model.has("layers");
+  if (has_preset && has_layers)
+    model.fail_here("both \"preset\" and \"layers\" given; give exactly one (a preset name or an inline layer table)");
+  if (!has_preset && !has_layers)
+    model.fail_here(fmt::format("missing \"preset\" or \"layers\"; give a preset (one of {}) or an inline layer table",
+                                quoted_list(presets)));
+  if (has_preset) {
+    spec.preset = model.choice("preset", presets, "model preset", std::nullopt);
+    auto workload = models::build_preset(spec.preset);
+    if (!workload) model.fail("preset", fmt::format("model preset \"{}\" is listed but cannot be built", spec.preset));
+    spec.workload = std::move(*workload);
+  } else {
+    spec.workload = read_layers(model, scenario_name);
+  }
+  spec.batch_per_gpu = static_cast<int>(model.integer("batch_per_gpu", 1, std::nullopt));
+  const auto precision = model.choice("precision", calibration::precision_names(), "precision", "fp32");
+  spec.precision = *calibration::parse_precision(precision);
+  return spec;
+}
+
+} // namespace dtsim::scenario::detail

@@ -1,0 +1,251 @@
+#include "sim/scenario/reader.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cmath>
+#include <fmt/format.h>
+
+namespace dtsim::scenario::detail {
+namespace {
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j)
+    row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string_view noun(Dimension dim) {
+  switch (dim) {
+  case Dimension::bandwidth:
+    return "bandwidth";
+  case Dimension::bytes:
+    return "size";
+  case Dimension::time:
+    return "time";
+  case Dimension::flop_rate:
+    return "FLOP rate";
+  }
+  return "quantity";
+}
+
+// "a bandwidth" -> "a bandwidth > 0"; describe() gives the long form with examples.
+std::string bounded(Dimension dim, Bound bound) {
+  return fmt::format("a {} {}", noun(dim), bound == Bound::positive ? "> 0" : ">= 0");
+}
+
+bool is_integer(const json& v) {
+  return v.is_number_integer() || v.is_number_unsigned();
+}
+
+} // namespace
+
+std::string show(const json& value) {
+  std::string text = value.dump(-1, ' ', false, json::error_handler_t::replace);
+  constexpr std::size_t kMax = 60;
+  if (text.size() > kMax) text = text.substr(0, kMax - 3) + "...";
+  return text;
+}
+
+std::string quoted_list(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) {
+    if (!out.empty()) out += ", ";
+    out += '"' + n + '"';
+  }
+  return out;
+}
+
+std::vector<std::string> close_matches(std::string_view word, const std::vector<std::string>& known) {
+  const std::string w = lower(word);
+  if (w.empty()) return {};
+  std::vector<std::string> out;
+  // Names that the word abbreviates ("a100" -> "a100-40gb", "a100-80gb"; "node" -> "nodes").
+  if (w.size() >= 3)
+    for (const auto& k : known)
+      if (lower(k).starts_with(w) && lower(k) != w) out.push_back(k);
+  if (!out.empty() && out.size() <= 3) return out;
+  out.clear();
+  // Otherwise names close in spelling (case ignored): 2 edits for long words, 1 for short ones, and only a
+  // change of case for one or two letters.
+  const std::size_t limit = w.size() <= 2 ? 0 : w.size() <= 4 ? 1 : 2;
+  std::size_t best = limit + 1;
+  for (const auto& k : known) {
+    const std::size_t d = edit_distance(w, lower(k));
+    if (d < best) {
+      best = d;
+      out.clear();
+    }
+    if (d == best) out.push_back(k);
+  }
+  return out;
+}
+
+std::string did_you_mean(std::string_view word, const std::vector<std::string>& known) {
+  const auto matches = close_matches(word, known);
+  if (matches.empty()) return {};
+  std::string out = "; did you mean ";
+  for (std::size_t i = 0; i < matches.size(); ++i) {
+    if (i > 0) out += i + 1 == matches.size() ? " or " : ", ";
+    out += '"' + matches[i] + '"';
+  }
+  return out + "?";
+}
+
+std::string escape_pointer_token(std::string_view token) {
+  std::string out;
+  for (char c : token) {
+    if (c == '~')
+      out += "~0";
+    else if (c == '/')
+      out += "~1";
+    else
+      out += c;
+  }
+  return out;
+}
+
+Object::Object(const std::string& file, const json* value, std::string pointer, std::vector<std::string> known)
+    : file_(file), value_(value), pointer_(std::move(pointer)) {
+  if (value_ == nullptr) return;
+  if (!value_->is_object()) fail_here("expected an object, got " + show(*value_));
+  std::sort(known.begin(), known.end());
+  for (const auto& [key, _] : value_->items()) {
+    if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+    std::string hint = did_you_mean(key, known);
+    if (hint.empty()) hint = "; known keys: " + quoted_list(known);
+    fail(key, fmt::format("unknown key \"{}\"{}", key, hint));
+  }
+}
+
+const json* Object::get(std::string_view key) const {
+  if (value_ == nullptr) return nullptr;
+  const auto it = value_->find(key);
+  return it == value_->end() ? nullptr : &*it;
+}
+
+void Object::fail(std::string_view key, const std::string& message) const {
+  throw ScenarioError(file_, pointer(key), message);
+}
+
+void Object::fail_here(const std::string& message) const {
+  throw ScenarioError(file_, pointer_, message);
+}
+
+const json& Object::required(std::string_view key, const std::string& expected) const {
+  const json* v = get(key);
+  if (v == nullptr) fail(key, "missing; expected " + expected);
+  return *v;
+}
+
+Object Object::object(std::string_view key, std::vector<std::string> known) const {
+  return Object(file_, get(key), pointer(key), std::move(known));
+}
+
+std::int64_t Object::integer(std::string_view key, std::int64_t min, std::optional<std::int64_t> fallback,
+                             std::int64_t max) const {
+  const std::string expected = fmt::format("an integer >= {}", min);
+  if (!has(key) && fallback) return *fallback;
+  const json& v = required(key, expected);
+  if (!is_integer(v)) {
+    std::string hint;
+    if (v.is_number_float() && std::isfinite(v.get<double>()) && std::floor(v.get<double>()) == v.get<double>())
+      hint = " (write whole numbers without a decimal point)";
+    fail(key, fmt::format("expected {}, got {}{}", expected, show(v), hint));
+  }
+  const bool too_large = v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(max);
+  if (too_large || v.get<std::int64_t>() > max)
+    fail(key, fmt::format("expected {} and <= {}, got {}", expected, max, show(v)));
+  const auto n = v.get<std::int64_t>();
+  if (n < min) fail(key, fmt::format("expected {}, got {}", expected, show(v)));
+  return n;
+}
+
+std::uint64_t Object::unsigned_integer(std::string_view key, std::optional<std::uint64_t> fallback) const {
+  const std::string expected = "an integer >= 0";
+  if (!has(key) && fallback) return *fallback;
+  const json& v = required(key, expected);
+  // is_number_integer() is also true of unsigned values; only signed ones can be negative.
+  if (!is_integer(v) || (!v.is_number_unsigned() && v.get<std::int64_t>() < 0))
+    fail(key, fmt::format("expected {}, got {}", expected, show(v)));
+  return v.get<std::uint64_t>();
+}
+
+double Object::number(std::string_view key, double min, std::optional<double> fallback) const {
+  const std::string expected = fmt::format("a number >= {}", min);
+  if (!has(key) && fallback) return *fallback;
+  const json& v = required(key, expected);
+  if (!v.is_number() || v.get<double>() < min) fail(key, fmt::format("expected {}, got {}", expected, show(v)));
+  return v.get<double>();
+}
+
+double Object::quantity(std::string_view key, Dimension dim, Bound bound, std::optional<double> fallback) const {
+  if (!has(key) && fallback) return *fallback;
+  const json& v = required(key, describe(dim));
+  std::optional<double> q;
+  if (v.is_number())
+    q = v.get<double>();
+  else if (v.is_string())
+    q = parse_quantity(v.get<std::string>(), dim);
+  if (!q) {
+    std::string hint;
+    if (v.is_string())
+      for (auto other : {Dimension::bandwidth, Dimension::bytes, Dimension::time, Dimension::flop_rate})
+        if (other != dim && parse_quantity(v.get<std::string>(), other))
+          hint = fmt::format(" (that is a {}, not a {})", noun(other), noun(dim));
+    fail(key, fmt::format("expected {}, got {}{}", describe(dim), show(v), hint));
+  }
+  if (bound == Bound::positive ? !(*q > 0) : !(*q >= 0))
+    fail(key, fmt::format("expected {}, got {}", bounded(dim, bound), show(v)));
+  return *q;
+}
+
+bool Object::boolean(std::string_view key, std::optional<bool> fallback) const {
+  if (!has(key) && fallback) return *fallback;
+  const json& v = required(key, "true or false");
+  if (!v.is_boolean()) fail(key, "expected true or false, got " + show(v));
+  return v.get<bool>();
+}
+
+std::string Object::string(std::string_view key, std::optional<std::string> fallback, bool allow_empty) const {
+  const std::string expected = allow_empty ? "a string" : "a non-empty string";
+  if (!has(key) && fallback) return *fallback;
+  const json& v = required(key, expected);
+  if (!v.is_string() || (!allow_empty && v.get<std::string>().empty()))
+    fail(key, fmt::format("expected {}, got {}", expected, show(v)));
+  return v.get<std::string>();
+}
+
+std::string Object::choice(std::string_view key, const std::vector<std::string>& allowed, std::string_view what,
+                           std::optional<std::string> fallback) const {
+  const std::string expected = "one of " + quoted_list(allowed);
+  if (!has(key) && fallback) return *fallback;
+  const json& v = required(key, expected);
+  if (!v.is_string()) fail(key, fmt::format("expected {}, got {}", expected, show(v)));
+  const auto name = v.get<std::string>();
+  if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
+    const std::string hint = did_you_mean(name, allowed); // "; did you mean "x"?"
+    fail(key, hint.empty() ? fmt::format("unknown {} \"{}\"; expected {}", what, name, expected)
+                           : fmt::format("unknown {} \"{}\"{} Expected {}", what, name, hint, expected));
+  }
+  return name;
+}
+
+} // namespace dtsim::scenario::detail

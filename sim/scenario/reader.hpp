@@ -1,0 +1,94 @@
+#pragma once
+// Internal to sim/scenario: reading a JSON document field by field with precise error messages.
+// Every failure throws ScenarioError(file, JSON pointer, message).
+#include "sim/scenario/scenario.hpp"
+#include "sim/scenario/units.hpp"
+
+#include <cstdint>
+#include <initializer_list>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dtsim::scenario::detail {
+
+using nlohmann::json;
+
+// A JSON value as it appears in a message, cut short if long.
+std::string show(const json& value);
+// "\"a\", \"b\", \"c\"".
+std::string quoted_list(const std::vector<std::string>& names);
+// Known names within a small edit distance of `word` (or extending it), best first; empty if none is close.
+std::vector<std::string> close_matches(std::string_view word, const std::vector<std::string>& known);
+// "; did you mean \"x\"?" or "; did you mean \"x\" or \"y\"?" or "".
+std::string did_you_mean(std::string_view word, const std::vector<std::string>& known);
+// One JSON pointer token, escaped (~ -> ~0, / -> ~1).
+std::string escape_pointer_token(std::string_view token);
+
+enum class Bound { positive, non_negative };
+
+// An object in the document at a JSON pointer, with the keys it may hold. Constructing one checks that
+// the value is an object and that every key is known (with a did-you-mean for the unknown ones).
+// An absent optional section is read as an empty object: every field takes its default.
+class Object {
+public:
+  Object(const std::string& file, const json* value, std::string pointer, std::vector<std::string> known);
+
+  bool present() const { return value_ != nullptr; }
+  bool has(std::string_view key) const { return get(key) != nullptr; }
+  const json* get(std::string_view key) const;
+  const std::string& pointer() const { return pointer_; }
+  std::string pointer(std::string_view key) const { return pointer_ + "/" + escape_pointer_token(key); }
+  const std::string& file() const { return file_; }
+
+  [[noreturn]] void fail(std::string_view key, const std::string& message) const;
+  [[noreturn]] void fail_here(const std::string& message) const;
+
+  // A sub-section (absent -> empty, present() false).
+  Object object(std::string_view key, std::vector<std::string> known) const;
+
+  std::int64_t integer(std::string_view key, std::int64_t min, std::optional<std::int64_t> fallback,
+                       std::int64_t max = std::numeric_limits<int>::max()) const;
+  std::uint64_t unsigned_integer(std::string_view key, std::optional<std::uint64_t> fallback) const;
+  double number(std::string_view key, double min, std::optional<double> fallback) const;
+  double quantity(std::string_view key, Dimension dim, Bound bound, std::optional<double> fallback) const;
+  bool boolean(std::string_view key, std::optional<bool> fallback) const;
+  std::string string(std::string_view key, std::optional<std::string> fallback, bool allow_empty = false) const;
+  // A name from `allowed`; `what` names the kind of thing in messages ("GPU profile").
+  std::string choice(std::string_view key, const std::vector<std::string>& allowed, std::string_view what,
+                     std::optional<std::string> fallback) const;
+
+private:
+  const json& required(std::string_view key, const std::string& expected) const;
+
+  std::string file_;
+  const json* value_;
+  std::string pointer_;
+};
+
+// Applies `--set` overrides to the document in place (creating intermediate objects).
+void apply_overrides(json& document, const std::vector<Override>& overrides, const std::string& file);
+// "/a/b/0" for "a.b.0".
+std::string pointer_of_path(const std::string& dotted_path);
+
+// Sections of the document, one reader per file.
+ModelSpec read_model(const Object& top, const std::string& scenario_name);
+DatasetSpec read_dataset(const Object& top);
+// Fills scenario.cluster and scenario.gpu; checks that the GPU supports the model's precision.
+void read_cluster(const Object& top, Scenario& scenario);
+TrainingSpec read_training(const Object& top);
+RunSpec read_run(const Object& top);
+NetworkSpec read_network(const Object& top);
+
+// Enum names, in declaration order.
+const std::vector<std::string>& strategy_names();
+const std::vector<std::string>& algorithm_names();
+const std::vector<std::string>& optimizer_names();
+const std::vector<std::string>& network_model_names();
+const std::vector<std::string>& layer_kind_names();
+const std::vector<std::string>& fabric_names();
+
+} // namespace dtsim::scenario::detail

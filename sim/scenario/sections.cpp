@@ -1,0 +1,79 @@
+// The small sections: dataset, training, run, network; and the names of the scenario's enums.
+#include "sim/scenario/reader.hpp"
+
+#include <algorithm>
+
+namespace dtsim::scenario::detail {
+namespace {
+
+template <typename Enum> Enum enum_of(const std::vector<std::string>& names, const std::string& name) {
+  const auto it = std::find(names.begin(), names.end(), name);
+  return static_cast<Enum>(it - names.begin()); // `name` was validated against `names`
+}
+
+} // namespace
+
+const std::vector<std::string>& strategy_names() {
+  static const std::vector<std::string> names{"allreduce"};
+  return names;
+}
+const std::vector<std::string>& algorithm_names() {
+  static const std::vector<std::string> names{"ring"};
+  return names;
+}
+const std::vector<std::string>& optimizer_names() {
+  static const std::vector<std::string> names{"sgd", "momentum", "adam"};
+  return names;
+}
+const std::vector<std::string>& network_model_names() {
+  static const std::vector<std::string> names{"lv08", "cm02"};
+  return names;
+}
+const std::vector<std::string>& fabric_names() {
+  static const std::vector<std::string> names{"nvlink", "pcie"};
+  return names;
+}
+
+DatasetSpec read_dataset(const Object& top) {
+  const Object section = top.object("dataset", {"samples"});
+  DatasetSpec d;
+  if (section.present())
+    d.samples = section.integer("samples", 1, std::nullopt, std::numeric_limits<std::int64_t>::max());
+  return d;
+}
+
+TrainingSpec read_training(const Object& top) {
+  const Object section =
+      top.object("training", {"strategy", "algorithm", "bucket_size", "first_bucket_size", "overlap", "optimizer"});
+  TrainingSpec t;
+  t.strategy = enum_of<Strategy>(
+      strategy_names(), section.choice("strategy", strategy_names(), "strategy", std::string(to_string(t.strategy))));
+  t.algorithm = enum_of<Algorithm>(algorithm_names(), section.choice("algorithm", algorithm_names(), "algorithm",
+                                                                     std::string(to_string(t.algorithm))));
+  t.bucket_bytes = section.quantity("bucket_size", Dimension::bytes, Bound::positive, t.bucket_bytes);
+  t.first_bucket_bytes = section.quantity("first_bucket_size", Dimension::bytes, Bound::positive, t.first_bucket_bytes);
+  t.overlap = section.boolean("overlap", t.overlap);
+  t.optimizer = enum_of<Optimizer>(optimizer_names(), section.choice("optimizer", optimizer_names(), "optimizer",
+                                                                     std::string(to_string(t.optimizer))));
+  return t;
+}
+
+RunSpec read_run(const Object& top) {
+  const Object section = top.object("run", {"iterations", "warmup_iterations", "seed"});
+  RunSpec r;
+  r.iterations = static_cast<int>(section.integer("iterations", 1, r.iterations));
+  r.warmup_iterations = static_cast<int>(section.integer("warmup_iterations", 0, r.warmup_iterations));
+  r.seed = section.unsigned_integer("seed", r.seed);
+  return r;
+}
+
+NetworkSpec read_network(const Object& top) {
+  const Object section = top.object("network", {"model", "cross_traffic"});
+  NetworkSpec n;
+  n.model = enum_of<NetworkModel>(network_model_names(), section.choice("model", network_model_names(), "network model",
+                                                                        std::string(to_string(n.model))));
+  n.cross_traffic = section.boolean("cross_traffic", n.cross_traffic);
+  return n;
+}
+
+} // namespace dtsim::scenario::detail
