@@ -32,7 +32,7 @@ struct GpuProfile {
   double memory_efficiency = 1.0; // fraction of memory_bandwidth reached by streaming kernels
   double launch_overhead = 0;     // seconds added to every kernel
 
-  double peak(Precision p) const;       // throws std::out_of_range with a clear message if unsupported
+  double peak(Precision p) const; // throws std::out_of_range with a clear message if unsupported
   double efficiency(KernelClass k, Precision p) const;
 };
 

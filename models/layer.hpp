@@ -34,7 +34,7 @@ struct Layer {
 
 struct Workload {
   std::string name;
-  std::vector<Layer> layers; // in forward order
+  std::vector<Layer> layers;           // in forward order
   std::string sample_unit = "samples"; // what one sample is called in reports ("images", "sequences")
 
   std::int64_t parameter_count() const;

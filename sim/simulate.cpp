@@ -32,9 +32,11 @@ int parse_positive(std::string_view text, const std::string& whole) {
 
 } // namespace
 
-Simulation simulate(const scenario::Scenario& scenario, bool with_trace) {
+Simulation simulate(const scenario::Scenario& scenario, bool with_trace, bool show_progress) {
   const auto plan = plan::make_plan(scenario);
-  const auto replay = engine::replay(scenario.cluster, plan.graph, replay_options(scenario));
+  auto options = replay_options(scenario);
+  options.show_progress = show_progress;
+  const auto replay = engine::replay(scenario.cluster, plan.graph, options);
   Simulation sim{report::summarize(scenario, plan, replay), nullptr};
   if (with_trace) sim.trace = report::chrome_trace(plan, replay);
   return sim;

@@ -17,7 +17,8 @@ struct Simulation {
 
 // Runs one simulation (in a child process, as SimGrid needs). Throws plan::PlanError,
 // engine::DeadlockError or std::runtime_error.
-Simulation simulate(const scenario::Scenario& scenario, bool with_trace = false);
+// `show_progress` prints a progress line on stderr during long replays (for a terminal).
+Simulation simulate(const scenario::Scenario& scenario, bool with_trace = false, bool show_progress = false);
 
 struct SweepPoint {
   int nodes = 0;

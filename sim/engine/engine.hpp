@@ -18,6 +18,7 @@ struct ReplayOptions {
   int iterations = 1; // total, warm-up included
   NetworkModel network_model = NetworkModel::lv08;
   bool cross_traffic = true;
+  bool show_progress = false; // print a progress line on stderr (for a terminal) during long replays
 };
 
 // One op's execution on a stream.

@@ -9,7 +9,9 @@
 #include <simgrid/s4u.hpp>
 #include <xbt/log.h>
 
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <unordered_map>
 
@@ -54,6 +56,7 @@ public:
     index_programs();
     start_actors();
     engine_->run();
+    if (options_.show_progress && progress_shown_) std::fputs("\r\033[K", stderr);
     if (finished_streams_ != started_streams_) throw DeadlockError(deadlock_report());
     return collect();
   }
@@ -201,7 +204,7 @@ private:
 
   // Bytes per rank and per link: the route between two GPUs is looked up once and cached.
   void account(int from, int to, double bytes, std::uint32_t it) {
-    ++transfers_;
+    if ((++transfers_ & 0xffff) == 0 && options_.show_progress) show_progress(it);
     ranks_[from].timeline.bytes_sent[it] += bytes;
     const auto key = (static_cast<std::uint64_t>(from) << 32) | static_cast<std::uint32_t>(to);
     auto [entry, inserted] = routes_.try_emplace(key);
@@ -215,6 +218,17 @@ private:
     }
     for (int link : entry->second)
       link_bytes_[link] += bytes;
+  }
+
+  // At most twice a second of wall time: simulated time reached, iteration, flows so far.
+  void show_progress(std::uint32_t iteration) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_progress_ < std::chrono::milliseconds(500)) return;
+    last_progress_ = now;
+    progress_shown_ = true;
+    std::fprintf(stderr, "\rsimulating: iteration %u/%d, %.6f s simulated, %llu transfers", iteration + 1,
+                 options_.iterations, sg4::Engine::get_clock(), static_cast<unsigned long long>(transfers_));
+    std::fflush(stderr);
   }
 
   std::string deadlock_report() const {
@@ -275,6 +289,8 @@ private:
   std::unordered_map<std::uint64_t, std::vector<int>> routes_;
   std::unordered_map<int, double> link_bytes_;
   std::uint64_t transfers_ = 0;
+  std::chrono::steady_clock::time_point last_progress_ = std::chrono::steady_clock::now();
+  bool progress_shown_ = false;
   int started_streams_ = 0;
   int finished_streams_ = 0;
   char token_ = 0; // the payload pointer of every message: only sizes are simulated

@@ -59,7 +59,7 @@ scenario::Scenario load(const std::string& path, const std::vector<std::string>&
 int run_command(const RunArgs& args) {
   const auto scenario = load(args.scenario, args.sets);
   check_writable({args.json_out, args.trace_out});
-  const auto sim = simulate(scenario, !args.trace_out.empty());
+  const auto sim = simulate(scenario, !args.trace_out.empty(), ::isatty(STDERR_FILENO) != 0);
   std::cout << report::format_summary(sim.result);
   std::vector<OutputFile> files;
   if (!args.json_out.empty()) files.push_back({args.json_out, report::to_json(sim.result).dump(2) + "\n"});

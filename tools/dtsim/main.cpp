@@ -44,18 +44,11 @@ int main(int argc, char** argv) {
   try {
     if (*run_cmd) return cli::run_command(run);
     if (*sweep_cmd) return cli::sweep_command(sweep);
-  } catch (const scenario::ScenarioError& e) {
-    std::cerr << "error: " << e.what() << "\n";
-    return cli::kExitBadInput;
-  } catch (const plan::PlanError& e) {
-    std::cerr << "error: " << e.what() << "\n";
-    return cli::kExitBadInput;
-  } catch (const engine::DeadlockError& e) {
-    std::cerr << "error: " << e.what() << "\n";
-    return cli::kExitFailed;
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << "\n";
-    return cli::kExitFailed;
+    // Bad input (the scenario, an override, a plan that cannot run) is the user's to fix: status 2.
+    const bool bad_input = dynamic_cast<const scenario::ScenarioError*>(&e) || dynamic_cast<const plan::PlanError*>(&e);
+    return bad_input ? cli::kExitBadInput : cli::kExitFailed;
   }
   return cli::kExitOk;
 }
