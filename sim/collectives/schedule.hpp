@@ -1,0 +1,99 @@
+#pragma once
+// Collective operations as step schedules: for each place in the group (a "position", 0..n-1) and each
+// step, the transfers it posts and the bytes it reduces. Engine-agnostic: sim/engine turns every step
+// into flows on the platform; tests check schedules and their closed forms without SimGrid.
+//
+// Step semantics: a position posts all of a step's sends and receives at once, waits for all of them,
+// then reduces `reduce_bytes` (GPU work), then moves to its next step. Positions synchronize only through
+// matching transfers: a send to p in step k matches p's receive from this position in p's step k'
+// (transfers between one pair are matched in the order they are posted, so every algorithm must post the
+// transfers of a pair in the same order on both sides).
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dtsim::collectives {
+
+enum class Operation : std::uint8_t {
+  all_reduce,
+  reduce_scatter, // bytes = the whole input buffer; each position ends with bytes/n
+  all_gather,     // bytes = the whole output buffer; each position contributes bytes/n
+  broadcast,
+  reduce,
+  all_to_all,   // bytes = each position's whole send buffer; bytes/n goes to every position
+  all_to_all_v, // uneven: Request::matrix gives the bytes from each position to each position
+  barrier,
+  send_recv, // point to point, from the root to position (root + 1) % n
+};
+
+enum class Algorithm : std::uint8_t {
+  automatic, // chosen by size, group and topology (choose_algorithm)
+  ring,
+  double_binary_tree,
+  binomial_tree,
+  recursive_doubling,
+  rabenseifner, // recursive halving (reduce-scatter) + recursive doubling (all-gather)
+  pairwise,     // all-to-all as n-1 rounds of pairwise exchange
+  direct,       // every transfer in one round
+  hierarchical, // intra-node reduce-scatter, inter-node all-reduce, intra-node all-gather
+};
+
+std::string_view to_string(Operation op);
+std::string_view to_string(Algorithm algorithm);
+std::optional<Operation> parse_operation(std::string_view name); // "all-reduce", "reduce-scatter", ...
+std::optional<Algorithm> parse_algorithm(std::string_view name); // "ring", "tree" (double binary), ...
+std::vector<std::string> operation_names();
+std::vector<std::string> algorithm_names();
+
+struct Transfer {
+  int peer = 0; // position in the group
+  double bytes = 0;
+};
+
+struct Step {
+  std::vector<Transfer> sends;
+  std::vector<Transfer> recvs;
+  double reduce_bytes = 0; // bytes of input this position reduces after the step's receives
+  int latency_terms = 1;   // alpha terms the step stands for (more than 1 in aggregated schedules)
+};
+
+class Schedule {
+public:
+  virtual ~Schedule() = default;
+  virtual int ranks() const = 0;
+  virtual int step_count() const = 0;
+  virtual Step step(int position, int k) const = 0;
+  // First step of each phase, ascending, starting with 0 (e.g. hierarchical: intra-node reduce-scatter,
+  // inter-node all-reduce, intra-node all-gather). aggregate() merges the steps of a phase, never across.
+  virtual std::vector<int> phase_starts() const { return {0}; }
+};
+
+struct Request {
+  Operation op = Operation::all_reduce;
+  Algorithm algorithm = Algorithm::automatic;
+  int ranks = 1;
+  double bytes = 0;
+  int root = 0;              // broadcast, reduce, send_recv
+  std::vector<int> node_of;  // node index of each position (hierarchical; empty: every position its own node)
+  std::vector<double> matrix; // all_to_all_v: bytes from i to j at [i * ranks + j]
+};
+
+// The schedule of a request; throws std::invalid_argument for an algorithm that does not implement the
+// operation (the message lists those that do). `automatic` must be resolved first (choose_algorithm).
+std::shared_ptr<const Schedule> make_schedule(const Request& request);
+
+// One step per phase: every transfer of a phase posted at once, bytes summed per peer, the phase's step
+// count kept as latency terms (DESIGN.md: scale needs it). Without competing traffic the time differs
+// from the step schedule only where steps would have queued on different links.
+std::shared_ptr<const Schedule> aggregate(const Request& request);
+
+// The algorithm NCCL or MPI would pick, documented in the implementation.
+Algorithm choose_algorithm(const Request& request);
+
+// nccl-tests' bus bandwidth factor: busbw = algbw * factor (nccl-tests doc/PERFORMANCE.md).
+double bus_bandwidth_factor(Operation op, int ranks);
+
+} // namespace dtsim::collectives
