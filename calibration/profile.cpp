@@ -162,7 +162,7 @@ GpuProfile parse_profile(const std::string& json_text, const std::string& origin
   }
   r.expect_object(doc, "",
                   {"name", "display_name", "provenance", "sources", "peak_flops", "memory", "links", "efficiency",
-                   "launch_overhead"});
+                   "launch_overhead", "collectives"});
 
   GpuProfile g;
   g.name = r.string(doc, "", "name");
@@ -208,6 +208,10 @@ GpuProfile parse_profile(const std::string& json_text, const std::string& origin
   check_same_precisions(r, g.peak_flops, g.conv_efficiency, "/efficiency/convolution");
 
   g.launch_overhead = r.non_negative(doc, "", "launch_overhead", "seconds");
+
+  const json& coll = r.member(doc, "", "collectives", "an object with step_overhead");
+  r.expect_object(coll, "/collectives", {"step_overhead"});
+  g.collective_step_overhead = r.non_negative(coll, "/collectives", "step_overhead", "seconds");
   return g;
 }
 

@@ -31,6 +31,10 @@ struct GpuProfile {
   std::map<Precision, double> conv_efficiency;
   double memory_efficiency = 1.0; // fraction of memory_bandwidth reached by streaming kernels
   double launch_overhead = 0;     // seconds added to every kernel
+  // Collective library (NCCL) costs: software overhead per algorithm step, on top of the links' latency.
+  double collective_step_overhead = 0;
+  // GPU time to reduce one byte of input in a collective: read both operands, write the sum (3 bytes moved).
+  double reduce_seconds_per_byte() const { return 3.0 / (memory_bandwidth * memory_efficiency); }
 
   double peak(Precision p) const; // throws std::out_of_range with a clear message if unsupported
   double efficiency(KernelClass k, Precision p) const;

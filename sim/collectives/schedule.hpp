@@ -58,6 +58,7 @@ struct Step {
   std::vector<Transfer> recvs;
   double reduce_bytes = 0; // bytes of input this position reduces after the step's receives
   int latency_terms = 1;   // alpha terms the step stands for (more than 1 in aggregated schedules)
+  // A step in which a position posts nothing (it waits out a phase other positions run) has latency_terms 0.
 };
 
 class Schedule {
@@ -76,14 +77,17 @@ struct Request {
   Algorithm algorithm = Algorithm::automatic;
   int ranks = 1;
   double bytes = 0;
-  int root = 0;              // broadcast, reduce, send_recv
-  std::vector<int> node_of;  // node index of each position (hierarchical; empty: every position its own node)
+  int root = 0;               // broadcast, reduce, send_recv
+  std::vector<int> node_of;   // node index of each position (hierarchical; empty: every position its own node)
   std::vector<double> matrix; // all_to_all_v: bytes from i to j at [i * ranks + j]
 };
 
 // The schedule of a request; throws std::invalid_argument for an algorithm that does not implement the
 // operation (the message lists those that do). `automatic` must be resolved first (choose_algorithm).
 std::shared_ptr<const Schedule> make_schedule(const Request& request);
+
+// The algorithms make_schedule implements for an operation (never `automatic`).
+std::vector<Algorithm> supported_algorithms(Operation op);
 
 // One step per phase: every transfer of a phase posted at once, bytes summed per peer, the phase's step
 // count kept as latency terms (DESIGN.md: scale needs it). Without competing traffic the time differs

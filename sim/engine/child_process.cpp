@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <exception>
+#include <iostream>
 #include <poll.h>
 #include <stdexcept>
 #include <sys/wait.h>
@@ -67,6 +69,10 @@ ChildOutcome finish(Running& child) {
 }
 
 Running start(const ChildJob& job, std::size_t index) {
+  // Whatever the parent has buffered must not be written a second time by the child.
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
   int fds[2];
   if (::pipe(fds) != 0) throw std::runtime_error(fmt::format("cannot create a pipe: {}", std::strerror(errno)));
   pid_t pid = ::fork();

@@ -1,12 +1,13 @@
 // The replay: one actor per rank and stream, executing the rank's program in dependency order.
 // Activities are created lazily (only the ready frontier exists), as SimGrid 3.32 needs for speed.
-#include "sim/collectives/ring_all_reduce.hpp"
+#include "sim/collectives/schedule.hpp"
 #include "sim/engine/child_process.hpp"
 #include "sim/engine/engine.hpp"
 #include "sim/engine/platform.hpp"
 
 #include <fmt/format.h>
 #include <simgrid/s4u.hpp>
+#include <xbt/config.hpp>
 #include <xbt/log.h>
 
 #include <chrono>
@@ -50,6 +51,8 @@ public:
   ReplayResult run() {
     configure_engine();
     platform_ = build_platform(cluster_);
+    // The network model sets its latency factor when the platform creates it (LV08: 13.01, CM02: 1).
+    latency_factor_ = simgrid::config::get_value<double>("network/latency-factor");
     if (static_cast<int>(platform_.gpus.size()) < graph_.rank_count())
       throw std::runtime_error(fmt::format("the graph has {} ranks but the cluster only {} GPUs", graph_.rank_count(),
                                            platform_.gpus.size()));
@@ -159,7 +162,7 @@ private:
     if (const auto* compute = std::get_if<graph::Compute>(&op.body)) {
       sg4::this_actor::sleep_for(compute->seconds);
     } else if (const auto* collective = std::get_if<graph::Collective>(&op.body)) {
-      run_ring_all_reduce(rank, *collective, it, status);
+      run_collective(rank, *collective, it, status);
     } else if (const auto* p2p = std::get_if<graph::SendRecv>(&op.body)) {
       status.peer = p2p->peer;
       status.wait = StreamStatus::Wait::peer;
@@ -172,51 +175,91 @@ private:
     }
   }
 
-  void run_ring_all_reduce(int rank, const graph::Collective& c, std::uint32_t it, StreamStatus& status) {
+  // Replays this rank's part of a collective: each step's transfers as concurrent flows, then the step's
+  // GPU reduction, protocol overhead and (in aggregated schedules) the latency terms it stands for.
+  void run_collective(int rank, const graph::Collective& c, std::uint32_t it, StreamStatus& status) {
     const auto& members = graph_.groups[c.group];
-    const collectives::RingAllReduce ring(static_cast<int>(members.size()), c.bytes);
+    const auto& schedule = schedule_for(c);
     const int position = positions_[c.group][rank];
     status.wait = StreamStatus::Wait::peer;
-    for (int k = 0; k < ring.step_count(); ++k) {
-      const auto step = ring.step(position, k);
-      const int to = members[step.send_to];
-      const int from = members[step.recv_from];
+    std::vector<sg4::CommPtr> comms;
+    char* received = nullptr;
+    for (int k = 0; k < schedule.step_count(); ++k) {
+      const auto step = schedule.step(position, k);
       status.step = k;
-      status.peer = from;
-      char* received = nullptr;
-      auto send = mailbox(rank, to)->put_async(&token_, flow_size(step.send_bytes));
-      auto recv = mailbox(from, rank)->get_async(&received);
-      send->wait();
-      recv->wait();
-      account(rank, to, step.send_bytes, it);
+      status.peer = step.recvs.empty() ? -1 : members[step.recvs.front().peer];
+      comms.clear();
+      double alpha = 0; // the step's slowest path latency, for the latency terms it aggregates
+      for (const auto& send : step.sends) {
+        const int to = members[send.peer];
+        comms.push_back(mailbox(rank, to)->put_async(&token_, flow_size(send.bytes)));
+        alpha = std::max(alpha, route(rank, to).latency);
+      }
+      for (const auto& recv : step.recvs)
+        comms.push_back(mailbox(members[recv.peer], rank)->get_async(&received));
+      sg4::Comm::wait_all(comms);
+      for (const auto& send : step.sends)
+        account(rank, members[send.peer], send.bytes, it);
+      const double extra = (step.latency_terms - 1) * alpha * latency_factor_ + step.latency_terms * c.step_overhead +
+                           step.reduce_bytes * c.reduce_seconds_per_byte;
+      if (extra > 0) sg4::this_actor::sleep_for(extra);
     }
     status.step = -1;
+  }
+
+  // Schedules are shared by every member (they are functions of the position) and built once per op.
+  const collectives::Schedule& schedule_for(const graph::Collective& c) {
+    auto [entry, inserted] = schedules_.try_emplace(&c);
+    if (inserted) {
+      collectives::Request request;
+      request.op = c.op;
+      request.ranks = static_cast<int>(graph_.groups[c.group].size());
+      request.bytes = c.bytes;
+      request.root = c.root;
+      request.matrix = c.matrix;
+      for (int member : graph_.groups[c.group])
+        request.node_of.push_back(cluster_.node_of(member));
+      request.algorithm =
+          c.algorithm == collectives::Algorithm::automatic ? collectives::choose_algorithm(request) : c.algorithm;
+      entry->second = c.aggregate ? collectives::aggregate(request) : collectives::make_schedule(request);
+    }
+    return *entry->second;
   }
 
   static std::uint64_t flow_size(double bytes) { return static_cast<std::uint64_t>(std::llround(bytes)); }
 
   sg4::Mailbox* mailbox(int from, int to) {
     const auto key = (static_cast<std::uint64_t>(from) << 32) | static_cast<std::uint32_t>(to);
-    auto [it, inserted] = mailboxes_.try_emplace(key, nullptr);
-    if (inserted) it->second = sg4::Mailbox::by_name(fmt::format("{}>{}", from, to));
-    return it->second;
+    if (auto found = mailboxes_.find(key); found != mailboxes_.end()) return found->second;
+    // by_name is a simcall: other actors run meanwhile and may ask for the same mailbox, so the cache entry is
+    // made only once the mailbox exists (by_name gives every caller the same one).
+    auto* mailbox = sg4::Mailbox::by_name(fmt::format("{}>{}", from, to));
+    return mailboxes_.try_emplace(key, mailbox).first->second;
   }
 
-  // Bytes per rank and per link: the route between two GPUs is looked up once and cached.
+  struct Route {
+    std::vector<int> links; // tracked link halves
+    double latency = 0;     // sum of the links' latencies, before the network model's factor
+  };
+
+  // The route between two GPUs, looked up once and cached.
+  const Route& route(int from, int to) {
+    const auto key = (static_cast<std::uint64_t>(from) << 32) | static_cast<std::uint32_t>(to);
+    if (auto found = routes_.find(key); found != routes_.end()) return found->second;
+    Route route; // built before it is cached, like mailboxes, in case the lookup lets other actors run
+    std::vector<sg4::Link*> links;
+    platform_.gpus[from]->route_to(platform_.gpus[to], links, &route.latency);
+    for (auto* link : links)
+      if (auto found = platform_.link_index.find(link); found != platform_.link_index.end())
+        route.links.push_back(found->second);
+    return routes_.try_emplace(key, std::move(route)).first->second;
+  }
+
+  // Bytes per rank and per link.
   void account(int from, int to, double bytes, std::uint32_t it) {
     if ((++transfers_ & 0xffff) == 0 && options_.show_progress) show_progress(it);
     ranks_[from].timeline.bytes_sent[it] += bytes;
-    const auto key = (static_cast<std::uint64_t>(from) << 32) | static_cast<std::uint32_t>(to);
-    auto [entry, inserted] = routes_.try_emplace(key);
-    if (inserted) {
-      std::vector<sg4::Link*> links;
-      double latency = 0;
-      platform_.gpus[from]->route_to(platform_.gpus[to], links, &latency);
-      for (auto* link : links)
-        if (auto found = platform_.link_index.find(link); found != platform_.link_index.end())
-          entry->second.push_back(found->second);
-    }
-    for (int link : entry->second)
+    for (int link : route(from, to).links)
       link_bytes_[link] += bytes;
   }
 
@@ -286,7 +329,9 @@ private:
   std::vector<std::vector<int>> positions_; // per group: each rank's place in it (-1: not a member)
   std::vector<RankState> ranks_;
   std::unordered_map<std::uint64_t, sg4::Mailbox*> mailboxes_;
-  std::unordered_map<std::uint64_t, std::vector<int>> routes_;
+  std::unordered_map<std::uint64_t, Route> routes_;
+  std::unordered_map<const graph::Collective*, std::shared_ptr<const collectives::Schedule>> schedules_;
+  double latency_factor_ = 1; // the network model's latency factor (LV08: 13.01), for aggregated latency terms
   std::unordered_map<int, double> link_bytes_;
   std::uint64_t transfers_ = 0;
   std::chrono::steady_clock::time_point last_progress_ = std::chrono::steady_clock::now();

@@ -8,12 +8,6 @@ namespace dtsim::graph {
 std::string_view to_string(Stream s) {
   return s == Stream::compute ? "compute" : "comm";
 }
-std::string_view to_string(CollectiveOp) {
-  return "all-reduce";
-}
-std::string_view to_string(CollectiveAlgorithm) {
-  return "ring";
-}
 
 namespace {
 
@@ -39,11 +33,11 @@ void validate_program(const ExecutionGraph& graph, const Program& program, std::
   }
 }
 
-// Sequence of (group, bytes) a rank posts; every member of a group must post the same sequence.
-std::vector<std::pair<int, double>> collective_sequence(const Program& program, int group) {
-  std::vector<std::pair<int, double>> seq;
+// Sequence of (operation, bytes) a rank posts on a group; every member must post the same sequence.
+std::vector<std::pair<collectives::Operation, double>> collective_sequence(const Program& program, int group) {
+  std::vector<std::pair<collectives::Operation, double>> seq;
   for (const auto& op : program.ops)
-    if (const auto* c = std::get_if<Collective>(&op.body); c && c->group == group) seq.emplace_back(c->group, c->bytes);
+    if (const auto* c = std::get_if<Collective>(&op.body); c && c->group == group) seq.emplace_back(c->op, c->bytes);
   return seq;
 }
 

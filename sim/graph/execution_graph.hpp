@@ -7,6 +7,8 @@
 // also waits for every op in `deps` (same rank, earlier in the program, usually on the other stream).
 // Ranks synchronize only through communication (collectives, send/recv). Iterations repeat the
 // program; a rank starts iteration i+1 when all of its ops of iteration i are done.
+#include "sim/collectives/schedule.hpp"
+
 #include <cstdint>
 #include <string>
 #include <variant>
@@ -26,16 +28,17 @@ struct Compute {
   double bytes = 0;
 };
 
-enum class CollectiveOp : std::uint8_t { all_reduce };
-enum class CollectiveAlgorithm : std::uint8_t { ring };
-std::string_view to_string(CollectiveOp op);
-std::string_view to_string(CollectiveAlgorithm algo);
-
+// A collective over a group, replayed step by step from its schedule (sim/collectives).
 struct Collective {
-  CollectiveOp op = CollectiveOp::all_reduce;
-  CollectiveAlgorithm algorithm = CollectiveAlgorithm::ring;
-  int group = 0;    // index into ExecutionGraph::groups
-  double bytes = 0; // payload per rank (the buffer being reduced)
+  collectives::Operation op = collectives::Operation::all_reduce;
+  collectives::Algorithm algorithm = collectives::Algorithm::ring; // `automatic` is resolved by the engine
+  int group = 0;                                                   // index into ExecutionGraph::groups
+  double bytes = 0;                   // buffer size as nccl-tests counts it (collectives::Request::bytes)
+  int root = 0;                       // position of the root (broadcast, reduce, send_recv)
+  bool aggregate = false;             // fidelity: each phase as one set of concurrent flows (collectives::aggregate)
+  double reduce_seconds_per_byte = 0; // GPU time to reduce one byte of input (from the GPU profile)
+  double step_overhead = 0;           // protocol overhead per step, seconds (from the GPU profile)
+  std::vector<double> matrix;         // all_to_all_v: bytes from position i to j at [i * n + j]
 };
 
 // Point-to-point transfer; the peer posts the matching op with `send` flipped.

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 
 namespace dtsim::plan {
 
@@ -88,6 +89,7 @@ public:
     plan.compute_seconds = compute_seconds_;
     plan.gradient_bytes = world > 1 ? params * grad_bytes() : 0;
     plan.buckets = static_cast<int>(allreduces.size());
+    plan.allreduce_algorithms.assign(algorithms_.begin(), algorithms_.end());
     return plan;
   }
 
@@ -99,7 +101,12 @@ private:
 
   std::uint32_t close_bucket(graph::Program& program, Bucket& bucket, std::size_t index) {
     graph::Collective c;
+    c.op = collectives::Operation::all_reduce;
     c.bytes = bucket.bytes;
+    c.algorithm = resolve_algorithm(bucket.bytes);
+    c.aggregate = s_.run.fidelity == scenario::Fidelity::aggregate;
+    c.reduce_seconds_per_byte = s_.gpu.reduce_seconds_per_byte();
+    c.step_overhead = s_.gpu.collective_step_overhead;
     program.ops.push_back(Op{fmt::format("allreduce bucket {} ({:.2f} MiB)", index, bucket.bytes / (1 << 20)),
                              Stream::comm,
                              c,
@@ -135,6 +142,21 @@ private:
     return cost;
   }
 
+  // The scenario's all-reduce algorithm; `auto` picks per bucket size and cluster as NCCL would.
+  collectives::Algorithm resolve_algorithm(double bytes) {
+    collectives::Request request;
+    request.op = collectives::Operation::all_reduce;
+    request.algorithm = s_.training.algorithm;
+    request.ranks = s_.world_size();
+    request.bytes = bytes;
+    for (int r = 0; r < request.ranks; ++r)
+      request.node_of.push_back(s_.cluster.node_of(r));
+    const auto chosen = request.algorithm == collectives::Algorithm::automatic ? collectives::choose_algorithm(request)
+                                                                               : request.algorithm;
+    algorithms_.insert(std::string(collectives::to_string(chosen)));
+    return chosen;
+  }
+
   double grad_bytes() const { return calibration::gradient_bytes(s_.model.precision); }
 
   int parameter_tensors() const {
@@ -157,6 +179,7 @@ private:
 
   const scenario::Scenario& s_;
   double compute_seconds_ = 0;
+  std::set<std::string> algorithms_; // every all-reduce algorithm the plan uses
 };
 
 } // namespace

@@ -23,10 +23,11 @@ struct MemoryEstimate {
 
 struct Plan {
   graph::ExecutionGraph graph;
-  MemoryEstimate memory;      // per GPU
-  double compute_seconds = 0; // one rank's compute-stream work per iteration
-  double gradient_bytes = 0;  // bytes each rank all-reduces per iteration
-  int buckets = 0;            // all-reduce operations per iteration
+  MemoryEstimate memory;                         // per GPU
+  double compute_seconds = 0;                    // one rank's compute-stream work per iteration
+  double gradient_bytes = 0;                     // bytes each rank all-reduces per iteration
+  int buckets = 0;                               // all-reduce operations per iteration
+  std::vector<std::string> allreduce_algorithms; // the algorithms they run (auto resolved), sorted
 };
 
 // The plan cannot run: it does not fit, or the scenario asks for something the planner cannot build.

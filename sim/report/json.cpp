@@ -54,6 +54,7 @@ json to_json(const RunResult& r) {
       {"bytes_sent_per_gpu_per_iteration", r.bytes_sent_per_gpu},
       {"gradient_bytes", r.gradient_bytes},
       {"allreduce_buckets", r.buckets},
+      {"allreduce_algorithms", r.allreduce_algorithms},
       {"busiest_links", links},
       {"memory_per_gpu", memory},
       {"simulated_seconds", r.simulated_seconds},
@@ -78,6 +79,7 @@ RunResult run_result_from_json(const json& j) {
   r.bytes_sent_per_gpu = j.at("bytes_sent_per_gpu_per_iteration");
   r.gradient_bytes = j.at("gradient_bytes");
   r.buckets = j.at("allreduce_buckets");
+  r.allreduce_algorithms = j.at("allreduce_algorithms").get<std::vector<std::string>>();
   for (const auto& l : j.at("busiest_links"))
     r.busiest_links.push_back({l.at("link"), l.at("bandwidth_bytes_per_second"), l.at("bytes"), l.at("utilization")});
   const auto& m = j.at("memory_per_gpu");

@@ -46,6 +46,7 @@ struct RunResult {
   double bytes_sent_per_gpu = 0;    // per iteration
   double gradient_bytes = 0;
   int buckets = 0;
+  std::vector<std::string> allreduce_algorithms;
   std::vector<LinkUsage> busiest_links; // highest utilization first
   plan::MemoryEstimate memory;
   double simulated_seconds = 0;

@@ -64,6 +64,7 @@ RunResult summarize(const scenario::Scenario& s, const plan::Plan& plan, const e
   r.sample_unit = s.model.workload.sample_unit;
   r.gradient_bytes = plan.gradient_bytes;
   r.buckets = plan.buckets;
+  r.allreduce_algorithms = plan.allreduce_algorithms;
   r.memory = plan.memory;
   r.simulated_seconds = replay.simulated_seconds;
   r.transfers = replay.transfers;

@@ -3,6 +3,7 @@
 #include "sim/report/result.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace dtsim::report {
 
@@ -31,6 +32,8 @@ std::string format_summary(const RunResult& r) {
 
   out += "\nTraffic\n";
   line("gradients all-reduced", format_bytes(r.gradient_bytes) + fmt::format(" in {} buckets", r.buckets));
+  if (!r.allreduce_algorithms.empty())
+    line("all-reduce algorithm", fmt::format("{}", fmt::join(r.allreduce_algorithms, ", ")));
   line("bytes sent per GPU", format_bytes(r.bytes_sent_per_gpu) + " per iteration");
   if (!r.busiest_links.empty()) {
     out += "\nBusiest links (mean utilization over the run)\n";

@@ -86,6 +86,7 @@ NetworkSpec read_network(const Object& top);
 // Enum names, in declaration order.
 const std::vector<std::string>& strategy_names();
 const std::vector<std::string>& algorithm_names();
+const std::vector<std::string>& fidelity_names();
 const std::vector<std::string>& optimizer_names();
 const std::vector<std::string>& network_model_names();
 const std::vector<std::string>& layer_kind_names();

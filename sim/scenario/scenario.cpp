@@ -121,8 +121,8 @@ Scenario load_scenario(const std::string& path, const std::vector<Override>& ove
 std::string_view to_string(Strategy s) {
   return detail::strategy_names().at(static_cast<std::size_t>(s));
 }
-std::string_view to_string(Algorithm a) {
-  return detail::algorithm_names().at(static_cast<std::size_t>(a));
+std::string_view to_string(Fidelity f) {
+  return detail::fidelity_names().at(static_cast<std::size_t>(f));
 }
 std::string_view to_string(Optimizer o) {
   return detail::optimizer_names().at(static_cast<std::size_t>(o));

@@ -17,8 +17,18 @@ const std::vector<std::string>& strategy_names() {
   static const std::vector<std::string> names{"allreduce"};
   return names;
 }
+// "auto" and the all-reduce algorithms sim/collectives implements.
 const std::vector<std::string>& algorithm_names() {
-  static const std::vector<std::string> names{"ring"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n{std::string(collectives::to_string(collectives::Algorithm::automatic))};
+    for (auto a : collectives::supported_algorithms(collectives::Operation::all_reduce))
+      n.emplace_back(collectives::to_string(a));
+    return n;
+  }();
+  return names;
+}
+const std::vector<std::string>& fidelity_names() {
+  static const std::vector<std::string> names{"step", "aggregate"};
   return names;
 }
 const std::vector<std::string>& optimizer_names() {
@@ -48,8 +58,8 @@ TrainingSpec read_training(const Object& top) {
   TrainingSpec t;
   t.strategy = enum_of<Strategy>(
       strategy_names(), section.choice("strategy", strategy_names(), "strategy", std::string(to_string(t.strategy))));
-  t.algorithm = enum_of<Algorithm>(algorithm_names(), section.choice("algorithm", algorithm_names(), "algorithm",
-                                                                     std::string(to_string(t.algorithm))));
+  t.algorithm = *collectives::parse_algorithm(section.choice("algorithm", algorithm_names(), "all-reduce algorithm",
+                                                             std::string(collectives::to_string(t.algorithm))));
   t.bucket_bytes = section.quantity("bucket_size", Dimension::bytes, Bound::positive, t.bucket_bytes);
   t.first_bucket_bytes = section.quantity("first_bucket_size", Dimension::bytes, Bound::positive, t.first_bucket_bytes);
   t.overlap = section.boolean("overlap", t.overlap);
@@ -59,11 +69,13 @@ TrainingSpec read_training(const Object& top) {
 }
 
 RunSpec read_run(const Object& top) {
-  const Object section = top.object("run", {"iterations", "warmup_iterations", "seed"});
+  const Object section = top.object("run", {"iterations", "warmup_iterations", "seed", "fidelity"});
   RunSpec r;
   r.iterations = static_cast<int>(section.integer("iterations", 1, r.iterations));
   r.warmup_iterations = static_cast<int>(section.integer("warmup_iterations", 0, r.warmup_iterations));
   r.seed = section.unsigned_integer("seed", r.seed);
+  r.fidelity = enum_of<Fidelity>(fidelity_names(), section.choice("fidelity", fidelity_names(), "fidelity mode",
+                                                                  std::string(to_string(r.fidelity))));
   return r;
 }
 

@@ -52,12 +52,16 @@ json to_json(const Scenario& s) {
         {"switch", {{"latency", c.switch_latency}}}}},
       {"training",
        {{"strategy", to_string(s.training.strategy)},
-        {"algorithm", to_string(s.training.algorithm)},
+        {"algorithm", collectives::to_string(s.training.algorithm)},
         {"bucket_size", s.training.bucket_bytes},
         {"first_bucket_size", s.training.first_bucket_bytes},
         {"overlap", s.training.overlap},
         {"optimizer", to_string(s.training.optimizer)}}},
-      {"run", {{"iterations", s.run.iterations}, {"warmup_iterations", s.run.warmup_iterations}, {"seed", s.run.seed}}},
+      {"run",
+       {{"iterations", s.run.iterations},
+        {"warmup_iterations", s.run.warmup_iterations},
+        {"seed", s.run.seed},
+        {"fidelity", to_string(s.run.fidelity)}}},
       {"network", {{"model", to_string(s.network.model)}, {"cross_traffic", s.network.cross_traffic}}},
   };
   // "dataset" is optional and has no neutral value: it is left out when the samples per epoch are unknown.

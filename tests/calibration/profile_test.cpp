@@ -28,7 +28,8 @@ json valid_profile() {
     "memory": {"capacity": 16e9, "bandwidth": 1e12, "efficiency": 0.8},
     "links": {"nvlink_bandwidth": 0, "pcie_bandwidth": 16e9},
     "efficiency": {"gemm": {"fp32": 0.9, "fp16": 0.7}, "convolution": {"fp32": 0.8, "fp16": 0.5}},
-    "launch_overhead": 5e-6
+    "launch_overhead": 5e-6,
+    "collectives": {"step_overhead": 1e-6}
   })");
 }
 
@@ -183,6 +184,7 @@ TEST(ProfileParser, AValidDocumentParsesEveryField) {
   EXPECT_DOUBLE_EQ(g.gemm_efficiency.at(Precision::fp32), 0.9);
   EXPECT_DOUBLE_EQ(g.conv_efficiency.at(Precision::fp32), 0.8);
   EXPECT_DOUBLE_EQ(g.launch_overhead, 5e-6);
+  EXPECT_DOUBLE_EQ(g.collective_step_overhead, 1e-6);
 }
 
 } // namespace

@@ -1,26 +1,15 @@
 // Ring all-reduce replayed as flows on a uniform single-switch cluster against its alpha-beta closed form
 // (Thakur, Rabenseifner and Gropp 2005): T = 2(n-1) alpha + 2(n-1)/n * S/B.
-#include "sim/collectives/ring_all_reduce.hpp"
+#include "sim/collectives/closed_form.hpp"
 #include "sim/engine/engine.hpp"
+#include "uniform_cluster.hpp"
 
 #include <gtest/gtest.h>
 
 namespace dtsim {
 namespace {
 
-// n nodes of one GPU each; the PCIe hop is made free so that the NIC is the only bottleneck and the
-// path latency is alpha = 2 * nic latency + switch latency.
-topologies::ClusterSpec uniform_cluster(int nodes, double nic_bandwidth, double nic_latency, double switch_latency) {
-  topologies::ClusterSpec c;
-  c.nodes = nodes;
-  c.gpus_per_node = 1;
-  c.intra_kind = topologies::IntraNodeKind::pcie;
-  c.intra = {1e15, 0};
-  c.pcie = {1e15, 0};
-  c.nic = {nic_bandwidth, nic_latency};
-  c.switch_latency = switch_latency;
-  return c;
-}
+using testing::uniform_cluster;
 
 graph::ExecutionGraph one_all_reduce(int ranks, double bytes) {
   graph::ExecutionGraph g;
@@ -32,6 +21,16 @@ graph::ExecutionGraph one_all_reduce(int ranks, double bytes) {
   for (int r = 0; r < ranks; ++r)
     g.groups[0].push_back(r);
   return g;
+}
+
+// Ring all-reduce on a uniform network without reduction cost: 2(n-1) alpha + 2(n-1)/n S/B.
+double ring_closed_form(int n, double bytes, double alpha, double bandwidth) {
+  collectives::Request r;
+  r.op = collectives::Operation::all_reduce;
+  r.algorithm = collectives::Algorithm::ring;
+  r.ranks = n;
+  r.bytes = bytes;
+  return collectives::closed_form_time(r, alpha, bandwidth, 0);
 }
 
 double simulated_time(const topologies::ClusterSpec& cluster, double bytes, engine::ReplayOptions options) {
@@ -53,7 +52,7 @@ TEST_P(RingClosedForm, Cm02WithoutCrossTrafficMatchesAlphaBeta) {
   options.network_model = engine::NetworkModel::cm02;
   options.cross_traffic = false;
   const double alpha = 2 * latency + switch_latency;
-  const double expected = collectives::ring_all_reduce_time(n, bytes, alpha, bandwidth);
+  const double expected = ring_closed_form(n, bytes, alpha, bandwidth);
   EXPECT_NEAR(simulated_time(uniform_cluster(n, bandwidth, latency, switch_latency), bytes, options), expected,
               0.01 * expected);
 }
@@ -71,18 +70,9 @@ TEST(RingClosedForm, Lv08FactorsAccountedFor) {
   options.network_model = engine::NetworkModel::lv08;
   options.cross_traffic = false;
   const double alpha = 13.01 * (2 * latency + switch_latency);
-  const double expected = collectives::ring_all_reduce_time(n, bytes, alpha, 0.97 * bandwidth);
+  const double expected = ring_closed_form(n, bytes, alpha, 0.97 * bandwidth);
   EXPECT_NEAR(simulated_time(uniform_cluster(n, bandwidth, latency, switch_latency), bytes, options), expected,
               0.01 * expected);
-}
-
-TEST(RingAllReduce, EachRankSendsTwiceTheBufferTimesNMinusOneOverN) {
-  const collectives::RingAllReduce ring(5, 1000);
-  EXPECT_EQ(ring.step_count(), 8);
-  EXPECT_DOUBLE_EQ(ring.bytes_sent_per_rank(), 2.0 * 4 / 5 * 1000);
-  const auto step = ring.step(4, 0);
-  EXPECT_EQ(step.send_to, 0);
-  EXPECT_EQ(step.recv_from, 3);
 }
 
 TEST(RingAllReduce, ReplayCountsTheBytesEveryRankSends) {

@@ -157,8 +157,10 @@ TEST(BadScenario, OtherUnknownNames) {
                         "unknown optimizer \"adamw\"; did you mean \"adam\"?");
   EXPECT_SCENARIO_ERROR(error_of(patched({{"training", {{"strategy", "parameter_server"}}}})), "/training/strategy",
                         "expected one of \"allreduce\"");
-  EXPECT_SCENARIO_ERROR(error_of(patched({{"training", {{"algorithm", "tree"}}}})), "/training/algorithm",
-                        "unknown algorithm \"tree\"; expected one of \"ring\"");
+  EXPECT_SCENARIO_ERROR(error_of(patched({{"training", {{"algorithm", "rinng"}}}})), "/training/algorithm",
+                        "unknown all-reduce algorithm \"rinng\"; did you mean \"ring\"?");
+  EXPECT_SCENARIO_ERROR(error_of(patched({{"run", {{"fidelity", "coarse"}}}})), "/run/fidelity",
+                        "unknown fidelity mode \"coarse\"");
   EXPECT_SCENARIO_ERROR(error_of(patched({{"network", {{"model", "lv8"}}}})), "/network/model",
                         "unknown network model \"lv8\"; did you mean \"lv08\"?");
   EXPECT_SCENARIO_ERROR(error_of(patched({{"cluster", {{"intra_node", {{"fabric", "nvswitch"}}}}}})),

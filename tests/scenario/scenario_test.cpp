@@ -45,7 +45,8 @@ TEST(Scenario, MinimalScenarioTakesTheDocumentedDefaults) {
   EXPECT_DOUBLE_EQ(s.cluster.switch_latency, 1e-6);
 
   EXPECT_EQ(s.training.strategy, Strategy::allreduce);
-  EXPECT_EQ(s.training.algorithm, Algorithm::ring);
+  EXPECT_EQ(s.training.algorithm, collectives::Algorithm::automatic);
+  EXPECT_EQ(s.run.fidelity, Fidelity::step);
   EXPECT_DOUBLE_EQ(s.training.bucket_bytes, 25.0 * 1024 * 1024);
   EXPECT_DOUBLE_EQ(s.training.first_bucket_bytes, 1.0 * 1024 * 1024);
   EXPECT_TRUE(s.training.overlap);
@@ -55,7 +56,7 @@ TEST(Scenario, MinimalScenarioTakesTheDocumentedDefaults) {
   EXPECT_EQ(s.run.warmup_iterations, 1);
   EXPECT_EQ(s.run.seed, 1u);
 
-  EXPECT_EQ(s.network.model, NetworkModel::lv08);
+  EXPECT_EQ(s.network.model, NetworkModel::cm02);
   EXPECT_TRUE(s.network.cross_traffic);
 
   EXPECT_EQ(s.world_size(), 2);
@@ -148,7 +149,7 @@ TEST(Scenario, CanonicalJsonSpellsOutDefaultsAndParsesBackToTheSameScenario) {
   EXPECT_DOUBLE_EQ(canonical["training"]["bucket_size"].get<double>(), 25.0 * 1024 * 1024);
   EXPECT_EQ(canonical["training"]["optimizer"], "momentum");
   EXPECT_EQ(canonical["run"]["seed"], 1);
-  EXPECT_EQ(canonical["network"]["model"], "lv08");
+  EXPECT_EQ(canonical["network"]["model"], "cm02");
   EXPECT_FALSE(canonical.contains("dataset")); // no samples per epoch given
 
   const Scenario again = parse_scenario(canonical.dump(), "elsewhere.json");
@@ -169,7 +170,7 @@ TEST(Scenario, CanonicalJsonOfInlineLayersRoundTrips) {
 
 TEST(Scenario, EnumNames) {
   EXPECT_EQ(to_string(Strategy::allreduce), "allreduce");
-  EXPECT_EQ(to_string(Algorithm::ring), "ring");
+  EXPECT_EQ(to_string(Fidelity::aggregate), "aggregate");
   EXPECT_EQ(to_string(Optimizer::sgd), "sgd");
   EXPECT_EQ(to_string(Optimizer::momentum), "momentum");
   EXPECT_EQ(to_string(Optimizer::adam), "adam");

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <thread>
 #include <unistd.h>
 
 namespace dtsim::cli {
@@ -45,19 +46,36 @@ void write_files(const std::vector<OutputFile>& files) {
   }
 }
 
-namespace {
-
-scenario::Scenario load(const std::string& path, const std::vector<std::string>& sets) {
+scenario::Scenario load_with_overrides(const std::string& path, const std::vector<std::string>& sets) {
   std::vector<scenario::Override> overrides;
   for (const auto& s : sets)
     overrides.push_back(scenario::parse_override(s));
   return scenario::load_scenario(path, overrides);
 }
 
-} // namespace
+int parallel_jobs(int requested) {
+  return requested > 0 ? requested : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+ProgressLine::ProgressLine(std::string label) : label_(std::move(label)), terminal_(::isatty(STDERR_FILENO) != 0) {}
+
+ProgressLine::~ProgressLine() {
+  if (terminal_) std::cerr << "\r\033[K" << std::flush;
+}
+
+void ProgressLine::update(std::size_t done, std::size_t total) const {
+  if (terminal_) std::cerr << fmt::format("\r{}: {}/{} done", label_, done, total) << std::flush;
+}
+
+std::string csv_field(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text)
+    out += c == '"' ? std::string("\"\"") : c == '\n' ? std::string(" ") : std::string(1, c);
+  return out + "\"";
+}
 
 int run_command(const RunArgs& args) {
-  const auto scenario = load(args.scenario, args.sets);
+  const auto scenario = load_with_overrides(args.scenario, args.sets);
   check_writable({args.json_out, args.trace_out});
   const auto sim = simulate(scenario, !args.trace_out.empty(), ::isatty(STDERR_FILENO) != 0);
   std::cout << report::format_summary(sim.result);

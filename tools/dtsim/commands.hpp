@@ -1,6 +1,8 @@
 #pragma once
 // The dtsim subcommands. main.cpp parses argv with CLI11 and calls these; they build a Scenario and call
 // the library. Each returns the process exit status.
+#include "sim/scenario/scenario.hpp"
+
 #include <string>
 #include <vector>
 
@@ -29,7 +31,40 @@ struct SweepArgs {
 };
 int sweep_command(const SweepArgs& args);
 
+struct CollectiveArgs {
+  std::string scenario; // the cluster to run on
+  std::vector<std::string> sets;
+  std::string op = "all-reduce";
+  std::string algorithm = "auto";
+  std::string fidelity = "step";
+  int ranks = 0;
+  std::string sizes = "8B..1GiB";
+  std::string csv_out;
+  int jobs = 0;
+};
+int collective_command(const CollectiveArgs& args);
+
 // Shared by the commands.
+scenario::Scenario load_with_overrides(const std::string& path, const std::vector<std::string>& sets);
+int parallel_jobs(int requested); // 0: one per core
+
+// "label: 3/8 done" on stderr, rewritten in place; only on a terminal, and erased when it goes out of scope.
+class ProgressLine {
+public:
+  explicit ProgressLine(std::string label);
+  ~ProgressLine();
+  ProgressLine(const ProgressLine&) = delete;
+  ProgressLine& operator=(const ProgressLine&) = delete;
+  void update(std::size_t done, std::size_t total) const;
+
+private:
+  std::string label_;
+  bool terminal_;
+};
+
+// A CSV field: quoted, with quotes doubled and newlines flattened.
+std::string csv_field(const std::string& text);
+
 struct OutputFile {
   std::string path;
   std::string content;

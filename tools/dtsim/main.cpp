@@ -34,6 +34,24 @@ int main(int argc, char** argv) {
   sweep_cmd->add_option("--jobs", sweep.jobs, "Simulations run in parallel (default: one per core)")
       ->check(CLI::PositiveNumber);
 
+  cli::CollectiveArgs coll;
+  auto* coll_cmd = app.add_subcommand(
+      "collective", "Benchmark one collective over a range of sizes, printed as nccl-tests prints it (algbw, busbw)");
+  coll_cmd->add_option("scenario", coll.scenario, "Scenario whose cluster (and network model) to use")->required();
+  coll_cmd->add_option("--op", coll.op, "all-reduce, reduce-scatter, all-gather, broadcast, reduce, all-to-all, ...")
+      ->capture_default_str();
+  coll_cmd->add_option("--algo", coll.algorithm, "ring, tree, binomial-tree, recursive-doubling, ... or auto")
+      ->capture_default_str();
+  coll_cmd->add_option("--ranks", coll.ranks, "Ranks (default: every GPU of the cluster; nodes are added to fit)")
+      ->check(CLI::PositiveNumber);
+  coll_cmd->add_option("--sizes", coll.sizes, "Buffer sizes: 8B..8GiB (doubling) or 1MiB,1GiB")->capture_default_str();
+  coll_cmd->add_option("--fidelity", coll.fidelity, "step (every step's flows) or aggregate (a phase at once)")
+      ->capture_default_str();
+  coll_cmd->add_option("--set", coll.sets, "Override a scenario field (repeatable)");
+  coll_cmd->add_option("--csv", coll.csv_out, "Write the table as CSV to FILE");
+  coll_cmd->add_option("--jobs", coll.jobs, "Simulations run in parallel (default: one per core)")
+      ->check(CLI::PositiveNumber);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -44,6 +62,7 @@ int main(int argc, char** argv) {
   try {
     if (*run_cmd) return cli::run_command(run);
     if (*sweep_cmd) return cli::sweep_command(sweep);
+    if (*coll_cmd) return cli::collective_command(coll);
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << "\n";
     // Bad input (the scenario, an override, a plan that cannot run) is the user's to fix: status 2.

@@ -35,10 +35,7 @@ std::string csv(const std::vector<SweepPoint>& points) {
                     "exposed_communication_seconds,error\n";
   for (const auto& p : points) {
     if (!p.ok) {
-      std::string error = p.error;
-      for (auto& c : error)
-        if (c == '"' || c == '\n') c = '\'';
-      out += fmt::format("{},,,,,,,,\"{}\"\n", p.nodes, error);
+      out += fmt::format("{},,,,,,,,{}\n", p.nodes, csv_field(p.error));
       continue;
     }
     const auto& r = p.result;
@@ -51,10 +48,7 @@ std::string csv(const std::vector<SweepPoint>& points) {
 } // namespace
 
 int sweep_command(const SweepArgs& args) {
-  std::vector<scenario::Override> overrides;
-  for (const auto& s : args.sets)
-    overrides.push_back(scenario::parse_override(s));
-  const auto base = scenario::load_scenario(args.scenario, overrides);
+  const auto base = load_with_overrides(args.scenario, args.sets);
   std::vector<int> nodes;
   try {
     nodes = parse_node_counts(args.nodes);
@@ -63,12 +57,12 @@ int sweep_command(const SweepArgs& args) {
   }
   check_writable({args.csv_out});
 
-  const int jobs = args.jobs > 0 ? args.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  const bool terminal = ::isatty(STDERR_FILENO);
-  auto points = sweep(base, nodes, jobs, [&](std::size_t done, std::size_t total) {
-    if (terminal) std::cerr << fmt::format("\rsweep: {}/{} points simulated", done, total) << std::flush;
-  });
-  if (terminal) std::cerr << "\r\033[K" << std::flush;
+  std::vector<SweepPoint> points;
+  {
+    const ProgressLine progress("sweep: points simulated");
+    points = sweep(base, nodes, parallel_jobs(args.jobs),
+                   [&](std::size_t done, std::size_t total) { progress.update(done, total); });
+  }
 
   std::cout << fmt::format("{}: {} per GPU, {} GPU(s) per node\n\n", base.name,
                            fmt::format("batch {}", base.model.batch_per_gpu), base.cluster.gpus_per_node);

@@ -1,0 +1,114 @@
+#include "sim/collective_bench.hpp"
+
+#include "sim/engine/child_process.hpp"
+#include "sim/engine/engine.hpp"
+#include "sim/scenario/units.hpp"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+namespace dtsim {
+namespace {
+
+double parse_size(const std::string& text, const std::string& whole) {
+  auto bytes = scenario::parse_quantity(text, scenario::Dimension::bytes);
+  if (!bytes || *bytes < 0)
+    throw std::invalid_argument(fmt::format("bad size \"{}\" in \"{}\": expected {}", text, whole,
+                                            scenario::describe(scenario::Dimension::bytes)));
+  return *bytes;
+}
+
+graph::ExecutionGraph one_collective(const scenario::Scenario& s, const CollectiveBench& bench, int ranks, double bytes,
+                                     collectives::Algorithm algorithm) {
+  graph::Collective c;
+  c.op = bench.op;
+  c.algorithm = algorithm;
+  c.bytes = bytes;
+  c.aggregate = bench.aggregate;
+  c.reduce_seconds_per_byte = s.gpu.reduce_seconds_per_byte();
+  c.step_overhead = s.gpu.collective_step_overhead;
+  graph::ExecutionGraph g;
+  g.programs.push_back({{graph::Op{std::string(collectives::to_string(bench.op)), graph::Stream::comm, c, {}}}});
+  g.rank_program.assign(ranks, 0);
+  g.groups.emplace_back();
+  for (int r = 0; r < ranks; ++r)
+    g.groups[0].push_back(r);
+  return g;
+}
+
+} // namespace
+
+topologies::ClusterSpec bench_cluster(const scenario::Scenario& s, int ranks) {
+  auto cluster = s.cluster;
+  if (ranks > 0) cluster.nodes = (ranks + cluster.gpus_per_node - 1) / cluster.gpus_per_node;
+  return cluster;
+}
+
+std::vector<CollectivePoint> bench_collective(const scenario::Scenario& s, const CollectiveBench& bench, int jobs,
+                                              const std::function<void(std::size_t, std::size_t)>& progress) {
+  const auto cluster = bench_cluster(s, bench.ranks);
+  const int ranks = bench.ranks > 0 ? bench.ranks : cluster.gpu_count();
+  engine::ReplayOptions options;
+  options.network_model =
+      s.network.model == scenario::NetworkModel::cm02 ? engine::NetworkModel::cm02 : engine::NetworkModel::lv08;
+  options.cross_traffic = s.network.cross_traffic;
+
+  std::vector<CollectivePoint> points;
+  std::vector<engine::ChildJob> work;
+  for (double bytes : bench.sizes) {
+    collectives::Request request;
+    request.op = bench.op;
+    request.algorithm = bench.algorithm;
+    request.ranks = ranks;
+    request.bytes = bytes;
+    for (int r = 0; r < ranks; ++r)
+      request.node_of.push_back(cluster.node_of(r));
+    CollectivePoint point;
+    point.bytes = bytes;
+    point.algorithm =
+        bench.algorithm == collectives::Algorithm::automatic ? collectives::choose_algorithm(request) : bench.algorithm;
+    points.push_back(point);
+    work.push_back([&s, &bench, &cluster, options, ranks, bytes, algorithm = point.algorithm]() -> std::string {
+      const auto g = one_collective(s, bench, ranks, bytes, algorithm);
+      return fmt::format("{:.17g}", engine::replay_in_this_process(cluster, g, options).simulated_seconds);
+    });
+  }
+  const auto outcomes = engine::run_in_children(
+      work, jobs, [&](std::size_t done, std::size_t total, std::size_t) { progress ? progress(done, total) : void(); });
+  const double factor = collectives::bus_bandwidth_factor(bench.op, ranks);
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    auto& p = points[i];
+    p.ok = outcomes[i].ok;
+    if (!p.ok) {
+      p.error = outcomes[i].output;
+      continue;
+    }
+    p.seconds = std::stod(outcomes[i].output);
+    p.algbw = p.seconds > 0 ? p.bytes / p.seconds : 0;
+    p.busbw = p.algbw * factor;
+  }
+  return points;
+}
+
+std::vector<double> parse_sizes(const std::string& text) {
+  std::vector<double> sizes;
+  if (auto dots = text.find(".."); dots != std::string::npos) {
+    const double from = parse_size(text.substr(0, dots), text);
+    const double to = parse_size(text.substr(dots + 2), text);
+    if (from <= 0 || to < from)
+      throw std::invalid_argument(fmt::format("bad size range \"{}\": expected FROM..TO with 0 < FROM <= TO", text));
+    for (double b = from; b <= to * (1 + 1e-12); b *= 2)
+      sizes.push_back(b);
+    return sizes;
+  }
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const auto comma = std::min(text.find(',', start), text.size());
+    sizes.push_back(parse_size(text.substr(start, comma - start), text));
+    start = comma + 1;
+  }
+  return sizes;
+}
+
+} // namespace dtsim

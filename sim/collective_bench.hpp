@@ -1,0 +1,41 @@
+#pragma once
+// An nccl-tests-style benchmark of one collective over a scenario's cluster: for each buffer size, the
+// simulated time, algorithm bandwidth (size / time) and bus bandwidth (algbw times nccl-tests' factor,
+// which makes it comparable with the link bandwidth whatever the rank count).
+#include "sim/collectives/schedule.hpp"
+#include "sim/scenario/scenario.hpp"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace dtsim {
+
+struct CollectiveBench {
+  collectives::Operation op = collectives::Operation::all_reduce;
+  collectives::Algorithm algorithm = collectives::Algorithm::automatic;
+  int ranks = 0; // 0: every GPU of the scenario's cluster; more than it has: nodes are added
+  std::vector<double> sizes;
+  bool aggregate = false; // fidelity mode
+};
+
+struct CollectivePoint {
+  double bytes = 0;
+  collectives::Algorithm algorithm = collectives::Algorithm::ring; // the one that ran (auto resolved)
+  bool ok = false;
+  std::string error;
+  double seconds = 0;
+  double algbw = 0; // bytes/s
+  double busbw = 0; // bytes/s
+};
+
+// The cluster a benchmark of `ranks` runs on: the scenario's, with nodes added or removed to fit.
+topologies::ClusterSpec bench_cluster(const scenario::Scenario& scenario, int ranks);
+
+std::vector<CollectivePoint> bench_collective(const scenario::Scenario& scenario, const CollectiveBench& bench,
+                                              int jobs, const std::function<void(std::size_t, std::size_t)>& progress);
+
+// "8B..8GiB" (doubling, as nccl-tests -f 2) or "1MiB,64MiB,1GiB". Throws std::invalid_argument.
+std::vector<double> parse_sizes(const std::string& text);
+
+} // namespace dtsim

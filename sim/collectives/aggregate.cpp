@@ -1,0 +1,76 @@
+// aggregate(): the phases of a schedule as single steps (DESIGN.md: scale needs fewer, larger flows). A
+// position's aggregated step posts every transfer of its phase at once, one per peer and direction with the
+// bytes summed, reduces everything the phase reduced, and keeps the phase's latency terms (the steps that
+// posted a transfer; idle steps stand for none). Steps are merged on demand: a call costs O(steps of the
+// phase) schedule steps plus a sort of its transfers.
+//
+// Fidelity follows from the phases: where every position works in every step of a phase (ring, recursive
+// doubling and halving, direct, pairwise, hierarchical) the aggregated time matches the step schedule's on an
+// uncontended network; binomial rounds are phases of their own, so they are unchanged; pipelines (chain,
+// double binary tree) have phases of C steps, which keeps their fill only approximately (their steps inside
+// a phase overlap instead of following each other).
+#include "sim/collectives/detail.hpp"
+
+#include <algorithm>
+
+namespace dtsim::collectives {
+namespace {
+
+// Sums bytes per peer, ascending peer.
+std::vector<Transfer> merged(std::vector<Transfer> transfers) {
+  std::stable_sort(transfers.begin(), transfers.end(),
+                   [](const Transfer& a, const Transfer& b) { return a.peer < b.peer; });
+  std::vector<Transfer> out;
+  for (const auto& t : transfers)
+    if (!out.empty() && out.back().peer == t.peer)
+      out.back().bytes += t.bytes;
+    else
+      out.push_back(t);
+  return out;
+}
+
+class Aggregated final : public Schedule {
+public:
+  explicit Aggregated(std::shared_ptr<const Schedule> inner) : inner_(std::move(inner)) {
+    if (inner_->step_count() == 0) return;
+    bounds_ = inner_->phase_starts();
+    bounds_.push_back(inner_->step_count());
+  }
+
+  int ranks() const override { return inner_->ranks(); }
+  int step_count() const override { return bounds_.empty() ? 0 : static_cast<int>(bounds_.size()) - 1; }
+  std::vector<int> phase_starts() const override {
+    std::vector<int> starts(std::max(step_count(), 1));
+    for (std::size_t i = 0; i < starts.size(); ++i)
+      starts[i] = static_cast<int>(i);
+    return starts;
+  }
+
+  Step step(int position, int k) const override {
+    Step out;
+    out.latency_terms = 0;
+    std::vector<Transfer> sends, recvs;
+    for (int s = bounds_[k]; s < bounds_[k + 1]; ++s) {
+      Step st = inner_->step(position, s);
+      sends.insert(sends.end(), st.sends.begin(), st.sends.end());
+      recvs.insert(recvs.end(), st.recvs.begin(), st.recvs.end());
+      out.reduce_bytes += st.reduce_bytes;
+      out.latency_terms += st.latency_terms;
+    }
+    out.sends = merged(std::move(sends));
+    out.recvs = merged(std::move(recvs));
+    return out;
+  }
+
+private:
+  std::shared_ptr<const Schedule> inner_;
+  std::vector<int> bounds_; // phase starts, then the step count
+};
+
+} // namespace
+
+std::shared_ptr<const Schedule> aggregate(const Request& request) {
+  return std::make_shared<Aggregated>(make_schedule(request));
+}
+
+} // namespace dtsim::collectives

@@ -1,0 +1,22 @@
+#pragma once
+// Closed-form times of the collective schedules (make_schedule) on a uniform, contention-free network: a
+// transfer between two positions costs alpha + bytes / bandwidth, a position sends and receives at the same
+// time (full duplex), concurrent sends of one position share its bandwidth (k messages of m bytes in one
+// step take alpha + k m / bandwidth), and reducing costs gamma seconds per byte. Each formula, with its
+// source, is in closed_form.cpp; they are derived from the algorithms' definitions, not by walking the
+// schedules, so the tests can hold the two against each other.
+#include "sim/collectives/schedule.hpp"
+
+namespace dtsim::collectives {
+
+// Seconds for the request. `automatic` is resolved with choose_algorithm. Throws std::invalid_argument for a
+// request make_schedule refuses. Each is the schedule's time when all positions run their steps in lock step
+// (with blocks of S/n bytes where the schedule cuts an integral buffer into whole bytes).
+double closed_form_time(const Request& request, double alpha, double bandwidth, double gamma);
+
+// The hierarchical all-reduce with different intra-node and inter-node links. Throws std::invalid_argument
+// for any other algorithm (which does not tell the links apart).
+double closed_form_time(const Request& request, double alpha_intra, double bandwidth_intra, double alpha_inter,
+                        double bandwidth_inter, double gamma);
+
+} // namespace dtsim::collectives

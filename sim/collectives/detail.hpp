@@ -1,0 +1,132 @@
+#pragma once
+// Internal to sim/collectives: the building blocks every algorithm file shares (even splits of a buffer,
+// schedules computed on demand, the two ways schedules combine) and the builders make_schedule dispatches
+// to. Not part of the public interface (schedule.hpp, closed_form.hpp).
+#include "sim/collectives/schedule.hpp"
+
+#include <array>
+#include <functional>
+#include <memory>
+#include <vector>
+
+namespace dtsim::collectives::detail {
+
+using SchedulePtr = std::shared_ptr<const Schedule>;
+
+// Throws std::invalid_argument for a request make_schedule refuses (bad sizes, root, node_of or matrix;
+// `automatic`; an algorithm the operation does not have).
+void validate_request(const Request& request);
+
+// Offset of part i (0..parts) when `total` bytes are cut into `parts` consecutive, nearly equal parts. An
+// integral total gives integral offsets (floor(total * i / parts), computed exactly), so the parts differ
+// by at most one byte and add up to the total exactly; any other total is cut as total * i / parts.
+double part_offset(double total, int parts, int i);
+inline double part_bytes(double total, int parts, int i) {
+  return part_offset(total, parts, i + 1) - part_offset(total, parts, i);
+}
+
+// Chunks of a pipelined algorithm (chain, double binary tree) moving `bytes` along one path: about 512 KiB
+// each (NCCL's pipeline slot: NCCL_BUFFSIZE 4 MiB / NCCL_STEPS 8), at least 1, at most kMaxPipelineChunks.
+inline constexpr double kPipelineChunkBytes = 512.0 * 1024;
+inline constexpr int kMaxPipelineChunks = 1024;
+int pipeline_chunks(double bytes);
+
+int ceil_log2(int n);  // smallest L with 2^L >= n
+int floor_log2(int n); // largest q with 2^q <= n (n >= 1)
+
+// A step in which a position does nothing; it stands for no latency term.
+inline Step idle_step() {
+  Step s;
+  s.latency_terms = 0;
+  return s;
+}
+
+// A schedule whose steps are computed on demand: big groups (1024 positions, 2046 steps) never hold the
+// whole table in memory.
+class GeneratedSchedule final : public Schedule {
+public:
+  using StepFn = std::function<Step(int position, int k)>;
+  GeneratedSchedule(int ranks, int steps, StepFn fn, std::vector<int> phases = {0})
+      : ranks_(ranks), steps_(steps), fn_(std::move(fn)), phases_(std::move(phases)) {}
+  int ranks() const override { return ranks_; }
+  int step_count() const override { return steps_; }
+  Step step(int position, int k) const override { return fn_(position, k); }
+  std::vector<int> phase_starts() const override { return phases_; }
+
+private:
+  int ranks_;
+  int steps_;
+  StepFn fn_;
+  std::vector<int> phases_;
+};
+
+SchedulePtr generated(int ranks, int steps, GeneratedSchedule::StepFn fn, std::vector<int> phases = {0});
+
+// Phase starts 0, length, 2 length, ... below `steps`. Pipelines (chain, double binary tree) use phases of C
+// steps (C chunks) so that aggregate() keeps their fill: a phase moves at most one buffer per link, and the
+// aggregated time is about (C + fill) / C buffer times, as the pipeline's; binomial trees use one phase per
+// round (length 1), as each round depends on the previous one.
+std::vector<int> phases_every(int steps, int length);
+SchedulePtr empty_schedule(int ranks); // zero steps
+
+// Sub-schedules running side by side on disjoint groups: local position l of group g is position
+// groups[g][l]; positions in no group, and groups whose schedule is shorter, idle. Phases: the union of the
+// sub-schedules' phases.
+SchedulePtr side_by_side(int ranks, std::vector<std::vector<int>> groups, std::vector<SchedulePtr> schedules);
+
+// Schedules run one after the other, each starting when the previous one is over. Each part contributes its
+// own phases, or a single phase when `as_one_phase`; parts without steps are skipped.
+struct Part {
+  SchedulePtr schedule;
+  bool as_one_phase = false;
+};
+SchedulePtr in_sequence(int ranks, std::vector<Part> parts);
+
+// ring.cpp (Thakur, Rabenseifner and Gropp 2005; Patarasuk and Yuan 2009). Block b = part b of n.
+SchedulePtr ring_reduce_scatter(int n, double bytes); // position p ends with block p
+SchedulePtr ring_all_gather(int n, double bytes);     // position p starts with block p
+SchedulePtr ring_all_reduce(int n, double bytes);     // reduce-scatter then all-gather: 2 phases
+SchedulePtr chain_broadcast(int n, double bytes, int root);
+SchedulePtr chain_reduce(int n, double bytes, int root);
+
+// binomial.cpp
+SchedulePtr binomial_broadcast(int n, double bytes, int root);
+SchedulePtr binomial_reduce(int n, double bytes, int root);
+SchedulePtr binomial_all_reduce(int n, double bytes); // reduce to 0, then broadcast from 0: 2 phases
+
+// double_binary_tree.cpp: NCCL's two complementary binary trees over positions 0..n-1.
+struct BinaryTree {
+  int root = 0;
+  std::vector<int> parent;                  // -1 at the root
+  std::vector<std::array<int, 2>> children; // ascending, -1 where absent
+  std::vector<int> depth;                   // root 0
+  std::vector<int> height;                  // leaves 0
+};
+std::array<BinaryTree, 2> nccl_double_binary_tree(int n);
+SchedulePtr double_binary_tree_all_reduce(int n, double bytes);
+int double_binary_tree_chunks(double bytes); // chunks per tree for an all-reduce of `bytes`
+
+// recursive.cpp (Thakur, Rabenseifner and Gropp 2005, with their folding of non-powers of two)
+SchedulePtr recursive_doubling_all_reduce(int n, double bytes);
+SchedulePtr rabenseifner_all_reduce(int n, double bytes);
+SchedulePtr recursive_halving_reduce_scatter(int n, double bytes);
+SchedulePtr recursive_doubling_all_gather(int n, double bytes);
+SchedulePtr dissemination_barrier(int n);
+
+// direct.cpp and all_to_all.cpp. bytes(from, to): what `from` sends to `to`.
+using PairBytes = std::function<double(int from, int to)>;
+SchedulePtr direct_reduce_scatter(int n, double bytes);
+SchedulePtr direct_all_gather(int n, double bytes);
+SchedulePtr point_to_point(int n, double bytes, int root);
+SchedulePtr pairwise_all_to_all(int n, PairBytes bytes, bool skip_empty);
+SchedulePtr direct_all_to_all(int n, PairBytes bytes, bool skip_empty);
+
+// hierarchical.cpp. Throws std::invalid_argument when nodes hold different numbers of positions.
+struct NodeLayout {
+  std::vector<std::vector<int>> nodes; // positions of each node, ascending; nodes by ascending node index
+  int per_node = 1;
+};
+NodeLayout node_layout(int n, const std::vector<int>& node_of);
+SchedulePtr hierarchical_all_reduce(int n, double bytes, const std::vector<int>& node_of);
+
+} // namespace dtsim::collectives::detail

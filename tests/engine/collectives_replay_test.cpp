@@ -1,0 +1,215 @@
+// Every collective algorithm replayed as flows on SimGrid, against its closed form (sim/collectives/
+// closed_form.cpp: Thakur, Rabenseifner and Gropp 2005; NCCL's double binary tree), and the effects only a
+// flow-level simulation shows: max-min sharing of a link, hierarchy against a flat ring, skewed all-to-all-v.
+#include "sim/collectives/closed_form.hpp"
+#include "sim/engine/engine.hpp"
+#include "uniform_cluster.hpp"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace dtsim {
+namespace {
+
+using collectives::Algorithm;
+using collectives::Operation;
+
+constexpr double kNic = 12.5e9;         // 100 Gb/s
+constexpr double kNicLatency = 2e-6;    // per NIC link
+constexpr double kSwitchLatency = 1e-6; // per switch crossing
+constexpr double kAlpha = 2 * kNicLatency + kSwitchLatency;
+constexpr double kGamma = 1e-11; // s per reduced byte: 3 bytes moved per byte at 300 GB/s
+
+// Every transfer costs alpha + bytes / kNic and a rank's concurrent sends share its NIC, as the closed forms assume.
+topologies::ClusterSpec uniform(int nodes, int gpus_per_node = 1) {
+  return testing::uniform_cluster(nodes, kNic, kNicLatency, kSwitchLatency, gpus_per_node);
+}
+
+engine::ReplayOptions cm02() {
+  engine::ReplayOptions o;
+  o.network_model = engine::NetworkModel::cm02;
+  o.cross_traffic = false;
+  return o;
+}
+
+graph::Collective collective(Operation op, Algorithm algorithm, double bytes, bool aggregate = false) {
+  graph::Collective c;
+  c.op = op;
+  c.algorithm = algorithm;
+  c.bytes = bytes;
+  c.aggregate = aggregate;
+  c.reduce_seconds_per_byte = kGamma;
+  return c;
+}
+
+// Every rank in `groups` runs its group's collectives, in order, on its comm stream.
+graph::ExecutionGraph graph_of(int ranks, const std::vector<std::vector<int>>& groups,
+                               const std::vector<graph::Collective>& per_group) {
+  graph::ExecutionGraph g;
+  g.groups = groups;
+  g.rank_program.assign(ranks, 0);
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    auto c = per_group[i];
+    c.group = static_cast<int>(i);
+    g.programs.push_back({{graph::Op{"collective", graph::Stream::comm, c, {}}}});
+    for (int r : groups[i])
+      g.rank_program[r] = static_cast<std::uint32_t>(i);
+  }
+  return g;
+}
+
+std::vector<int> first(int n) {
+  std::vector<int> v(n);
+  for (int i = 0; i < n; ++i)
+    v[i] = i;
+  return v;
+}
+
+double replay_one(const topologies::ClusterSpec& cluster, const graph::Collective& c, int ranks) {
+  return engine::replay(cluster, graph_of(ranks, {first(ranks)}, {c}), cm02()).simulated_seconds;
+}
+
+struct Case {
+  Operation op;
+  Algorithm algorithm;
+  int ranks;
+  double bytes;
+};
+
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << fmt::format("{} {} n={} {}B", collectives::to_string(c.op), collectives::to_string(c.algorithm), c.ranks,
+                     c.bytes);
+}
+
+std::vector<Case> every_algorithm() {
+  std::vector<Case> cases;
+  const Operation ops[] = {Operation::all_reduce, Operation::reduce_scatter, Operation::all_gather,
+                           Operation::broadcast,  Operation::reduce,         Operation::all_to_all,
+                           Operation::barrier,    Operation::send_recv};
+  for (auto op : ops)
+    for (auto algorithm : collectives::supported_algorithms(op))
+      for (int n : {2, 3, 8, 64, 100})
+        for (double bytes : {8.0, 1048576.0, 1e9 + 7}) {
+          if (algorithm == Algorithm::hierarchical) continue; // needs nodes of several GPUs: tested below
+          if (n == 100 && bytes < 1e9 && op == Operation::all_to_all)
+            continue; // 10,000 concurrent flows per size: one size is enough
+          cases.push_back({op, algorithm, n, bytes});
+        }
+  return cases;
+}
+
+class EveryAlgorithm : public ::testing::TestWithParam<Case> {};
+
+TEST_P(EveryAlgorithm, ReplayMatchesTheClosedFormWithinTwoPercent) {
+  const auto& c = GetParam();
+  collectives::Request request;
+  request.op = c.op;
+  request.algorithm = c.algorithm;
+  request.ranks = c.ranks;
+  request.bytes = c.bytes;
+  const double expected = collectives::closed_form_time(request, kAlpha, kNic, kGamma);
+  const double simulated = replay_one(uniform(c.ranks), collective(c.op, c.algorithm, c.bytes), c.ranks);
+  if (c.algorithm == Algorithm::double_binary_tree && c.ranks == 100) {
+    // The tree closed form is the lock-step time. With 100 ranks the trees are not complete, and in the replay a
+    // node whose subtree is shallow starts its next chunk before the deepest one finishes: up to ~4% sooner.
+    EXPECT_LE(simulated, expected * 1.0001);
+    EXPECT_GE(simulated, 0.95 * expected);
+  } else {
+    EXPECT_NEAR(simulated, expected, 0.02 * expected);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Collectives, EveryAlgorithm, ::testing::ValuesIn(every_algorithm()));
+
+// nccl-tests' busbw of a large ring all-reduce is the bottleneck link's bandwidth; under LV08 that is the link
+// times its bandwidth factor, 0.97 (Velho and Legrand 2009).
+TEST(BusBandwidth, LargeRingAllReduceRunsAtTheBottleneckTimesTheModelFactor) {
+  const int n = 8;
+  const double bytes = 4.0 * (1 << 30);
+  engine::ReplayOptions lv08;
+  lv08.network_model = engine::NetworkModel::lv08;
+  lv08.cross_traffic = false;
+  auto c = collective(Operation::all_reduce, Algorithm::ring, bytes);
+  c.reduce_seconds_per_byte = 0;
+  const double seconds = engine::replay(uniform(n), graph_of(n, {first(n)}, {c}), lv08).simulated_seconds;
+  const double busbw = bytes / seconds * collectives::bus_bandwidth_factor(Operation::all_reduce, n);
+  EXPECT_NEAR(busbw, 0.97 * kNic, 0.01 * 0.97 * kNic);
+}
+
+// Two all-reduces whose flows cross the same NIC links share them fairly (max-min): each takes about twice as
+// long as alone. Groups {0, 2} and {1, 3} on two nodes of two GPUs: both groups cross both NICs.
+TEST(Contention, TwoCollectivesSharingALinkEachTakeTwiceAsLong) {
+  const auto cluster = uniform(2, 2);
+  const double bytes = 1e9;
+  auto c = collective(Operation::all_reduce, Algorithm::ring, bytes);
+  c.reduce_seconds_per_byte = 0;
+  const double alone = engine::replay(cluster, graph_of(4, {{0, 2}, {1}, {3}}, {c, {}, {}}), cm02()).simulated_seconds;
+  const auto both = engine::replay(cluster, graph_of(4, {{0, 2}, {1, 3}}, {c, c}), cm02());
+  EXPECT_NEAR(both.simulated_seconds, 2 * alone, 0.02 * 2 * alone);
+}
+
+// Four NVSwitch nodes of 8 GPUs (450 GB/s NVLink per GPU), one 400 Gb/s NIC per node. A flat ring over the
+// 32 GPUs crosses every NIC once each way: T = 2 (31/32) S / B_nic. The hierarchical all-reduce moves
+// 2 (7/8) S over NVLink and 2 (3/4) S through each NIC (the 8 rail rings share the node's one NIC).
+TEST(Hierarchy, HierarchicalBeatsAFlatRingByTheExpectedRatio) {
+  topologies::ClusterSpec cluster = uniform(4, 8);
+  cluster.intra_kind = topologies::IntraNodeKind::nvlink;
+  cluster.intra = {450e9, 0};
+  cluster.nic = {50e9, 0};
+  cluster.switch_latency = 0;
+  const double bytes = 2.0 * (1 << 30);
+  auto ring = collective(Operation::all_reduce, Algorithm::ring, bytes);
+  auto hier = collective(Operation::all_reduce, Algorithm::hierarchical, bytes);
+  ring.reduce_seconds_per_byte = hier.reduce_seconds_per_byte = 0;
+  const double t_ring = replay_one(cluster, ring, 32);
+  const double t_hier = replay_one(cluster, hier, 32);
+  const double expected_ring = 2 * 31.0 / 32 * bytes / 50e9;
+  const double expected_hier = 2 * 7.0 / 8 * bytes / 450e9 + 2 * 3.0 / 4 * bytes / 50e9;
+  EXPECT_NEAR(t_ring, expected_ring, 0.02 * expected_ring);
+  EXPECT_NEAR(t_hier, expected_hier, 0.02 * expected_hier);
+  EXPECT_NEAR(t_ring / t_hier, expected_ring / expected_hier, 0.03 * expected_ring / expected_hier);
+  EXPECT_GT(t_ring / t_hier, 1.1);
+}
+
+// All-to-all-v with one heavy pair: the operation ends when that pair's transfer ends.
+TEST(AllToAllV, SkewedSizesEndWhenTheLargestPairEnds) {
+  const int n = 4;
+  auto c = collective(Operation::all_to_all_v, Algorithm::direct, 0);
+  c.matrix.assign(n * n, 1e3);
+  for (int i = 0; i < n; ++i)
+    c.matrix[i * n + i] = 0;
+  c.matrix[0 * n + 3] = 1e9;
+  const double simulated = replay_one(uniform(n), c, n);
+  // Rank 0's NIC carries the heavy transfer and two small ones; rank 3's receives it and two small ones.
+  const double largest = kAlpha + (1e9 + 2e3) / kNic;
+  EXPECT_NEAR(simulated, largest, 0.01 * largest);
+}
+
+// Aggregate fidelity (each phase as one set of concurrent flows, latency terms added analytically) stays within
+// 3% of the step-by-step replay when no other traffic competes.
+TEST(Fidelity, AggregateStaysWithinThreePercentOfStepWithoutCompetingTraffic) {
+  struct Probe {
+    Operation op;
+    Algorithm algorithm;
+  };
+  const Probe probes[] = {{Operation::all_reduce, Algorithm::ring},
+                          {Operation::all_reduce, Algorithm::rabenseifner},
+                          {Operation::all_reduce, Algorithm::recursive_doubling},
+                          {Operation::all_gather, Algorithm::ring},
+                          {Operation::broadcast, Algorithm::binomial_tree},
+                          {Operation::all_to_all, Algorithm::pairwise}};
+  for (const auto& p : probes)
+    for (int n : {8, 64})
+      for (double bytes : {65536.0, 256.0 * (1 << 20)}) {
+        const double step = replay_one(uniform(n), collective(p.op, p.algorithm, bytes), n);
+        const double aggregate = replay_one(uniform(n), collective(p.op, p.algorithm, bytes, true), n);
+        EXPECT_NEAR(aggregate, step, 0.03 * step)
+            << collectives::to_string(p.op) << " " << collectives::to_string(p.algorithm) << " n=" << n
+            << " bytes=" << bytes;
+      }
+}
+
+} // namespace
+} // namespace dtsim

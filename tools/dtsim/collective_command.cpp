@@ -1,0 +1,104 @@
+// `dtsim collective`: one collective over a range of sizes, printed as nccl-tests prints it.
+#include "sim/collective_bench.hpp"
+#include "sim/report/format.hpp"
+#include "tools/dtsim/commands.hpp"
+
+#include <fmt/format.h>
+
+#include <iostream>
+#include <thread>
+#include <unistd.h>
+
+namespace dtsim::cli {
+namespace {
+
+// nccl-tests reports float data; the reduction operator only means something for reducing operations.
+bool reduces(collectives::Operation op) {
+  using collectives::Operation;
+  return op == Operation::all_reduce || op == Operation::reduce_scatter || op == Operation::reduce;
+}
+
+std::string table(const std::vector<CollectivePoint>& points, collectives::Operation op) {
+  std::string out = fmt::format("#{:>12} {:>13} {:>7} {:>6} {:>19} {:>12} {:>9} {:>9}\n", "size", "count", "type",
+                                "redop", "algorithm", "time", "algbw", "busbw");
+  out += fmt::format("#{:>12} {:>13} {:>7} {:>6} {:>19} {:>12} {:>9} {:>9}\n", "(B)", "(elements)", "", "", "", "(us)",
+                     "(GB/s)", "(GB/s)");
+  for (const auto& p : points) {
+    const auto algorithm = collectives::to_string(p.algorithm);
+    if (!p.ok) {
+      out += fmt::format(" {:>12.0f} {:>13.0f} {:>7} {:>6} {:>19}  failed: {}\n", p.bytes, p.bytes / 4, "float",
+                         reduces(op) ? "sum" : "none", algorithm, p.error);
+      continue;
+    }
+    out += fmt::format(" {:>12.0f} {:>13.0f} {:>7} {:>6} {:>19} {:>12.2f} {:>9.2f} {:>9.2f}\n", p.bytes, p.bytes / 4,
+                       "float", reduces(op) ? "sum" : "none", algorithm, p.seconds * 1e6, p.algbw / 1e9, p.busbw / 1e9);
+  }
+  return out;
+}
+
+std::string csv(const std::vector<CollectivePoint>& points) {
+  std::string out = "size_bytes,algorithm,time_seconds,algbw_bytes_per_second,busbw_bytes_per_second,error\n";
+  for (const auto& p : points)
+    out += p.ok ? fmt::format("{:.0f},{},{:.9g},{:.9g},{:.9g},\n", p.bytes, collectives::to_string(p.algorithm),
+                              p.seconds, p.algbw, p.busbw)
+                : fmt::format("{:.0f},{},,,,{}\n", p.bytes, collectives::to_string(p.algorithm), csv_field(p.error));
+  return out;
+}
+
+} // namespace
+
+int collective_command(const CollectiveArgs& args) {
+  const auto scenario = load_with_overrides(args.scenario, args.sets);
+
+  CollectiveBench bench;
+  const auto op = collectives::parse_operation(args.op);
+  if (!op)
+    throw scenario::ScenarioError("--op", "",
+                                  fmt::format("unknown operation \"{}\"; expected one of {}", args.op,
+                                              fmt::join(collectives::operation_names(), ", ")));
+  bench.op = *op;
+  const auto algorithm = collectives::parse_algorithm(args.algorithm);
+  if (!algorithm)
+    throw scenario::ScenarioError("--algo", "",
+                                  fmt::format("unknown algorithm \"{}\"; expected one of {}", args.algorithm,
+                                              fmt::join(collectives::algorithm_names(), ", ")));
+  bench.algorithm = *algorithm;
+  if (args.fidelity != "step" && args.fidelity != "aggregate")
+    throw scenario::ScenarioError("--fidelity", "",
+                                  fmt::format("unknown mode \"{}\"; expected step or aggregate", args.fidelity));
+  bench.aggregate = args.fidelity == "aggregate";
+  bench.ranks = args.ranks;
+  try {
+    bench.sizes = parse_sizes(args.sizes);
+  } catch (const std::invalid_argument& e) {
+    throw scenario::ScenarioError("--sizes", "", e.what());
+  }
+  if (bench.op == collectives::Operation::all_to_all_v)
+    throw scenario::ScenarioError("--op", "", "all-to-all-v needs a size matrix; the benchmark runs all-to-all");
+  check_writable({args.csv_out});
+
+  const auto cluster = bench_cluster(scenario, bench.ranks);
+  const int ranks = bench.ranks > 0 ? bench.ranks : cluster.gpu_count();
+  std::cout << fmt::format("# dtsim collective: {}, {} ranks on {} nodes of {} x {} ({} fabric, {} NIC), {} "
+                           "fidelity, {} network model\n#\n",
+                           collectives::to_string(bench.op), ranks, cluster.nodes, cluster.gpus_per_node,
+                           scenario.gpu.name, topologies::to_string(cluster.intra_kind),
+                           report::format_bandwidth(cluster.nic.bandwidth), args.fidelity,
+                           scenario::to_string(scenario.network.model));
+  std::vector<CollectivePoint> points;
+  {
+    const ProgressLine progress("collective: sizes simulated");
+    points = bench_collective(scenario, bench, parallel_jobs(args.jobs),
+                              [&](std::size_t done, std::size_t total) { progress.update(done, total); });
+  }
+  std::cout << table(points, bench.op);
+  if (!args.csv_out.empty()) {
+    write_files({{args.csv_out, csv(points)}});
+    std::cout << fmt::format("Wrote {}\n", args.csv_out);
+  }
+  for (const auto& p : points)
+    if (!p.ok) return kExitFailed;
+  return kExitOk;
+}
+
+} // namespace dtsim::cli
