@@ -27,7 +27,6 @@ graph::ExecutionGraph one_collective(const scenario::Scenario& s, const Collecti
   c.bytes = bytes;
   c.aggregate = bench.aggregate;
   c.reduce_seconds_per_byte = s.gpu.reduce_seconds_per_byte();
-  c.step_overhead = s.gpu.collective_step_overhead;
   graph::ExecutionGraph g;
   g.programs.push_back({{graph::Op{std::string(collectives::to_string(bench.op)), graph::Stream::comm, c, {}}}});
   g.rank_program.assign(ranks, 0);

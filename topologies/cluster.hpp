@@ -28,6 +28,9 @@ struct ClusterSpec {
   LinkSpec pcie;             // each GPU's path to its node's NIC (GPUDirect RDMA over PCIe)
   LinkSpec nic;              // the node's NIC link to the switch
   double switch_latency = 0; // seconds added by the switch, per crossing
+  // Software overhead of every message a GPU sends (the collective library's per-step cost, from the GPU
+  // profile), charged as latency on the GPU's outgoing path.
+  double message_overhead = 0;
 
   int gpu_count() const { return nodes * gpus_per_node; }
   int node_of(int gpu) const { return gpu / gpus_per_node; }

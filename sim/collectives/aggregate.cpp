@@ -8,7 +8,8 @@
 // doubling and halving, direct, pairwise, hierarchical) the aggregated time matches the step schedule's on an
 // uncontended network; binomial rounds are phases of their own, so they are unchanged; pipelines (chain,
 // double binary tree) have phases of C steps, which keeps their fill only approximately (their steps inside
-// a phase overlap instead of following each other).
+// a phase overlap instead of following each other). All-to-all over more than ~128 positions is sampled
+// rather than posted pair by pair (sampled_all_to_all.cpp).
 #include "sim/collectives/detail.hpp"
 
 #include <algorithm>
@@ -70,6 +71,11 @@ private:
 } // namespace
 
 std::shared_ptr<const Schedule> aggregate(const Request& request) {
+  if (request.op == Operation::all_to_all &&
+      static_cast<double>(request.ranks) * (request.ranks - 1) > detail::kMaxExactAggregateFlows) {
+    detail::validate_request(request);
+    if (auto sampled = detail::sampled_all_to_all(request)) return sampled;
+  }
   return std::make_shared<Aggregated>(make_schedule(request));
 }
 

@@ -31,7 +31,7 @@ SchedulePtr binomial_broadcast(int n, double bytes, int root) {
 
 // Round i: rel with lowest set bit i sends its partial sum to rel - 2^i; rel divisible by 2^(i+1) receives
 // from rel + 2^i (if it exists) and reduces.
-//   T = ceil(log2 n) (alpha + S/B + S gamma)
+//   T: see closed_form.cpp (a reducing step costs alpha + x max(1/B, gamma): the reduction overlaps the receive)
 SchedulePtr binomial_reduce(int n, double bytes, int root) {
   return generated(
       n, ceil_log2(n),
@@ -51,7 +51,7 @@ SchedulePtr binomial_reduce(int n, double bytes, int root) {
 }
 
 // Binomial reduce to position 0, then binomial broadcast from it (MPICH's fallback all-reduce):
-//   T = 2 ceil(log2 n) (alpha + S/B) + ceil(log2 n) S gamma
+//   T: see closed_form.cpp (a reducing step costs alpha + x max(1/B, gamma): the reduction overlaps the receive)
 SchedulePtr binomial_all_reduce(int n, double bytes) {
   return in_sequence(n, {{binomial_reduce(n, bytes, 0)}, {binomial_broadcast(n, bytes, 0)}});
 }

@@ -1,6 +1,12 @@
-// Closed forms (alpha-beta-gamma model, Thakur, Rabenseifner and Gropp 2005 section 3; Hockney 1994).
+// Closed forms (alpha-beta-gamma model, Thakur, Rabenseifner and Gropp 2005 section 3; Hockney 1994), with the
+// reduction overlapping the receives as in NCCL's recvReduceSend primitive, which reduces slices as they
+// arrive: a position's step costs alpha + max(max(bytes sent, bytes received) / B, bytes reduced * gamma)
+// (alpha only when it moves something), and a step in lock step lasts as long as its slowest position. A
+// step that receives and reduces x bytes (and sends no more than x) takes alpha + x max(1/B, gamma).
 // Notation: n ranks, S bytes, B bandwidth, L = ceil(log2 n), m = 2^floor(log2 n), q = log2 m, r = n - m,
-// fold = [r > 0] (2 (alpha + S/B) + S gamma), the extra step before and after a folded core.
+// fold = [r > 0] ((alpha + S max(1/B, gamma)) + (alpha + S/B)), the extra step before a folded core (the even
+// positions below 2r hand their buffer to the odd ones, which reduce it) and the one after it (the result
+// goes back).
 #include "sim/collectives/closed_form.hpp"
 #include "sim/collectives/detail.hpp"
 
@@ -23,11 +29,13 @@ using detail::floor_log2;
 //   receives and reduces one chunk     in [h(u), h(u) + C)            for each child u
 //   receives one chunk from its parent in [D + d(v) - 1, D + d(v) - 1 + C)   (not the root)
 //   sends one chunk to each child      in [D + d(v), D + d(v) + C)
-// With s_v(t), r_v(t), q_v(t) the chunks v sends, receives and reduces in step t over both trees:
-//   T = sum over t of max_v (alpha [v busy] + max(s_v(t), r_v(t)) c/B + q_v(t) c gamma)
+// With s_v(t), r_v(t), q_v(t) the chunks v sends, receives and reduces in step t over both trees, and the
+// reduction overlapping the step's transfers:
+//   T = sum over t of max_v (alpha [v busy] + c max(max(s_v(t), r_v(t)) / B, q_v(t) gamma))
 // In the steady state (2D <= t < C) every window is open, which gives the simpler upper bound
-//   T <= (C + 2D - 1) (alpha + c max_v (s_v / B + q_v gamma)),  s_v, q_v: the counts with all windows open,
-// reached as C grows. NCCL's trees make each position a leaf in one of them, so s_v <= 4 and q_v <= 3.
+//   T <= (C + 2D - 1) (alpha + c max_v max(max(s_v, r_v) / B, q_v gamma)),  s_v, r_v, q_v: the counts with
+// all windows open, reached as C grows. NCCL's trees make each position a leaf in one of them, so s_v, r_v <= 4
+// and q_v <= 3.
 double double_binary_tree(int n, double bytes, double alpha, double bw, double gamma) {
   const auto trees = detail::nccl_double_binary_tree(n);
   const int chunks = detail::double_binary_tree_chunks(bytes);
@@ -63,7 +71,7 @@ double double_binary_tree(int n, double bytes, double alpha, double bw, double g
     for (int t = 0; t < steps; ++t)
       if (sends[t] + recvs[t] > 0)
         slowest[t] =
-            std::max(slowest[t], alpha + std::max(sends[t], recvs[t]) * chunk / bw + reduces[t] * chunk * gamma);
+            std::max(slowest[t], alpha + chunk * std::max(std::max(sends[t], recvs[t]) / bw, reduces[t] * gamma));
   }
   double total = 0;
   for (double t : slowest)
@@ -71,17 +79,21 @@ double double_binary_tree(int n, double bytes, double alpha, double bw, double g
   return total;
 }
 
-// Hierarchical all-reduce (hierarchical.cpp), g positions on each of N nodes:
-//   (g-1) (a_i + S/(g B_i) + S/g gamma)              intra-node ring reduce-scatter
-//   + 2 (N-1) (a_e + S/(g N B_e)) + (N-1) S/(gN) gamma  ring all-reduce of S/g across the nodes
+// Hierarchical all-reduce (hierarchical.cpp), g positions on each of N nodes, the three phases one after the
+// other, each a ring (see the ring all-reduce below):
+//   (g-1) (a_i + S/g max(1/B_i, gamma))              intra-node ring reduce-scatter
+//   + (N-1) (a_e + S/(gN) max(1/B_e, gamma))         ring all-reduce of S/g across the nodes: its
+//   + (N-1) (a_e + S/(gN B_e))                         reduce-scatter and its all-gather
 //   + (g-1) (a_i + S/(g B_i))                        intra-node ring all-gather
 double hierarchical(const Request& r, double a_i, double bw_i, double a_e, double bw_e, double gamma) {
   const auto layout = detail::node_layout(r.ranks, r.node_of);
   const double g = layout.per_node;
   const double nodes = static_cast<double>(layout.nodes.size());
   const double S = r.bytes;
-  return (g - 1) * (a_i + S / (g * bw_i) + S / g * gamma) + 2 * (nodes - 1) * (a_e + S / (g * nodes * bw_e)) +
-         (nodes - 1) * S / (g * nodes) * gamma + (g - 1) * (a_i + S / (g * bw_i));
+  const double reduced_i = std::max(1 / bw_i, gamma); // seconds per byte received and reduced inside a node
+  const double reduced_e = std::max(1 / bw_e, gamma); // and across nodes
+  return (g - 1) * (a_i + S / g * reduced_i) + (nodes - 1) * (a_e + S / (g * nodes) * reduced_e) +
+         (nodes - 1) * (a_e + S / (g * nodes * bw_e)) + (g - 1) * (a_i + S / (g * bw_i));
 }
 
 double all_to_all_v(const Request& r, double a, double bw) {
@@ -129,37 +141,56 @@ double closed_form_time(const Request& request, double a, double bw, double gamm
   const int q = floor_log2(n);
   const int m = 1 << q;
   const int rest = n - m;
-  const double fold = rest > 0 ? 2 * (a + S / bw) + S * gamma : 0;
+  // Seconds per byte a position receives and reduces in the same step: the reduction overlaps the receive.
+  const double reduced = std::max(1 / bw, gamma);
+  const double fold = rest > 0 ? (a + S * reduced) + (a + S / bw) : 0;
   const double block = S / nn;
 
   switch (r.op) {
   case Operation::all_reduce:
     switch (r.algorithm) {
-    case Algorithm::ring: // Thakur et al. 2005 4.5 / Patarasuk and Yuan 2009
-      return 2 * (nn - 1) * (a + block / bw) + (nn - 1) * block * gamma;
-    case Algorithm::double_binary_tree:
+    case Algorithm::ring:
+      // Thakur et al. 2005 4.5 / Patarasuk and Yuan 2009: ring reduce-scatter, every position receiving and
+      // reducing a block of S/n per step, then ring all-gather:
+      //   (n-1) (alpha + S/n max(1/B, gamma)) + (n-1) (alpha + S/(nB))
+      //   = 2 (n-1) alpha + (n-1) S/n max(1/B, gamma) + (n-1) S/(nB)
+      return 2 * (nn - 1) * a + (nn - 1) * block * reduced + (nn - 1) * block / bw;
+    case Algorithm::double_binary_tree: // per step, see double_binary_tree above
       return double_binary_tree(n, S, a, bw, gamma);
-    case Algorithm::binomial_tree: // reduce + broadcast, Thakur et al. 2005 4.1 and 4.3
-      return 2 * L * (a + S / bw) + L * S * gamma;
-    case Algorithm::recursive_doubling: // Thakur et al. 2005 4.4
-      return q * (a + S / bw + S * gamma) + fold;
-    case Algorithm::rabenseifner: // Thakur et al. 2005 4.4, Rabenseifner's algorithm
-      return 2 * q * a + 2.0 * (m - 1) / m * S / bw + (m - 1.0) / m * S * gamma + fold;
-    default:
+    case Algorithm::binomial_tree:
+      // Binomial reduce + binomial broadcast, Thakur et al. 2005 4.3 and 4.1. Every reduce round has a receiver
+      // that reduces S (relative rank 0 among them):
+      //   L (alpha + S max(1/B, gamma)) + L (alpha + S/B)
+      return L * (a + S * reduced) + L * (a + S / bw);
+    case Algorithm::recursive_doubling:
+      // Thakur et al. 2005 4.4: q exchanges of the whole buffer, each reduced as it arrives, plus the fold:
+      //   q (alpha + S max(1/B, gamma)) + fold
+      return q * (a + S * reduced) + fold;
+    case Algorithm::rabenseifner:
+      // Thakur et al. 2005 4.4, Rabenseifner's algorithm: recursive halving, step i receiving and reducing
+      // S/2^(i+1), then recursive doubling of the same sizes, plus the fold:
+      //   2 q alpha + (m-1)/m S max(1/B, gamma) + (m-1)/m S/B + fold
+      return 2 * q * a + (m - 1.0) / m * S * reduced + (m - 1.0) / m * S / bw + fold;
+    default: // hierarchical, one kind of link
       return hierarchical(r, a, bw, a, bw, gamma);
     }
   case Operation::reduce_scatter:
-    if (r.algorithm == Algorithm::ring) return (nn - 1) * (a + block / bw + block * gamma);
-    if (r.algorithm == Algorithm::direct) return a + (nn - 1) * block / bw + (nn - 1) * block * gamma;
+    // Ring (Thakur et al. 2005 4.5): n-1 steps, each receiving and reducing one block:
+    //   (n-1) (alpha + S/n max(1/B, gamma))
+    if (r.algorithm == Algorithm::ring) return (nn - 1) * (a + block * reduced);
+    // Direct: one step, each position sending n-1 blocks and receiving and reducing n-1 copies of its own:
+    //   alpha + (n-1) S/n max(1/B, gamma)
+    if (r.algorithm == Algorithm::direct) return a + (nn - 1) * block * reduced;
     {
       // Recursive halving (Thakur et al. 2005 4.5). Folded, new rank j < r holds two blocks, so the aligned
-      // half of h = m/2^(i+1) new ranks sent in step i holds up to h + min(h, r) blocks:
-      //   [r > 0] (alpha + S/B + S gamma) + sum_i (alpha + (h_i + min(h_i, r)) S/n (1/B + gamma))
+      // half of h = m/2^(i+1) new ranks exchanged in step i holds up to h + min(h, r) blocks, and the
+      // position that receives (and reduces) the largest half sends no more than it:
+      //   [r > 0] (alpha + S max(1/B, gamma)) + sum_i (alpha + (h_i + min(h_i, r)) S/n max(1/B, gamma))
       //   + [r > 0] (alpha + S/(nB))
-      double t = rest > 0 ? (a + S / bw + S * gamma) + (a + block / bw) : 0;
+      double t = rest > 0 ? (a + S * reduced) + (a + block / bw) : 0;
       for (int i = 0; i < q; ++i) {
         const int h = m >> (i + 1);
-        t += a + (h + std::min(h, rest)) * block * (1 / bw + gamma);
+        t += a + (h + std::min(h, rest)) * block * reduced;
       }
       return t;
     }
@@ -177,11 +208,17 @@ double closed_form_time(const Request& request, double a, double bw, double gamm
     }
   case Operation::broadcast:
   case Operation::reduce: {
-    const double g = r.op == Operation::reduce ? gamma : 0;
-    if (r.algorithm == Algorithm::binomial_tree) return L * (a + S / bw + S * g); // Thakur et al. 2005 4.1, 4.3
-    // Pipelined chain of C chunks: C + n - 2 steps of one chunk (NCCL's ring broadcast and reduce).
+    // Seconds per byte of a step's busiest position: in every step of a reduce some position receives and
+    // reduces the step's message (binomial: relative rank 0 among others; chain: each chunk's receiver), while
+    // a broadcast only moves data.
+    const double per_byte = r.op == Operation::reduce ? reduced : 1 / bw;
+    // Binomial (Thakur et al. 2005 4.1, 4.3):
+    //   broadcast L (alpha + S/B), reduce L (alpha + S max(1/B, gamma))
+    if (r.algorithm == Algorithm::binomial_tree) return L * (a + S * per_byte);
+    // Pipelined chain of C chunks: C + n - 2 steps of one chunk (NCCL's ring broadcast and reduce):
+    //   broadcast (C + n - 2) (alpha + S/(CB)), reduce (C + n - 2) (alpha + S/C max(1/B, gamma))
     const int chunks = detail::pipeline_chunks(S);
-    return (chunks + nn - 2) * (a + S / chunks / bw + S / chunks * g);
+    return (chunks + nn - 2) * (a + S / chunks * per_byte);
   }
   case Operation::all_to_all: // Thakur et al. 2005 4.6
     if (r.algorithm == Algorithm::pairwise) return (nn - 1) * (a + block / bw);

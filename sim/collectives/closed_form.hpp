@@ -2,7 +2,10 @@
 // Closed-form times of the collective schedules (make_schedule) on a uniform, contention-free network: a
 // transfer between two positions costs alpha + bytes / bandwidth, a position sends and receives at the same
 // time (full duplex), concurrent sends of one position share its bandwidth (k messages of m bytes in one
-// step take alpha + k m / bandwidth), and reducing costs gamma seconds per byte. Each formula, with its
+// step take alpha + k m / bandwidth), and reducing costs gamma seconds per byte. The reduction overlaps the
+// step's receives (NCCL's recvReduceSend reduces slices as they arrive), so a position's step takes
+// alpha + max(max(bytes sent, bytes received) / bandwidth, bytes reduced * gamma), alpha only when it moves
+// something, and a step in lock step lasts as long as its slowest position. Each formula, with its
 // source, is in closed_form.cpp; they are derived from the algorithms' definitions, not by walking the
 // schedules, so the tests can hold the two against each other.
 #include "sim/collectives/schedule.hpp"

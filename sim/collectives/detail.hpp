@@ -31,6 +31,12 @@ inline constexpr double kPipelineChunkBytes = 512.0 * 1024;
 inline constexpr int kMaxPipelineChunks = 1024;
 int pipeline_chunks(double bytes);
 
+// Aggregated all-to-all over regular nodes from a stratified sample of its shifts (sampled_all_to_all.cpp);
+// nullptr when the nodes hold different numbers of positions.
+SchedulePtr sampled_all_to_all(const Request& request);
+// Above this many flows in one aggregated phase, all-to-all is sampled instead of posted pair by pair.
+inline constexpr double kMaxExactAggregateFlows = 16384;
+
 int ceil_log2(int n);  // smallest L with 2^L >= n
 int floor_log2(int n); // largest q with 2^q <= n (n >= 1)
 

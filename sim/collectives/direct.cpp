@@ -6,7 +6,7 @@
 namespace dtsim::collectives::detail {
 
 // p sends block q to every q != p and reduces the n-1 copies of block p it receives.
-//   T = alpha + (n-1) S/(nB) + (n-1) S/n gamma
+//   T: see closed_form.cpp (a reducing step costs alpha + x max(1/B, gamma): the reduction overlaps the receive)
 SchedulePtr direct_reduce_scatter(int n, double bytes) {
   return generated(n, 1, [n, bytes](int p, int) {
     Step s;

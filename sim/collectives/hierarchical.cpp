@@ -4,8 +4,7 @@
 //   2. all-reduce of block l among the N positions with local index l, one per node (ring "across rails");
 //   3. all-gather inside every node (ring).
 // Three phases. With intra-node links (alpha_i, B_i) and inter-node ones (alpha_e, B_e):
-//   T = (g-1) (alpha_i + S/(g B_i) + S/g gamma) + 2 (N-1) (alpha_e + S/(g N B_e)) + (N-1) S/(gN) gamma
-//       + (g-1) (alpha_i + S/(g B_i))
+//   T: see closed_form.cpp (a reducing step costs alpha + x max(1/B, gamma): the reduction overlaps the receive)
 // Positions of a node are taken in ascending order (local index), nodes in ascending node index.
 #include "sim/collectives/detail.hpp"
 

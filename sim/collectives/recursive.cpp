@@ -127,7 +127,7 @@ SchedulePtr doubling(int m, std::vector<double> offsets) {
 
 } // namespace
 
-//   T = floor(log2 n) (alpha + S/B + S gamma) + [n not a power of two] (2 (alpha + S/B) + S gamma)
+//   T: see closed_form.cpp (a reducing step costs alpha + x max(1/B, gamma): the reduction overlaps the receive)
 SchedulePtr recursive_doubling_all_reduce(int n, double bytes) {
   const Fold f(n);
   const auto whole = [bytes](int) { return bytes; };
@@ -135,7 +135,7 @@ SchedulePtr recursive_doubling_all_reduce(int n, double bytes) {
 }
 
 // With m = 2^floor(log2 n):
-//   T = 2 log2(m) alpha + 2 (m-1)/m S/B + (m-1)/m S gamma + [m < n] (2 (alpha + S/B) + S gamma)
+//   T: see closed_form.cpp (a reducing step costs alpha + x max(1/B, gamma): the reduction overlaps the receive)
 SchedulePtr rabenseifner_all_reduce(int n, double bytes) {
   const Fold f(n);
   const auto whole = [bytes](int) { return bytes; };

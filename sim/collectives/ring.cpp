@@ -16,7 +16,7 @@ int mod(int a, int n) {
 
 // Step k (0..n-2): send block (p-1-k) to p+1, receive block (p-2-k) from p-1 and reduce it. After step n-2
 // position p holds block p reduced over every position.
-//   T = (n-1) (alpha + S/(nB) + S/n gamma)
+//   T: see closed_form.cpp (a reducing step costs alpha + x max(1/B, gamma): the reduction overlaps the receive)
 SchedulePtr ring_reduce_scatter(int n, double bytes) {
   return generated(n, n - 1, [n, bytes](int p, int k) {
     Step s;
@@ -40,7 +40,7 @@ SchedulePtr ring_all_gather(int n, double bytes) {
 }
 
 // Reduce-scatter then all-gather, 2(n-1) steps:
-//   T = 2(n-1) (alpha + S/(nB)) + (n-1) S/n gamma
+//   T: see closed_form.cpp (a reducing step costs alpha + x max(1/B, gamma): the reduction overlaps the receive)
 SchedulePtr ring_all_reduce(int n, double bytes) {
   return in_sequence(n, {{ring_reduce_scatter(n, bytes)}, {ring_all_gather(n, bytes)}});
 }
@@ -68,7 +68,7 @@ SchedulePtr chain_broadcast(int n, double bytes, int root) {
 
 // Chain r_{n-1} -> ... -> r_1 -> r_0 = root: r_i sends chunk j (its partial sum) in step j + (n-1-i) and
 // receives chunk j from r_{i+1} in step j + (n-2-i), reducing it. C + n - 2 steps in phases of C:
-//   T = (C + n - 2) (alpha + S/(CB) + S/C gamma)
+//   T: see closed_form.cpp (a reducing step costs alpha + x max(1/B, gamma): the reduction overlaps the receive)
 SchedulePtr chain_reduce(int n, double bytes, int root) {
   const int chunks = pipeline_chunks(bytes);
   const int steps = chunks + n - 2;

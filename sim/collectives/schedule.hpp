@@ -3,8 +3,8 @@
 // step, the transfers it posts and the bytes it reduces. Engine-agnostic: sim/engine turns every step
 // into flows on the platform; tests check schedules and their closed forms without SimGrid.
 //
-// Step semantics: a position posts all of a step's sends and receives at once, waits for all of them,
-// then reduces `reduce_bytes` (GPU work), then moves to its next step. Positions synchronize only through
+// Step semantics: a position posts all of a step's sends and receives at once, waits for all of them and
+// reduces `reduce_bytes` (GPU work) as the receives arrive, then moves to its next step. Positions synchronize only through
 // matching transfers: a send to p in step k matches p's receive from this position in p's step k'
 // (transfers between one pair are matched in the order they are posted, so every algorithm must post the
 // transfers of a pair in the same order on both sides).
@@ -56,7 +56,8 @@ struct Transfer {
 struct Step {
   std::vector<Transfer> sends;
   std::vector<Transfer> recvs;
-  double reduce_bytes = 0; // bytes of input this position reduces after the step's receives
+  double reduce_bytes = 0; // bytes of input this position reduces as the step's receives arrive; the reduction
+                           // overlaps them, so a step takes alpha + max(transfer, reduction)
   int latency_terms = 1;   // alpha terms the step stands for (more than 1 in aggregated schedules)
   // A step in which a position posts nothing (it waits out a phase other positions run) has latency_terms 0.
 };

@@ -41,22 +41,36 @@ private:
     const bool nvlink = cluster_.intra_kind == topologies::IntraNodeKind::nvlink;
 
     std::vector<sg4::Host*> gpus;
-    std::vector<sg4::SplitDuplexLink*> ports;
+    std::vector<sg4::SplitDuplexLink*> ports, pcie;
+    std::vector<sg4::Link*> overhead; // per GPU, or nullptr without message overhead
     for (int local = 0; local < cluster_.gpus_per_node; ++local) {
       const int global = node * cluster_.gpus_per_node + local;
-      auto* host = zone->create_host(fmt::format("gpu{}", global), kGpuHostSpeed)->seal();
-      auto* port = duplex(zone, fmt::format("gpu{}-{}", global, nvlink ? "nvlink" : "pcie"), cluster_.intra);
+      gpus.push_back(zone->create_host(fmt::format("gpu{}", global), kGpuHostSpeed)->seal());
+      ports.push_back(duplex(zone, fmt::format("gpu{}-{}", global, nvlink ? "nvlink" : "pcie"), cluster_.intra));
       // With a PCIe fabric the GPU's one PCIe link serves both its peers and the NIC.
-      auto* pcie = nvlink ? duplex(zone, fmt::format("gpu{}-pcie", global), cluster_.pcie) : port;
-      zone->add_route(host->get_netpoint(), nic_router, nullptr, nullptr, {{pcie, Direction::UP}}, true);
-      gpus.push_back(host);
-      ports.push_back(port);
-      platform_.gpus.push_back(host);
+      pcie.push_back(nvlink ? duplex(zone, fmt::format("gpu{}-pcie", global), cluster_.pcie) : ports.back());
+      overhead.push_back(cluster_.message_overhead > 0
+                             ? zone->create_link(fmt::format("gpu{}-sw", global), kSwitchBackplane)
+                                   ->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE)
+                                   ->set_latency(cluster_.message_overhead)
+                                   ->seal()
+                             : nullptr);
+      platform_.gpus.push_back(gpus.back());
     }
-    for (std::size_t a = 0; a < gpus.size(); ++a)
-      for (std::size_t b = a + 1; b < gpus.size(); ++b)
-        zone->add_route(gpus[a]->get_netpoint(), gpus[b]->get_netpoint(), nullptr, nullptr,
-                        {{ports[a], Direction::UP}, {ports[b], Direction::DOWN}}, true);
+    // Routes are one-way so that only the sender's path carries its software overhead.
+    auto sent_by = [&](std::size_t gpu, std::vector<sg4::LinkInRoute> links) {
+      if (overhead[gpu]) links.insert(links.begin(), sg4::LinkInRoute(overhead[gpu]));
+      return links;
+    };
+    for (std::size_t a = 0; a < gpus.size(); ++a) {
+      zone->add_route(gpus[a]->get_netpoint(), nic_router, nullptr, nullptr, sent_by(a, {{pcie[a], Direction::UP}}),
+                      false);
+      zone->add_route(nic_router, gpus[a]->get_netpoint(), nullptr, nullptr, {{pcie[a], Direction::DOWN}}, false);
+      for (std::size_t b = 0; b < gpus.size(); ++b)
+        if (a != b)
+          zone->add_route(gpus[a]->get_netpoint(), gpus[b]->get_netpoint(), nullptr, nullptr,
+                          sent_by(a, {{ports[a], Direction::UP}, {ports[b], Direction::DOWN}}), false);
+    }
     zone->seal();
     return {zone, nic_router};
   }

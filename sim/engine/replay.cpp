@@ -53,6 +53,7 @@ public:
     platform_ = build_platform(cluster_);
     // The network model sets its latency factor when the platform creates it (LV08: 13.01, CM02: 1).
     latency_factor_ = simgrid::config::get_value<double>("network/latency-factor");
+    link_bytes_.assign(platform_.links.size(), 0.0);
     if (static_cast<int>(platform_.gpus.size()) < graph_.rank_count())
       throw std::runtime_error(fmt::format("the graph has {} ranks but the cluster only {} GPUs", graph_.rank_count(),
                                            platform_.gpus.size()));
@@ -167,10 +168,11 @@ private:
       status.peer = p2p->peer;
       status.wait = StreamStatus::Wait::peer;
       if (p2p->send) {
-        mailbox(rank, p2p->peer)->put(&token_, flow_size(p2p->bytes));
-        account(rank, p2p->peer, p2p->bytes, it);
+        auto& out = pair(rank, p2p->peer);
+        out.mailbox->put(&token_, flow_size(p2p->bytes));
+        account(rank, out, p2p->bytes, it);
       } else {
-        mailbox(p2p->peer, rank)->get<char>();
+        pair(p2p->peer, rank).mailbox->get<char>();
       }
     }
   }
@@ -183,25 +185,36 @@ private:
     const int position = positions_[c.group][rank];
     status.wait = StreamStatus::Wait::peer;
     std::vector<sg4::CommPtr> comms;
+    std::vector<const Pair*> outgoing;
     char* received = nullptr;
     for (int k = 0; k < schedule.step_count(); ++k) {
       const auto step = schedule.step(position, k);
       status.step = k;
       status.peer = step.recvs.empty() ? -1 : members[step.recvs.front().peer];
       comms.clear();
-      double alpha = 0; // the step's slowest path latency, for the latency terms it aggregates
+      outgoing.clear();
+      const double start = sg4::Engine::get_clock();
+      double alpha_out = 0; // the slowest outgoing path's latency, for the latency terms an aggregated step adds
+      double alpha_in = 0;  // the slowest incoming path's latency: when the reduction can start
       for (const auto& send : step.sends) {
-        const int to = members[send.peer];
-        comms.push_back(mailbox(rank, to)->put_async(&token_, flow_size(send.bytes)));
-        alpha = std::max(alpha, route(rank, to).latency);
+        auto& out = pair(rank, members[send.peer]);
+        comms.push_back(out.mailbox->put_async(&token_, flow_size(send.bytes)));
+        outgoing.push_back(&out);
+        alpha_out = std::max(alpha_out, out.latency);
       }
-      for (const auto& recv : step.recvs)
-        comms.push_back(mailbox(members[recv.peer], rank)->get_async(&received));
+      for (const auto& recv : step.recvs) {
+        auto& in = pair(members[recv.peer], rank);
+        comms.push_back(in.mailbox->get_async(&received));
+        alpha_in = std::max(alpha_in, in.latency);
+      }
       sg4::Comm::wait_all(comms);
-      for (const auto& send : step.sends)
-        account(rank, members[send.peer], send.bytes, it);
-      const double extra = (step.latency_terms - 1) * alpha * latency_factor_ + step.latency_terms * c.step_overhead +
-                           step.reduce_bytes * c.reduce_seconds_per_byte;
+      for (std::size_t i = 0; i < outgoing.size(); ++i)
+        account(rank, *outgoing[i], step.sends[i].bytes, it);
+      // The reduction overlaps the receives (NCCL reduces slices as they arrive): only what outlasts the
+      // transfer is added. Aggregated steps add the latency terms of the steps they stand for.
+      const double transfer = sg4::Engine::get_clock() - start - alpha_in * latency_factor_;
+      const double extra = std::max(0.0, step.reduce_bytes * c.reduce_seconds_per_byte - transfer) +
+                           (step.latency_terms - 1) * alpha_out * latency_factor_;
       if (extra > 0) sg4::this_actor::sleep_for(extra);
     }
     status.step = -1;
@@ -228,38 +241,33 @@ private:
 
   static std::uint64_t flow_size(double bytes) { return static_cast<std::uint64_t>(std::llround(bytes)); }
 
-  sg4::Mailbox* mailbox(int from, int to) {
-    const auto key = (static_cast<std::uint64_t>(from) << 32) | static_cast<std::uint32_t>(to);
-    if (auto found = mailboxes_.find(key); found != mailboxes_.end()) return found->second;
-    // by_name is a simcall: other actors run meanwhile and may ask for the same mailbox, so the cache entry is
-    // made only once the mailbox exists (by_name gives every caller the same one).
-    auto* mailbox = sg4::Mailbox::by_name(fmt::format("{}>{}", from, to));
-    return mailboxes_.try_emplace(key, mailbox).first->second;
-  }
-
-  struct Route {
-    std::vector<int> links; // tracked link halves
-    double latency = 0;     // sum of the links' latencies, before the network model's factor
+  // What two GPUs share: the mailbox of their messages (from -> to) and the route between them.
+  struct Pair {
+    sg4::Mailbox* mailbox = nullptr;
+    std::vector<int> links; // tracked link halves of the route
+    double latency = 0;     // sum of the route's link latencies, before the network model's factor
   };
 
-  // The route between two GPUs, looked up once and cached.
-  const Route& route(int from, int to) {
+  // Looked up once per ordered pair and cached. Mailbox::by_name is a simcall: other actors run meanwhile and
+  // may ask for the same pair, so the entry is cached only once complete (both get the same mailbox).
+  const Pair& pair(int from, int to) {
     const auto key = (static_cast<std::uint64_t>(from) << 32) | static_cast<std::uint32_t>(to);
-    if (auto found = routes_.find(key); found != routes_.end()) return found->second;
-    Route route; // built before it is cached, like mailboxes, in case the lookup lets other actors run
+    if (auto found = pairs_.find(key); found != pairs_.end()) return found->second;
+    Pair p;
     std::vector<sg4::Link*> links;
-    platform_.gpus[from]->route_to(platform_.gpus[to], links, &route.latency);
+    platform_.gpus[from]->route_to(platform_.gpus[to], links, &p.latency);
     for (auto* link : links)
       if (auto found = platform_.link_index.find(link); found != platform_.link_index.end())
-        route.links.push_back(found->second);
-    return routes_.try_emplace(key, std::move(route)).first->second;
+        p.links.push_back(found->second);
+    p.mailbox = sg4::Mailbox::by_name(fmt::format("{}>{}", from, to));
+    return pairs_.try_emplace(key, std::move(p)).first->second;
   }
 
   // Bytes per rank and per link.
-  void account(int from, int to, double bytes, std::uint32_t it) {
+  void account(int from, const Pair& route, double bytes, std::uint32_t it) {
     if ((++transfers_ & 0xffff) == 0 && options_.show_progress) show_progress(it);
     ranks_[from].timeline.bytes_sent[it] += bytes;
-    for (int link : route(from, to).links)
+    for (int link : route.links)
       link_bytes_[link] += bytes;
   }
 
@@ -314,8 +322,7 @@ private:
     }
     for (std::size_t i = 0; i < platform_.links.size(); ++i) {
       const auto* link = platform_.links[i];
-      auto found = link_bytes_.find(static_cast<int>(i));
-      result.links.push_back({link->get_name(), link->get_bandwidth(), found == link_bytes_.end() ? 0 : found->second});
+      result.links.push_back({link->get_name(), link->get_bandwidth(), link_bytes_[i]});
     }
     return result;
   }
@@ -328,11 +335,10 @@ private:
   std::vector<std::array<std::vector<std::uint32_t>, graph::kStreamCount>> stream_ops_; // per program
   std::vector<std::vector<int>> positions_; // per group: each rank's place in it (-1: not a member)
   std::vector<RankState> ranks_;
-  std::unordered_map<std::uint64_t, sg4::Mailbox*> mailboxes_;
-  std::unordered_map<std::uint64_t, Route> routes_;
+  std::unordered_map<std::uint64_t, Pair> pairs_;
   std::unordered_map<const graph::Collective*, std::shared_ptr<const collectives::Schedule>> schedules_;
-  double latency_factor_ = 1; // the network model's latency factor (LV08: 13.01), for aggregated latency terms
-  std::unordered_map<int, double> link_bytes_;
+  double latency_factor_ = 1;      // the network model's latency factor (LV08: 13.01), for aggregated latency terms
+  std::vector<double> link_bytes_; // per tracked link half
   std::uint64_t transfers_ = 0;
   std::chrono::steady_clock::time_point last_progress_ = std::chrono::steady_clock::now();
   bool progress_shown_ = false;

@@ -37,7 +37,6 @@ struct Collective {
   int root = 0;                       // position of the root (broadcast, reduce, send_recv)
   bool aggregate = false;             // fidelity: each phase as one set of concurrent flows (collectives::aggregate)
   double reduce_seconds_per_byte = 0; // GPU time to reduce one byte of input (from the GPU profile)
-  double step_overhead = 0;           // protocol overhead per step, seconds (from the GPU profile)
   std::vector<double> matrix;         // all_to_all_v: bytes from position i to j at [i * n + j]
 };
 

@@ -106,7 +106,6 @@ private:
     c.algorithm = resolve_algorithm(bucket.bytes);
     c.aggregate = s_.run.fidelity == scenario::Fidelity::aggregate;
     c.reduce_seconds_per_byte = s_.gpu.reduce_seconds_per_byte();
-    c.step_overhead = s_.gpu.collective_step_overhead;
     program.ops.push_back(Op{fmt::format("allreduce bucket {} ({:.2f} MiB)", index, bucket.bytes / (1 << 20)),
                              Stream::comm,
                              c,

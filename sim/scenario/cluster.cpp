@@ -52,6 +52,7 @@ void read_cluster(const Object& top, Scenario& s) {
   auto profile = calibration::find_profile(cluster.gpu);
   if (!profile) c.fail("gpu", fmt::format("GPU profile \"{}\" is listed but cannot be loaded", cluster.gpu));
   s.gpu = std::move(*profile);
+  cluster.message_overhead = s.gpu.collective_step_overhead;
   check_precision(top, s);
 
   const Object intra = c.object("intra_node", {"fabric", "bandwidth", "latency"});

@@ -14,7 +14,10 @@ struct Cost {
   double alpha, bandwidth, gamma;
 };
 
-constexpr Cost kCosts[] = {{1e-5, 1e9, 1e-10}, {2e-6, 1e11, 0}, {0, 1e10, 5e-11}};
+// The reduction overlaps the receives, so a step that receives and reduces x bytes takes
+// alpha + x max(1/B, gamma): the transfer dominates in the first three (gamma < 1/B), the reduction in the last
+// (gamma > 1/B).
+constexpr Cost kCosts[] = {{1e-5, 1e9, 1e-10}, {2e-6, 1e11, 0}, {0, 1e10, 5e-11}, {2e-6, 1e11, 5e-11}};
 
 struct Param {
   Case c;
@@ -43,12 +46,14 @@ TEST_P(ClosedForm, AgreesWithTheLockStepExecutor) {
     // Blocks of an integral buffer differ by up to a byte, and lock step waits for the largest: allow a few
     // bytes per step and position on top of the 2%.
     const double rounding = schedule->step_count() * n * (1 / cost.bandwidth + cost.gamma);
-    EXPECT_NEAR(walked, closed, 0.02 * closed + rounding) << "alpha " << cost.alpha << " B " << cost.bandwidth;
+    EXPECT_NEAR(walked, closed, 0.02 * closed + rounding)
+        << "alpha " << cost.alpha << " B " << cost.bandwidth << " gamma " << cost.gamma;
     if (c.algorithm == Algorithm::double_binary_tree && n > 1) {
-      // NCCL's trees: a position is busy in at most 4 tree links per step and reduces at most 3 chunks.
+      // NCCL's trees: a position is busy in at most 4 tree links per step and reduces at most 3 chunks, the
+      // reduction overlapping the transfers.
       const double chunks = std::clamp(std::ceil(bytes / 2 / (512 * 1024)), 1.0, 1024.0);
       const double chunk = std::ceil(bytes / 2 / chunks);
-      const double bound = schedule->step_count() * (cost.alpha + chunk * (4 / cost.bandwidth + 3 * cost.gamma));
+      const double bound = schedule->step_count() * (cost.alpha + chunk * std::max(4 / cost.bandwidth, 3 * cost.gamma));
       EXPECT_LE(walked, bound);
       EXPECT_GE(walked, schedule->step_count() * cost.alpha * (1 - 1e-9)); // every step moves a chunk somewhere
     }
@@ -76,36 +81,49 @@ TEST(ClosedForm, DoubleBinaryTreeLatencyTermsAreExact) {
 }
 
 TEST(ClosedForm, TextbookFormulasForPowersOfTwo) {
-  const double a = 1e-5, B = 1e9, g = 1e-10, S = 1 << 20;
-  Request r;
-  r.ranks = 8;
-  r.bytes = S;
-  r.algorithm = Algorithm::ring;
-  EXPECT_DOUBLE_EQ(closed_form_time(r, a, B, g), 14 * (a + S / 8 / B) + 7 * S / 8 * g);
-  r.algorithm = Algorithm::recursive_doubling;
-  EXPECT_DOUBLE_EQ(closed_form_time(r, a, B, g), 3 * (a + S / B + S * g));
-  r.algorithm = Algorithm::rabenseifner;
-  EXPECT_DOUBLE_EQ(closed_form_time(r, a, B, g), 6 * a + 2 * 7.0 / 8 * S / B + 7.0 / 8 * S * g);
-  r.algorithm = Algorithm::binomial_tree;
-  EXPECT_DOUBLE_EQ(closed_form_time(r, a, B, g), 6 * (a + S / B) + 3 * S * g);
-  r.ranks = 6; // folded: m = 4
-  r.algorithm = Algorithm::recursive_doubling;
-  EXPECT_DOUBLE_EQ(closed_form_time(r, a, B, g), 2 * (a + S / B + S * g) + 2 * (a + S / B) + S * g);
-  r.op = Operation::all_to_all;
-  r.ranks = 8;
-  r.algorithm = Algorithm::pairwise;
-  EXPECT_DOUBLE_EQ(closed_form_time(r, a, B, g), 7 * (a + S / 8 / B));
-  r.algorithm = Algorithm::direct;
-  EXPECT_DOUBLE_EQ(closed_form_time(r, a, B, g), a + 7 * S / 8 / B);
-  r.op = Operation::barrier;
-  r.algorithm = Algorithm::recursive_doubling;
-  r.ranks = 100;
-  EXPECT_DOUBLE_EQ(closed_form_time(r, a, B, g), 7 * a);
-  r.ranks = 1;
-  EXPECT_EQ(closed_form_time(r, a, B, g), 0);
+  const double a = 1e-5, B = 1e9, S = 1 << 20;
+  // The reduction overlaps the receives: a step that receives and reduces x bytes takes a + x R, R = max(1/B, g),
+  // the transfer's time with g = 1e-10 and the reduction's with g = 1e-8.
+  for (const double g : {1e-10, 1e-8}) {
+    SCOPED_TRACE(g);
+    const double R = std::max(1 / B, g);
+    Request r;
+    r.ranks = 8;
+    r.bytes = S;
+    r.algorithm = Algorithm::ring;
+    EXPECT_DOUBLE_EQ(closed_form_time(r, a, B, g), 7 * (a + S / 8 * R) + 7 * (a + S / 8 / B));
+    r.algorithm = Algorithm::recursive_doubling;
+    EXPECT_DOUBLE_EQ(closed_form_time(r, a, B, g), 3 * (a + S * R));
+    r.algorithm = Algorithm::rabenseifner;
+    EXPECT_DOUBLE_EQ(closed_form_time(r, a, B, g), 6 * a + 7.0 / 8 * S * R + 7.0 / 8 * S / B);
+    r.algorithm = Algorithm::binomial_tree;
+    EXPECT_DOUBLE_EQ(closed_form_time(r, a, B, g), 3 * (a + S * R) + 3 * (a + S / B));
+    r.ranks = 6; // folded: m = 4
+    r.algorithm = Algorithm::recursive_doubling;
+    EXPECT_DOUBLE_EQ(closed_form_time(r, a, B, g), 2 * (a + S * R) + (a + S * R) + (a + S / B));
+    r.op = Operation::reduce_scatter;
+    r.ranks = 8;
+    r.algorithm = Algorithm::ring;
+    EXPECT_DOUBLE_EQ(closed_form_time(r, a, B, g), 7 * (a + S / 8 * R));
+    r.op = Operation::reduce;
+    r.algorithm = Algorithm::binomial_tree;
+    EXPECT_DOUBLE_EQ(closed_form_time(r, a, B, g), 3 * (a + S * R));
+    r.op = Operation::all_to_all;
+    r.algorithm = Algorithm::pairwise;
+    EXPECT_DOUBLE_EQ(closed_form_time(r, a, B, g), 7 * (a + S / 8 / B));
+    r.algorithm = Algorithm::direct;
+    EXPECT_DOUBLE_EQ(closed_form_time(r, a, B, g), a + 7 * S / 8 / B);
+    r.op = Operation::barrier;
+    r.algorithm = Algorithm::recursive_doubling;
+    r.ranks = 100;
+    EXPECT_DOUBLE_EQ(closed_form_time(r, a, B, g), 7 * a);
+    r.ranks = 1;
+    EXPECT_EQ(closed_form_time(r, a, B, g), 0);
+  }
 }
 
-// Lock step on two kinds of link: a transfer within a node costs (alpha_i, B_i), across nodes (alpha_e, B_e).
+// Lock step on two kinds of link: a transfer within a node costs (alpha_i, B_i), across nodes (alpha_e, B_e); the
+// reduction overlaps the step's transfers, as in lock_step_time.
 double two_level_lock_step(const Schedule& s, const std::vector<int>& node_of, double ai, double bi, double ae,
                            double be, double gamma) {
   double total = 0;
@@ -124,7 +142,7 @@ double two_level_lock_step(const Schedule& s, const std::vector<int>& node_of, d
         alpha = std::max(alpha, intra ? ai : ae);
         in += x.bytes / (intra ? bi : be);
       }
-      slowest = std::max(slowest, alpha + std::max(out, in) + st.reduce_bytes * gamma);
+      slowest = std::max(slowest, alpha + std::max(std::max(out, in), st.reduce_bytes * gamma)); // overlapped
     }
     total += slowest;
   }
@@ -132,15 +150,18 @@ double two_level_lock_step(const Schedule& s, const std::vector<int>& node_of, d
 }
 
 TEST(ClosedForm, HierarchicalWithDifferentIntraAndInterNodeLinks) {
-  for (int n : {8, 64, 100})
-    for (double bytes : {1e6 + 3, 3e8 + 1}) {
-      const Request r = request_for({Operation::all_reduce, Algorithm::hierarchical}, n, bytes);
-      const double ai = 2e-6, bi = 2e11, ae = 1e-5, be = 2.5e10, gamma = 1e-12;
-      const double closed = closed_form_time(r, ai, bi, ae, be, gamma);
-      const double walked = two_level_lock_step(*make_schedule(r), r.node_of, ai, bi, ae, be, gamma);
-      EXPECT_NEAR(walked, closed, 0.02 * closed) << n << " ranks, " << bytes << " bytes";
-      EXPECT_DOUBLE_EQ(closed_form_time(r, ae, be, ae, be, gamma), closed_form_time(r, ae, be, gamma));
-    }
+  // 1/B_i = 5e-12 and 1/B_e = 4e-11 seconds per byte: the reduction is hidden behind both kinds of transfer,
+  // outlasts the intra-node ones only, or outlasts both.
+  for (double gamma : {1e-12, 1e-11, 1e-10})
+    for (int n : {8, 64, 100})
+      for (double bytes : {1e6 + 3, 3e8 + 1}) {
+        const Request r = request_for({Operation::all_reduce, Algorithm::hierarchical}, n, bytes);
+        const double ai = 2e-6, bi = 2e11, ae = 1e-5, be = 2.5e10;
+        const double closed = closed_form_time(r, ai, bi, ae, be, gamma);
+        const double walked = two_level_lock_step(*make_schedule(r), r.node_of, ai, bi, ae, be, gamma);
+        EXPECT_NEAR(walked, closed, 0.02 * closed) << n << " ranks, " << bytes << " bytes, gamma " << gamma;
+        EXPECT_DOUBLE_EQ(closed_form_time(r, ae, be, ae, be, gamma), closed_form_time(r, ae, be, gamma));
+      }
 }
 
 TEST(ClosedForm, TwoLevelFormOnlyForHierarchical) {

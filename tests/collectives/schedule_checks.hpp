@@ -155,7 +155,8 @@ inline Totals totals(const Schedule& s) {
 }
 
 // Lock-step reference executor: all positions run step k together; the step lasts as long as its slowest
-// position, alpha (when it posts a transfer) + max(bytes sent, bytes received) / B + reduced bytes * gamma.
+// position, alpha (when it posts a transfer) + max(max(bytes sent, bytes received) / B, reduced bytes * gamma):
+// the reduction overlaps the step's receives (NCCL's recvReduceSend reduces slices as they arrive).
 inline double lock_step_time(const Schedule& s, double alpha, double bandwidth, double gamma) {
   double total = 0;
   for (int k = 0; k < s.step_count(); ++k) {
@@ -168,7 +169,8 @@ inline double lock_step_time(const Schedule& s, double alpha, double bandwidth, 
       for (const auto& x : st.recvs)
         in += x.bytes;
       const bool posts = !st.sends.empty() || !st.recvs.empty();
-      slowest = std::max(slowest, (posts ? alpha : 0) + std::max(out, in) / bandwidth + st.reduce_bytes * gamma);
+      slowest =
+          std::max(slowest, (posts ? alpha : 0) + std::max(std::max(out, in) / bandwidth, st.reduce_bytes * gamma));
     }
     total += slowest;
   }

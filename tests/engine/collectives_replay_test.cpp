@@ -123,6 +123,28 @@ TEST_P(EveryAlgorithm, ReplayMatchesTheClosedFormWithinTwoPercent) {
 
 INSTANTIATE_TEST_SUITE_P(Collectives, EveryAlgorithm, ::testing::ValuesIn(every_algorithm()));
 
+// When reducing is slower than receiving (gamma above 1/B), the reducing steps run at the GPU's pace.
+TEST(ReductionBound, ReducingAlgorithmsFollowTheirClosedFormWhenTheGpuIsTheBottleneck) {
+  const double slow_gamma = 4 / kNic;
+  const Case cases[] = {{Operation::all_reduce, Algorithm::ring, 8, 1e8},
+                        {Operation::all_reduce, Algorithm::rabenseifner, 8, 1e8},
+                        {Operation::all_reduce, Algorithm::binomial_tree, 8, 1e8},
+                        {Operation::reduce_scatter, Algorithm::ring, 8, 1e8},
+                        {Operation::reduce, Algorithm::binomial_tree, 8, 1e8}};
+  for (const auto& c : cases) {
+    collectives::Request request;
+    request.op = c.op;
+    request.algorithm = c.algorithm;
+    request.ranks = c.ranks;
+    request.bytes = c.bytes;
+    auto op = collective(c.op, c.algorithm, c.bytes);
+    op.reduce_seconds_per_byte = slow_gamma;
+    const double expected = collectives::closed_form_time(request, kAlpha, kNic, slow_gamma);
+    const double simulated = replay_one(uniform(c.ranks), op, c.ranks);
+    EXPECT_NEAR(simulated, expected, 0.02 * expected) << ::testing::PrintToString(c);
+  }
+}
+
 // nccl-tests' busbw of a large ring all-reduce is the bottleneck link's bandwidth; under LV08 that is the link
 // times its bandwidth factor, 0.97 (Velho and Legrand 2009).
 TEST(BusBandwidth, LargeRingAllReduceRunsAtTheBottleneckTimesTheModelFactor) {

@@ -111,3 +111,48 @@ TEST(Replay, UnmatchedSendIsReportedWithTheWaitingRank) {
 
 } // namespace
 } // namespace dtsim
+
+namespace dtsim {
+namespace {
+
+graph::ExecutionGraph ring_with_reduction(int ranks, double bytes, double reduce_seconds_per_byte) {
+  auto g = one_all_reduce(ranks, bytes);
+  std::get<graph::Collective>(g.programs[0].ops[0].body).reduce_seconds_per_byte = reduce_seconds_per_byte;
+  return g;
+}
+
+engine::ReplayOptions plain_cm02() {
+  engine::ReplayOptions o;
+  o.network_model = engine::NetworkModel::cm02;
+  o.cross_traffic = false;
+  return o;
+}
+
+// Every message pays the sender's software overhead once, as latency: alpha grows by it.
+TEST(RingClosedForm, MessageOverheadAddsToEveryStepsLatency) {
+  auto cluster = uniform_cluster(8, 1.25e9, 5e-6, 1e-6);
+  cluster.message_overhead = 3e-6;
+  const double expected = ring_closed_form(8, 1e6, 2 * 5e-6 + 1e-6 + 3e-6, 1.25e9);
+  const double simulated = engine::replay(cluster, one_all_reduce(8, 1e6), plain_cm02()).simulated_seconds;
+  EXPECT_NEAR(simulated, expected, 0.01 * expected);
+}
+
+// The reduction overlaps the receive (NCCL reduces slices as they arrive): a reduce-scatter step takes
+// alpha + chunk * max(1/B, gamma). With gamma below 1/B it hides; above, it sets the pace of those n-1 steps.
+TEST(RingClosedForm, ReductionHidesBehindTheTransferUnlessItIsSlower) {
+  const int n = 4;
+  const double bytes = 64e6, bandwidth = 1e9, alpha = 2 * 1e-6;
+  const auto cluster = uniform_cluster(n, bandwidth, 1e-6, 0);
+  const double chunk = bytes / n;
+  const double hidden =
+      engine::replay(cluster, ring_with_reduction(n, bytes, 0.5 / bandwidth), plain_cm02()).simulated_seconds;
+  const double expect_hidden = 2 * (n - 1) * (alpha + chunk / bandwidth);
+  EXPECT_NEAR(hidden, expect_hidden, 0.01 * expect_hidden);
+  const double slow =
+      engine::replay(cluster, ring_with_reduction(n, bytes, 3 / bandwidth), plain_cm02()).simulated_seconds;
+  const double expect_slow = (n - 1) * (alpha + chunk * 3 / bandwidth) + (n - 1) * (alpha + chunk / bandwidth);
+  EXPECT_NEAR(slow, expect_slow, 0.01 * expect_slow);
+}
+
+} // namespace
+} // namespace dtsim

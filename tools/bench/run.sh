@@ -1,27 +1,37 @@
 #!/usr/bin/env bash
-# Speed benchmarks: runs `dtsim run` on each benchmark scenario REPEAT times (default 5) and prints the
-# median wall time and the median peak resident memory of the simulation (GNU time's maximum RSS over
-# dtsim and the child process that runs SimGrid).
-#   tools/bench/run.sh [REPEAT] [SCENARIO...]
+# Speed benchmarks: runs each benchmark command REPEAT times (default 5) and prints the median wall time and
+# the median peak resident memory (GNU time's maximum RSS over dtsim and the child processes that run SimGrid).
+#   tools/bench/run.sh [REPEAT] [NAME-FILTER]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 repeat=${1:-5}
-shift || true
-scenarios=("$@")
-[ ${#scenarios[@]} -gt 0 ] || scenarios=(tools/bench/*.json)
+filter=${2:-}
 dtsim=build/dtsim
 [ -x "$dtsim" ] || tools/build.sh --target dtsim > /dev/null
 
+# name | dtsim arguments | target
+benchmarks=(
+  "resnet50-64-nodes|run tools/bench/resnet50-64-nodes.json|< 1 s (issue 2)"
+  "ring-1gib-1024-gpus|run tools/bench/ring-1gib-1024-gpus.json|< 15 s (issue 2)"
+  "allreduce-1gib-1024-aggregate|collective tools/bench/h100-nodes.json --ranks 1024 --sizes 1GiB --fidelity aggregate --jobs 1|< 1 s (issue 3)"
+  "allreduce-1gib-1024-step|collective tools/bench/h100-nodes.json --ranks 1024 --sizes 1GiB --jobs 1|< 20 s (issue 3)"
+  "ring-allreduce-1gib-1024-step|collective tools/bench/h100-nodes.json --ranks 1024 --sizes 1GiB --algo ring --jobs 1|< 20 s (issue 3)"
+  "alltoall-256mib-4096-aggregate|collective tools/bench/h100-nodes.json --op all-to-all --ranks 4096 --sizes 256MiB --fidelity aggregate --jobs 1|< 30 s, 4 GiB (issue 3)"
+)
+
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 
-printf '%-40s %12s %14s\n' "scenario" "wall (s)" "peak RSS (MiB)"
-for s in "${scenarios[@]}"; do
-  walls=() ; rss=()
+printf '%-34s %10s %15s   %s\n' "benchmark" "wall (s)" "peak RSS (MiB)" "target"
+for b in "${benchmarks[@]}"; do
+  IFS='|' read -r name args target <<< "$b"
+  [[ -z "$filter" || "$name" == *"$filter"* ]] || continue
+  walls=(); rss=()
   for _ in $(seq "$repeat"); do
-    out=$( { /usr/bin/time -f '%e %M' "$dtsim" run "$s" > /dev/null; } 2>&1 | tail -n 1 )
+    # shellcheck disable=SC2086 # the arguments are words
+    out=$( { /usr/bin/time -f '%e %M' "$dtsim" $args > /dev/null; } 2>&1 | tail -n 1 )
     walls+=("${out% *}"); rss+=("${out#* }")
   done
   w=$(printf '%s\n' "${walls[@]}" | median)
   m=$(printf '%s\n' "${rss[@]}" | median)
-  printf '%-40s %12.2f %14.1f\n' "$(basename "$s" .json)" "$w" "$(echo "$m / 1024" | bc -l)"
+  printf '%-34s %10.2f %15.1f   %s\n' "$name" "$w" "$(echo "$m / 1024" | bc -l)" "$target"
 done
