@@ -4,10 +4,11 @@
 // into flows on the platform; tests check schedules and their closed forms without SimGrid.
 //
 // Step semantics: a position posts all of a step's sends and receives at once, waits for all of them and
-// reduces `reduce_bytes` (GPU work) as the receives arrive, then moves to its next step. Positions synchronize only through
-// matching transfers: a send to p in step k matches p's receive from this position in p's step k'
-// (transfers between one pair are matched in the order they are posted, so every algorithm must post the
-// transfers of a pair in the same order on both sides).
+// reduces `reduce_bytes` (GPU work) as the receives arrive, then moves to its next step. Positions synchronize only
+// through matching transfers: a send to p in step k matches p's receive from this position in p's step k' (transfers
+// between one pair are matched in the order they are posted, so every algorithm must post the transfers of a pair in
+// the same order on both sides).
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -60,6 +61,10 @@ struct Step {
                            // overlaps them, so a step takes alpha + max(transfer, reduction)
   int latency_terms = 1;   // alpha terms the step stands for (more than 1 in aggregated schedules)
   // A step in which a position posts nothing (it waits out a phase other positions run) has latency_terms 0.
+  // Aggregated steps: for each merged step that moved something, a peer it sent to and one it received from
+  // (-1: none); the slower of the two paths is that step's alpha term. Empty: every term costs the slowest
+  // outgoing path's latency.
+  std::vector<std::array<int, 2>> latency_peers;
 };
 
 class Schedule {

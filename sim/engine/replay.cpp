@@ -214,10 +214,26 @@ private:
       // transfer is added. Aggregated steps add the latency terms of the steps they stand for.
       const double transfer = sg4::Engine::get_clock() - start - alpha_in * latency_factor_;
       const double extra = std::max(0.0, step.reduce_bytes * c.reduce_seconds_per_byte - transfer) +
-                           (step.latency_terms - 1) * alpha_out * latency_factor_;
+                           aggregated_latency(rank, members, step, alpha_out) * latency_factor_;
       if (extra > 0) sg4::this_actor::sleep_for(extra);
     }
     status.step = -1;
+  }
+
+  // The latency terms an aggregated step stands for beyond the one its flows paid: each merged step's path
+  // latency when the schedule names them, else the slowest outgoing path's for each extra term.
+  double aggregated_latency(int rank, const std::vector<int>& members, const collectives::Step& step,
+                            double alpha_out) {
+    if (step.latency_terms <= 1) return 0;
+    if (step.latency_peers.empty()) return (step.latency_terms - 1) * alpha_out;
+    double sum = 0, slowest = 0;
+    for (const auto& [to, from] : step.latency_peers) {
+      const double latency =
+          std::max(to < 0 ? 0.0 : pair(rank, members[to]).latency, from < 0 ? 0.0 : pair(members[from], rank).latency);
+      sum += latency;
+      slowest = std::max(slowest, latency);
+    }
+    return sum - slowest;
   }
 
   // Schedules are shared by every member (they are functions of the position) and built once per op.

@@ -56,7 +56,7 @@ struct NetworkSpec {
   // CM02 (plain max-min sharing) by default: LV08's factors were fitted to TCP over Ethernet and charge
   // 13x the link latency, far from NVLink or RDMA. Scenarios of TCP clusters choose "lv08".
   NetworkModel model = NetworkModel::cm02;
-  bool cross_traffic = true; // SimGrid's reverse-direction ACK traffic (network/crosstraffic)
+  bool cross_traffic = false; // SimGrid's reverse-direction TCP ACK traffic (network/crosstraffic); lv08: true
 };
 
 struct Scenario {

@@ -84,7 +84,9 @@ NetworkSpec read_network(const Object& top) {
   NetworkSpec n;
   n.model = enum_of<NetworkModel>(network_model_names(), section.choice("model", network_model_names(), "network model",
                                                                         std::string(to_string(n.model))));
-  n.cross_traffic = section.boolean("cross_traffic", n.cross_traffic);
+  // TCP acknowledgements flow back on the reverse path; RDMA and NVLink have none. By default the reverse
+  // traffic comes with the TCP model (lv08) only.
+  n.cross_traffic = section.boolean("cross_traffic", n.model == NetworkModel::lv08);
   return n;
 }
 

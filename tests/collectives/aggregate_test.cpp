@@ -30,6 +30,12 @@ TEST_P(Aggregate, KeepsPairBytesReductionsAndLatencyTerms) {
   const auto steps = make_schedule(request);
   const auto merged = aggregate(request);
   ASSERT_EQ(merged->ranks(), n);
+  const bool pipeline = c.algorithm == Algorithm::double_binary_tree ||
+                        ((c.op == Operation::broadcast || c.op == Operation::reduce) && c.algorithm == Algorithm::ring);
+  if (pipeline) { // pipelines are not aggregated: merging their steps would lose the pipeline's overlap
+    EXPECT_EQ(merged->step_count(), steps->step_count());
+    return;
+  }
   const auto phases = steps->phase_starts();
   EXPECT_EQ(merged->step_count(), steps->step_count() == 0 ? 0 : static_cast<int>(phases.size()));
   std::vector<int> expected_starts(std::max(merged->step_count(), 1));

@@ -66,10 +66,10 @@ TEST(Overrides, StringsQuotedOrNot) {
 
 TEST(Overrides, UnitStringsAndBooleans) {
   const Scenario s = parse(minimal(), set({"cluster.nic.bandwidth=25Gbps", "cluster.nic.latency=\"2us\"",
-                                           "network.cross_traffic=false", "training.bucket_size=50MB"}));
+                                           "network.cross_traffic=true", "training.bucket_size=50MB"}));
   EXPECT_DOUBLE_EQ(s.cluster.nic.bandwidth, 3.125e9);
   EXPECT_DOUBLE_EQ(s.cluster.nic.latency, 2e-6);
-  EXPECT_FALSE(s.network.cross_traffic);
+  EXPECT_TRUE(s.network.cross_traffic); // the cm02 default is false
   EXPECT_DOUBLE_EQ(s.training.bucket_bytes, 50e6);
 }
 

@@ -57,7 +57,7 @@ TEST(Scenario, MinimalScenarioTakesTheDocumentedDefaults) {
   EXPECT_EQ(s.run.seed, 1u);
 
   EXPECT_EQ(s.network.model, NetworkModel::cm02);
-  EXPECT_TRUE(s.network.cross_traffic);
+  EXPECT_FALSE(s.network.cross_traffic); // cm02 by default: no TCP ACK traffic
 
   EXPECT_EQ(s.world_size(), 2);
   EXPECT_EQ(s.global_batch(), 64);
