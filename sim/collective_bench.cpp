@@ -61,6 +61,8 @@ std::vector<CollectivePoint> bench_collective(const scenario::Scenario& s, const
     request.algorithm = bench.algorithm;
     request.ranks = ranks;
     request.bytes = bytes;
+    request.node_switch_reduces = cluster.nvswitch_reduces;
+    request.network_switch_reduces = cluster.switch_reduces;
     for (int r = 0; r < ranks; ++r)
       request.node_of.push_back(cluster.node_of(r));
     CollectivePoint point;

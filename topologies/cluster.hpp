@@ -31,6 +31,8 @@ struct ClusterSpec {
   // Software overhead of every message a GPU sends (the collective library's per-step cost, from the GPU
   // profile), charged as latency on the GPU's outgoing path.
   double message_overhead = 0;
+  bool nvswitch_reduces = false; // NVLink SHARP: the node's NVSwitch reduces in-network (H100 NVSwitch gen 3)
+  bool switch_reduces = false;   // InfiniBand SHARP: the network switch reduces in-network
 
   int gpu_count() const { return nodes * gpus_per_node; }
   int node_of(int gpu) const { return gpu / gpus_per_node; }

@@ -78,7 +78,7 @@ std::shared_ptr<const Schedule> aggregate(const Request& request) {
   // 16 MiB chain broadcast over 64 ranks). Their step count grows like chunks + ranks, not ranks squared, so
   // they run step by step in either mode.
   const bool pipeline =
-      request.algorithm == Algorithm::double_binary_tree ||
+      request.algorithm == Algorithm::double_binary_tree || request.algorithm == Algorithm::in_switch ||
       ((request.op == Operation::broadcast || request.op == Operation::reduce) && request.algorithm == Algorithm::ring);
   if (pipeline) return make_schedule(request);
   if (request.op == Operation::all_to_all &&

@@ -1,6 +1,8 @@
 // choose_algorithm: what NCCL or MPICH would run. The rules, by operation (S = bytes, n = ranks):
 //
 // all-reduce
+//   0. in_switch     when the switches the group goes through reduce (NVLink SHARP for one node, InfiniBand
+//                    SHARP across nodes) and S >= 256 KiB: NCCL's NVLS and CollNet algorithms.
 //   1. hierarchical  when node_of shows more than one node, every node holds the same number (> 1) of
 //                    positions, and S >= 1 MiB: NCCL's multi-node all-reduce keeps the big transfers on
 //                    the intra-node fabric and crosses nodes once per rail.
@@ -42,11 +44,21 @@ bool multi_node_multi_gpu(const Request& r) {
   return true;
 }
 
+// The switches this group's all-reduce would go through can reduce: the NVSwitch of a single-node group, or
+// the network switch of a group over several nodes (NCCL picks NVLS, or CollNet with SHARP, when present).
+bool switches_reduce(const Request& r) {
+  bool several_nodes = r.node_of.empty() && r.ranks > 1;
+  for (int node : r.node_of)
+    several_nodes = several_nodes || node != r.node_of.front();
+  return several_nodes ? r.network_switch_reduces : r.node_switch_reduces;
+}
+
 } // namespace
 
 Algorithm choose_algorithm(const Request& r) {
   switch (r.op) {
   case Operation::all_reduce:
+    if (switches_reduce(r) && r.bytes >= 256 * KiB) return Algorithm::in_switch;
     if (multi_node_multi_gpu(r) && r.bytes >= 1 * MiB) return Algorithm::hierarchical;
     if (r.bytes >= 256 * KiB) return Algorithm::ring;
     if (r.bytes < 2 * KiB) return Algorithm::recursive_doubling;

@@ -129,6 +129,28 @@ double all_to_all_v(const Request& r, double a, double bw) {
 
 } // namespace
 
+// In-switch all-reduce (in_switch.cpp). Streaming x bytes through a switch in C = switch_chunks(x) chunks takes
+// C + 1 steps of alpha + x/(C B) (chunk k goes up while chunk k-1 comes down). Inside one node, NVLS:
+//   (C + 1) (alpha_i + S/(C B_i))
+// Across N nodes of g GPUs, with NVLS in the nodes (the reduce-scatter sends S up and gets S/g back, the
+// all-gather sends S/g up and gets S back, so both stream S), InfiniBand SHARP on each rail's shard S/g:
+//   2 (C_S + 1) (alpha_i + S/(C_S B_i)) + (C_g + 1) (alpha_e + S/(g C_g B_e)),  C_S = C(S), C_g = C(S/g)
+// and without NVLS the intra-node phases are rings: (g-1) (alpha_i + S/g max(1/B_i, gamma)) + (g-1) (alpha_i +
+// S/(g B_i)). The switch reduces, so gamma appears only in the rings.
+double in_switch(const Request& r, double a_i, double bw_i, double a_e, double bw_e, double gamma) {
+  const auto layout = detail::node_layout(r.ranks, r.node_of);
+  const double S = r.bytes, g = layout.per_node;
+  auto stream = [](double bytes, double alpha, double bw) {
+    const int chunks = detail::switch_chunks(bytes);
+    return (chunks + 1) * (alpha + bytes / chunks / bw);
+  };
+  if (layout.nodes.size() == 1) return stream(S, a_i, bw_i);
+  const double inter = stream(S / g, a_e, bw_e);
+  if (layout.per_node == 1) return inter;
+  if (r.node_switch_reduces) return 2 * stream(S, a_i, bw_i) + inter;
+  return (g - 1) * (a_i + S / g * std::max(1 / bw_i, gamma)) + inter + (g - 1) * (a_i + S / (g * bw_i));
+}
+
 double closed_form_time(const Request& request, double a, double bw, double gamma) {
   Request r = request;
   if (r.algorithm == Algorithm::automatic) r.algorithm = choose_algorithm(r);
@@ -171,6 +193,8 @@ double closed_form_time(const Request& request, double a, double bw, double gamm
       // S/2^(i+1), then recursive doubling of the same sizes, plus the fold:
       //   2 q alpha + (m-1)/m S max(1/B, gamma) + (m-1)/m S/B + fold
       return 2 * q * a + (m - 1.0) / m * S * reduced + (m - 1.0) / m * S / bw + fold;
+    case Algorithm::in_switch:
+      return in_switch(r, a, bw, a, bw, gamma);
     default: // hierarchical, one kind of link
       return hierarchical(r, a, bw, a, bw, gamma);
     }
@@ -238,11 +262,13 @@ double closed_form_time(const Request& request, double alpha_intra, double bandw
   Request r = request;
   if (r.algorithm == Algorithm::automatic) r.algorithm = choose_algorithm(r);
   detail::validate_request(r);
-  if (r.op != Operation::all_reduce || r.algorithm != Algorithm::hierarchical)
+  if (r.op != Operation::all_reduce || (r.algorithm != Algorithm::hierarchical && r.algorithm != Algorithm::in_switch))
     throw std::invalid_argument(fmt::format("a closed form with separate intra- and inter-node links exists only for "
-                                            "the hierarchical all-reduce, not {} {}",
+                                            "the hierarchical and in-switch all-reduces, not {} {}",
                                             to_string(r.op), to_string(r.algorithm)));
   if (r.ranks == 1) return 0;
+  if (r.algorithm == Algorithm::in_switch)
+    return in_switch(r, alpha_intra, bandwidth_intra, alpha_inter, bandwidth_inter, gamma);
   return hierarchical(r, alpha_intra, bandwidth_intra, alpha_inter, bandwidth_inter, gamma);
 }
 

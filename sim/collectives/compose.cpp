@@ -96,9 +96,10 @@ public:
     Step s = schedules_[g]->step(local_of_[position], k);
     const auto& members = groups_[g];
     for (auto& t : s.sends)
-      t.peer = members[t.peer];
+      if (t.peer >= 0) // switch endpoints (negative) are not positions
+        t.peer = members[t.peer];
     for (auto& t : s.recvs)
-      t.peer = members[t.peer];
+      if (t.peer >= 0) t.peer = members[t.peer];
     return s;
   }
 

@@ -135,4 +135,9 @@ struct NodeLayout {
 NodeLayout node_layout(int n, const std::vector<int>& node_of);
 SchedulePtr hierarchical_all_reduce(int n, double bytes, const std::vector<int>& node_of);
 
+// in_switch.cpp: NVLink SHARP inside a node, InfiniBand SHARP across nodes. Throws std::invalid_argument when
+// the switches the group needs do not reduce.
+SchedulePtr in_switch_all_reduce(const Request& request);
+int switch_chunks(double bytes); // chunks a switch streams `bytes` in
+
 } // namespace dtsim::collectives::detail

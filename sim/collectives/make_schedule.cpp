@@ -18,7 +18,7 @@ using enum Algorithm;
 std::vector<Algorithm> algorithms_of(Operation op) {
   switch (op) {
   case Operation::all_reduce:
-    return {ring, double_binary_tree, binomial_tree, recursive_doubling, rabenseifner, hierarchical};
+    return {ring, double_binary_tree, binomial_tree, recursive_doubling, rabenseifner, hierarchical, in_switch};
   case Operation::reduce_scatter:
     return {ring, rabenseifner, direct};
   case Operation::all_gather:
@@ -95,6 +95,8 @@ SchedulePtr build(const Request& r) {
       return recursive_doubling_all_reduce(n, S);
     case rabenseifner:
       return rabenseifner_all_reduce(n, S);
+    case in_switch:
+      return in_switch_all_reduce(r);
     default:
       return hierarchical_all_reduce(n, S, r.node_of);
     }
@@ -135,7 +137,8 @@ std::vector<Algorithm> supported_algorithms(Operation op) {
 std::shared_ptr<const Schedule> make_schedule(const Request& request) {
   detail::validate_request(request);
   // Hierarchical checks its node layout even for one rank, so a bad layout fails early.
-  if (request.algorithm == hierarchical) detail::node_layout(request.ranks, request.node_of);
+  if (request.algorithm == hierarchical || request.algorithm == in_switch)
+    detail::node_layout(request.ranks, request.node_of);
   if (request.ranks == 1) return detail::empty_schedule(1);
   return build(request);
 }

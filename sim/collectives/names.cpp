@@ -12,16 +12,19 @@ constexpr std::array<std::string_view, 9> kOperationNames{"all-reduce",   "reduc
                                                           "broadcast",    "reduce",         "all-to-all",
                                                           "all-to-all-v", "barrier",        "send-recv"};
 
-constexpr std::array<std::string_view, 9> kAlgorithmNames{
+constexpr std::array<std::string_view, 10> kAlgorithmNames{
     "auto",     "ring",   "double-binary-tree", "binomial-tree", "recursive-doubling", "rabenseifner",
-    "pairwise", "direct", "hierarchical"};
+    "pairwise", "direct", "hierarchical",       "in-switch"};
 
 struct Alias {
   std::string_view name;
   Algorithm algorithm;
 };
 // NCCL calls its double binary tree "tree"; MPICH's names for the same algorithms.
-constexpr std::array<Alias, 6> kAlgorithmAliases{{{"automatic", Algorithm::automatic},
+constexpr std::array<Alias, 9> kAlgorithmAliases{{{"automatic", Algorithm::automatic},
+                                                  {"sharp", Algorithm::in_switch},
+                                                  {"nvls", Algorithm::in_switch},
+                                                  {"collnet", Algorithm::in_switch},
                                                   {"tree", Algorithm::double_binary_tree},
                                                   {"binomial", Algorithm::binomial_tree},
                                                   {"reduce-scatter-all-gather", Algorithm::rabenseifner},

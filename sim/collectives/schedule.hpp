@@ -40,6 +40,7 @@ enum class Algorithm : std::uint8_t {
   pairwise,     // all-to-all as n-1 rounds of pairwise exchange
   direct,       // every transfer in one round
   hierarchical, // intra-node reduce-scatter, inter-node all-reduce, intra-node all-gather
+  in_switch,    // the switches reduce: NVLink SHARP (NVLS) inside a node, InfiniBand SHARP across nodes
 };
 
 std::string_view to_string(Operation op);
@@ -49,8 +50,14 @@ std::optional<Algorithm> parse_algorithm(std::string_view name); // "ring", "tre
 std::vector<std::string> operation_names();
 std::vector<std::string> algorithm_names();
 
+// Peers that are not positions: the switches that reduce in-network (Algorithm::in_switch). The engine
+// routes them to the position's own node switch (NVSwitch) or to the network switch; the switch reduces what
+// every position of its scope sent in a step and returns the result in the next.
+inline constexpr int kNodeSwitch = -1;
+inline constexpr int kNetworkSwitch = -2;
+
 struct Transfer {
-  int peer = 0; // position in the group
+  int peer = 0; // position in the group, or kNodeSwitch / kNetworkSwitch
   double bytes = 0;
 };
 
@@ -83,9 +90,11 @@ struct Request {
   Algorithm algorithm = Algorithm::automatic;
   int ranks = 1;
   double bytes = 0;
-  int root = 0;               // broadcast, reduce, send_recv
-  std::vector<int> node_of;   // node index of each position (hierarchical; empty: every position its own node)
-  std::vector<double> matrix; // all_to_all_v: bytes from i to j at [i * ranks + j]
+  int root = 0;                        // broadcast, reduce, send_recv
+  std::vector<int> node_of;            // node index of each position (hierarchical; empty: every position its own node)
+  std::vector<double> matrix;          // all_to_all_v: bytes from i to j at [i * ranks + j]
+  bool node_switch_reduces = false;    // in_switch: the nodes' NVSwitches reduce (NVLink SHARP)
+  bool network_switch_reduces = false; // in_switch: the network switch reduces (InfiniBand SHARP)
 };
 
 // The schedule of a request; throws std::invalid_argument for an algorithm that does not implement the

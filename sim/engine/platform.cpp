@@ -29,6 +29,16 @@ public:
       root->add_route(zone->get_netpoint(), nullptr, nic_router, nullptr,
                       {{nic, Direction::UP}, sg4::LinkInRoute(backplane)}, true);
     }
+    if (cluster_.switch_reduces) {
+      // The reducing switch is an endpoint at the star's centre: a zone of its own with no links of its own,
+      // so reaching it costs a node's NIC and the switch latency.
+      auto* zone = sg4::create_full_zone("switch-sharp");
+      zone->set_parent(root);
+      platform_.network_switch = zone->create_host("switch-sharp", kGpuHostSpeed)->seal();
+      zone->seal();
+      root->add_route(zone->get_netpoint(), nullptr, platform_.network_switch->get_netpoint(), nullptr,
+                      {sg4::LinkInRoute(backplane)}, true);
+    }
     root->seal();
     return std::move(platform_);
   }
@@ -62,7 +72,18 @@ private:
       if (overhead[gpu]) links.insert(links.begin(), sg4::LinkInRoute(overhead[gpu]));
       return links;
     };
+    sg4::Host* nvswitch = nullptr; // reached through each GPU's NVLink port
+    if (cluster_.nvswitch_reduces) {
+      nvswitch = zone->create_host(fmt::format("node{}-nvswitch", node), kGpuHostSpeed)->seal();
+      platform_.node_switches.push_back(nvswitch);
+    }
     for (std::size_t a = 0; a < gpus.size(); ++a) {
+      if (nvswitch) {
+        zone->add_route(gpus[a]->get_netpoint(), nvswitch->get_netpoint(), nullptr, nullptr,
+                        sent_by(a, {{ports[a], Direction::UP}}), false);
+        zone->add_route(nvswitch->get_netpoint(), gpus[a]->get_netpoint(), nullptr, nullptr,
+                        {{ports[a], Direction::DOWN}}, false);
+      }
       zone->add_route(gpus[a]->get_netpoint(), nic_router, nullptr, nullptr, sent_by(a, {{pcie[a], Direction::UP}}),
                       false);
       zone->add_route(nic_router, gpus[a]->get_netpoint(), nullptr, nullptr, {{pcie[a], Direction::DOWN}}, false);

@@ -10,6 +10,10 @@ namespace dtsim::engine {
 
 struct Platform {
   std::vector<simgrid::s4u::Host*> gpus;  // by global GPU index (node-major)
+  // Endpoints of in-switch reduction: each node's NVSwitch (when it reduces) and the network switch (when it
+  // reduces); empty / null otherwise.
+  std::vector<simgrid::s4u::Host*> node_switches;
+  simgrid::s4u::Host* network_switch = nullptr;
   std::vector<simgrid::s4u::Link*> links; // every tracked link half, in creation order
   std::unordered_map<const simgrid::s4u::Link*, int> link_index;
 };

@@ -14,6 +14,8 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <map>
+#include <set>
 #include <unordered_map>
 
 XBT_LOG_NEW_DEFAULT_CATEGORY(dtsim_replay, "dtsim: replay of execution graphs");
@@ -181,8 +183,10 @@ private:
   // GPU reduction, protocol overhead and (in aggregated schedules) the latency terms it stands for.
   void run_collective(int rank, const graph::Collective& c, std::uint32_t it, StreamStatus& status) {
     const auto& members = graph_.groups[c.group];
-    const auto& schedule = schedule_for(c);
+    const auto& entry = schedule_for(c);
+    const auto& schedule = *entry.schedule;
     const int position = positions_[c.group][rank];
+    if (entry.algorithm == collectives::Algorithm::in_switch) start_switches(c, entry, it);
     status.wait = StreamStatus::Wait::peer;
     std::vector<sg4::CommPtr> comms;
     std::vector<const Pair*> outgoing;
@@ -190,20 +194,20 @@ private:
     for (int k = 0; k < schedule.step_count(); ++k) {
       const auto step = schedule.step(position, k);
       status.step = k;
-      status.peer = step.recvs.empty() ? -1 : members[step.recvs.front().peer];
+      status.peer = step.recvs.empty() ? -1 : endpoint(rank, members, step.recvs.front().peer);
       comms.clear();
       outgoing.clear();
       const double start = sg4::Engine::get_clock();
       double alpha_out = 0; // the slowest outgoing path's latency, for the latency terms an aggregated step adds
       double alpha_in = 0;  // the slowest incoming path's latency: when the reduction can start
       for (const auto& send : step.sends) {
-        auto& out = pair(rank, members[send.peer]);
+        auto& out = pair(rank, endpoint(rank, members, send.peer));
         comms.push_back(out.mailbox->put_async(&token_, flow_size(send.bytes)));
         outgoing.push_back(&out);
         alpha_out = std::max(alpha_out, out.latency);
       }
       for (const auto& recv : step.recvs) {
-        auto& in = pair(members[recv.peer], rank);
+        auto& in = pair(endpoint(rank, members, recv.peer), rank);
         comms.push_back(in.mailbox->get_async(&received));
         alpha_in = std::max(alpha_in, in.latency);
       }
@@ -236,8 +240,13 @@ private:
     return sum - slowest;
   }
 
+  struct ScheduleEntry {
+    std::shared_ptr<const collectives::Schedule> schedule;
+    collectives::Algorithm algorithm = collectives::Algorithm::ring; // `automatic` resolved
+  };
+
   // Schedules are shared by every member (they are functions of the position) and built once per op.
-  const collectives::Schedule& schedule_for(const graph::Collective& c) {
+  const ScheduleEntry& schedule_for(const graph::Collective& c) {
     auto [entry, inserted] = schedules_.try_emplace(&c);
     if (inserted) {
       collectives::Request request;
@@ -246,13 +255,84 @@ private:
       request.bytes = c.bytes;
       request.root = c.root;
       request.matrix = c.matrix;
+      request.node_switch_reduces = cluster_.nvswitch_reduces;
+      request.network_switch_reduces = cluster_.switch_reduces;
       for (int member : graph_.groups[c.group])
         request.node_of.push_back(cluster_.node_of(member));
       request.algorithm =
           c.algorithm == collectives::Algorithm::automatic ? collectives::choose_algorithm(request) : c.algorithm;
-      entry->second = c.aggregate ? collectives::aggregate(request) : collectives::make_schedule(request);
+      entry->second.algorithm = request.algorithm;
+      entry->second.schedule = c.aggregate ? collectives::aggregate(request) : collectives::make_schedule(request);
     }
-    return *entry->second;
+    return entry->second;
+  }
+
+  // Endpoints are GPUs (0..G-1), then the nodes' NVSwitches, then the network switch: what a schedule's peer
+  // means for this rank.
+  int endpoint(int rank, const std::vector<int>& members, int peer) const {
+    if (peer >= 0) return members[peer];
+    const int gpus = static_cast<int>(platform_.gpus.size());
+    if (peer == collectives::kNodeSwitch && !platform_.node_switches.empty()) return gpus + cluster_.node_of(rank);
+    if (peer == collectives::kNetworkSwitch && platform_.network_switch)
+      return gpus + static_cast<int>(platform_.node_switches.size());
+    throw std::runtime_error("a collective reduces in a switch the cluster does not let reduce");
+  }
+
+  sg4::Host* host(int endpoint) const {
+    const int gpus = static_cast<int>(platform_.gpus.size());
+    if (endpoint < gpus) return platform_.gpus[endpoint];
+    if (endpoint - gpus < static_cast<int>(platform_.node_switches.size()))
+      return platform_.node_switches[endpoint - gpus];
+    return platform_.network_switch;
+  }
+
+  // The switches of an in-switch collective are actors too: the first member to reach the collective in an
+  // iteration starts one per switch involved, which mirrors what the members send it and return to them.
+  void start_switches(const graph::Collective& c, const ScheduleEntry& entry, std::uint32_t it) {
+    if (!switches_started_.insert({&c, it}).second) return;
+    const auto& members = graph_.groups[c.group];
+    std::map<int, std::vector<int>> by_node; // node -> positions
+    for (std::size_t p = 0; p < members.size(); ++p)
+      by_node[cluster_.node_of(members[p])].push_back(static_cast<int>(p));
+    auto start = [&](int constant, int endpoint_id, std::vector<int> positions) {
+      sg4::Actor::create(fmt::format("switch{}", endpoint_id), host(endpoint_id),
+                         [this, &c, &entry, constant, endpoint_id, positions = std::move(positions)] {
+                           switch_loop(c, *entry.schedule, constant, endpoint_id, positions);
+                         });
+    };
+    if (!platform_.node_switches.empty())
+      for (const auto& [node, positions] : by_node)
+        start(collectives::kNodeSwitch, endpoint(members[positions.front()], members, collectives::kNodeSwitch),
+              positions);
+    if (platform_.network_switch && by_node.size() > 1) {
+      std::vector<int> all(members.size());
+      for (std::size_t p = 0; p < all.size(); ++p)
+        all[p] = static_cast<int>(p);
+      start(collectives::kNetworkSwitch, endpoint(members.front(), members, collectives::kNetworkSwitch), all);
+    }
+  }
+
+  void switch_loop(const graph::Collective& c, const collectives::Schedule& schedule, int constant, int self,
+                   const std::vector<int>& positions) {
+    const auto& members = graph_.groups[c.group];
+    std::vector<sg4::CommPtr> comms;
+    char* received = nullptr;
+    for (int k = 0; k < schedule.step_count(); ++k) {
+      comms.clear();
+      for (int p : positions) {
+        const auto step = schedule.step(p, k);
+        for (const auto& t : step.sends)
+          if (t.peer == constant) comms.push_back(pair(members[p], self).mailbox->get_async(&received));
+        for (const auto& t : step.recvs)
+          if (t.peer == constant) {
+            const auto& out = pair(self, members[p]);
+            comms.push_back(out.mailbox->put_async(&token_, flow_size(t.bytes)));
+            for (int link : out.links)
+              link_bytes_[link] += t.bytes;
+          }
+      }
+      sg4::Comm::wait_all(comms);
+    }
   }
 
   static std::uint64_t flow_size(double bytes) { return static_cast<std::uint64_t>(std::llround(bytes)); }
@@ -271,7 +351,7 @@ private:
     if (auto found = pairs_.find(key); found != pairs_.end()) return found->second;
     Pair p;
     std::vector<sg4::Link*> links;
-    platform_.gpus[from]->route_to(platform_.gpus[to], links, &p.latency);
+    host(from)->route_to(host(to), links, &p.latency);
     for (auto* link : links)
       if (auto found = platform_.link_index.find(link); found != platform_.link_index.end())
         p.links.push_back(found->second);
@@ -352,7 +432,8 @@ private:
   std::vector<std::vector<int>> positions_; // per group: each rank's place in it (-1: not a member)
   std::vector<RankState> ranks_;
   std::unordered_map<std::uint64_t, Pair> pairs_;
-  std::unordered_map<const graph::Collective*, std::shared_ptr<const collectives::Schedule>> schedules_;
+  std::unordered_map<const graph::Collective*, ScheduleEntry> schedules_;
+  std::set<std::pair<const graph::Collective*, std::uint32_t>> switches_started_; // (collective, iteration)
   double latency_factor_ = 1;      // the network model's latency factor (LV08: 13.01), for aggregated latency terms
   std::vector<double> link_bytes_; // per tracked link half
   std::uint64_t transfers_ = 0;

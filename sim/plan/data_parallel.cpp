@@ -148,6 +148,8 @@ private:
     request.algorithm = s_.training.algorithm;
     request.ranks = s_.world_size();
     request.bytes = bytes;
+    request.node_switch_reduces = s_.cluster.nvswitch_reduces;
+    request.network_switch_reduces = s_.cluster.switch_reduces;
     for (int r = 0; r < request.ranks; ++r)
       request.node_of.push_back(s_.cluster.node_of(r));
     const auto chosen = request.algorithm == collectives::Algorithm::automatic ? collectives::choose_algorithm(request)

@@ -55,7 +55,7 @@ void read_cluster(const Object& top, Scenario& s) {
   cluster.message_overhead = s.gpu.collective_step_overhead;
   check_precision(top, s);
 
-  const Object intra = c.object("intra_node", {"fabric", "bandwidth", "latency"});
+  const Object intra = c.object("intra_node", {"fabric", "bandwidth", "latency", "sharp"});
   const bool has_nvlink = s.gpu.nvlink_bandwidth > 0;
   const std::string fabric =
       intra.choice("fabric", fabric_names(), "intra-node fabric", has_nvlink ? "nvlink" : "pcie");
@@ -63,6 +63,9 @@ void read_cluster(const Object& top, Scenario& s) {
   cluster.intra_kind = nvlink ? topologies::IntraNodeKind::nvlink : topologies::IntraNodeKind::pcie;
   cluster.intra = read_link(intra, nvlink ? s.gpu.nvlink_bandwidth : s.gpu.pcie_bandwidth, nvlink ? 1e-6 : 2e-6,
                             fmt::format("GPU profile \"{}\" has no {} bandwidth", s.gpu.name, fabric));
+  cluster.nvswitch_reduces = intra.boolean("sharp", false);
+  if (cluster.nvswitch_reduces && !nvlink)
+    intra.fail("sharp", "NVLink SHARP needs the nvlink fabric (an NVSwitch); this node's fabric is pcie");
 
   const Object pcie = c.object("pcie", {"bandwidth", "latency"});
   cluster.pcie =
@@ -73,8 +76,9 @@ void read_cluster(const Object& top, Scenario& s) {
     c.fail("nic", "missing; expected an object with the NIC's \"bandwidth\" (for example {\"bandwidth\": \"10Gbps\"})");
   cluster.nic = read_link(nic, 0, 5e-6, "the NIC has no default");
 
-  const Object sw = c.object("switch", {"latency"});
+  const Object sw = c.object("switch", {"latency", "sharp"});
   cluster.switch_latency = sw.quantity("latency", Dimension::time, Bound::non_negative, 1e-6);
+  cluster.switch_reduces = sw.boolean("sharp", false);
 }
 
 } // namespace dtsim::scenario::detail

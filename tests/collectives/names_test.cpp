@@ -12,7 +12,9 @@ TEST(Names, RoundTripAndAliases) {
   for (const auto& name : algorithm_names())
     EXPECT_EQ(to_string(parse_algorithm(name).value()), name);
   EXPECT_EQ(operation_names().size(), 9u);
-  EXPECT_EQ(algorithm_names().size(), 9u);
+  EXPECT_EQ(algorithm_names().size(), 10u);
+  EXPECT_EQ(parse_algorithm("sharp"), Algorithm::in_switch);
+  EXPECT_EQ(parse_algorithm("NVLS"), Algorithm::in_switch);
   EXPECT_EQ(parse_operation("all_reduce"), Operation::all_reduce);
   EXPECT_EQ(parse_operation("AllToAllV"), Operation::all_to_all_v);
   EXPECT_EQ(parse_operation("sendrecv"), Operation::send_recv);
@@ -135,7 +137,7 @@ TEST(Errors, UnsupportedCombinationsListTheSupportedOnes) {
   r.algorithm = Algorithm::pairwise;
   r.ranks = 1; // refused even when there would be nothing to do
   EXPECT_EQ(error_of(r), "all-reduce has no 'pairwise' algorithm; supported: ring, double-binary-tree, "
-                         "binomial-tree, recursive-doubling, rabenseifner, hierarchical");
+                         "binomial-tree, recursive-doubling, rabenseifner, hierarchical, in-switch");
 }
 
 TEST(Errors, BadRequests) {
