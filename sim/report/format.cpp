@@ -8,7 +8,7 @@ namespace dtsim::report {
 
 std::string format_seconds(double s) {
   const double a = std::fabs(s);
-  if (a == 0) return "0 s";
+  if (a < 1e-12) return "0 s"; // below a picosecond: rounding noise of sums of op times
   if (a < 1e-6) return fmt::format("{:.1f} ns", s * 1e9);
   if (a < 1e-3) return fmt::format("{:.2f} us", s * 1e6);
   if (a < 1) return fmt::format("{:.2f} ms", s * 1e3);
