@@ -9,7 +9,7 @@
 namespace dtsim::engine {
 
 struct Platform {
-  std::vector<simgrid::s4u::Host*> gpus;  // by global GPU index (node-major)
+  std::vector<simgrid::s4u::Host*> gpus; // by global GPU index (node-major)
   // Endpoints of in-switch reduction: each node's NVSwitch (when it reduces) and the network switch (when it
   // reduces); empty / null otherwise.
   std::vector<simgrid::s4u::Host*> node_switches;

@@ -1,0 +1,141 @@
+#pragma once
+// Engine-private: the replay of an execution graph on SimGrid, one actor per rank and stream. Its parts:
+// replay.cpp (actors, streams, results), collective_replay.cpp (collectives as flows), switches.cpp (the
+// switches of in-switch reductions).
+#include "sim/collectives/schedule.hpp"
+#include "sim/engine/engine.hpp"
+#include "sim/engine/platform.hpp"
+
+#include <simgrid/s4u.hpp>
+
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <set>
+#include <unordered_map>
+#include <vector>
+
+namespace dtsim::engine::detail {
+
+namespace sg4 = simgrid::s4u;
+
+// What a stream actor is doing; read when the replay stalls, to say who waited on what.
+struct StreamStatus {
+  enum class Wait : std::uint8_t { running, dependencies, previous_iteration, peer, finished };
+  Wait wait = Wait::running;
+  std::uint32_t op = 0;
+  std::uint32_t iteration = 0;
+  int step = -1;
+  int peer = -1;
+};
+
+struct RankState {
+  sg4::MutexPtr mutex = sg4::Mutex::create();
+  sg4::ConditionVariablePtr cv = sg4::ConditionVariable::create();
+  int waiters = 0;
+  std::vector<std::int64_t> done_iteration; // per op: last iteration it completed in (-1: none yet)
+  std::uint64_t ops_done = 0;
+  RankTimeline timeline;
+  std::array<StreamStatus, graph::kStreamCount> status;
+};
+
+class Replay {
+public:
+  Replay(const topologies::ClusterSpec& cluster, const graph::ExecutionGraph& graph, const ReplayOptions& options)
+      : cluster_(cluster), graph_(graph), options_(options) {}
+
+  ReplayResult run();
+
+private:
+  void configure_engine();
+  void index_programs();
+  void start_actors();
+  void stream_loop(int rank, int stream);
+
+  template <class Pred> void wait_until(RankState& state, Pred ready) {
+    if (ready()) return;
+    std::unique_lock lock(*state.mutex);
+    ++state.waiters;
+    while (!ready())
+      state.cv->wait(lock);
+    --state.waiters;
+  }
+
+  void mark_done(RankState& state, std::uint32_t op, std::uint32_t it, std::uint64_t per_iteration);
+  void execute(int rank, const graph::Op& op, std::uint32_t it, StreamStatus& status);
+
+  // Replays this rank's part of a collective: each step's transfers as concurrent flows, then the step's
+  // GPU reduction, protocol overhead and (in aggregated schedules) the latency terms it stands for.
+  void run_collective(int rank, const graph::Collective& c, std::uint32_t it, StreamStatus& status);
+
+  // The latency terms an aggregated step stands for beyond the one its flows paid: each merged step's path
+  // latency when the schedule names them, else the slowest outgoing path's for each extra term.
+  double aggregated_latency(int rank, const std::vector<int>& members, const collectives::Step& step, double alpha_out);
+
+  struct ScheduleEntry {
+    std::shared_ptr<const collectives::Schedule> schedule;
+    collectives::Algorithm algorithm = collectives::Algorithm::ring; // `automatic` resolved
+  };
+
+  // Schedules are shared by every member (they are functions of the position) and built once per op.
+  const ScheduleEntry& schedule_for(const graph::Collective& c);
+
+  // Endpoints are GPUs (0..G-1), then the nodes' NVSwitches, then the network switch: what a schedule's peer
+  // means for this rank.
+  int endpoint(int rank, const std::vector<int>& members, int peer) const;
+
+  sg4::Host* host(int endpoint) const;
+
+  // The switches of an in-switch collective are actors too: the first member to reach the collective in an
+  // iteration starts one per switch involved, which mirrors what the members send it and return to them.
+  void start_switches(const graph::Collective& c, const ScheduleEntry& entry, std::uint32_t it);
+
+  void switch_loop(const graph::Collective& c, const collectives::Schedule& schedule, int constant, int self,
+                   const std::vector<int>& positions);
+
+  static std::uint64_t flow_size(double bytes) { return static_cast<std::uint64_t>(std::llround(bytes)); }
+
+  // What two GPUs share: the mailbox of their messages (from -> to) and the route between them.
+  struct Pair {
+    sg4::Mailbox* mailbox = nullptr;
+    std::vector<int> links; // tracked link halves of the route
+    double latency = 0;     // sum of the route's link latencies, before the network model's factor
+  };
+
+  // Looked up once per ordered pair and cached. Mailbox::by_name is a simcall: other actors run meanwhile and
+  // may ask for the same pair, so the entry is cached only once complete (both get the same mailbox).
+  const Pair& pair(int from, int to);
+
+  // Bytes per rank and per link.
+  void account(int from, const Pair& route, double bytes, std::uint32_t it);
+
+  // At most twice a second of wall time: simulated time reached, iteration, flows so far.
+  void show_progress(std::uint32_t iteration);
+
+  std::string deadlock_report() const;
+  ReplayResult collect();
+
+  const topologies::ClusterSpec& cluster_;
+  const graph::ExecutionGraph& graph_;
+  ReplayOptions options_;
+  std::unique_ptr<sg4::Engine> engine_;
+  Platform platform_;
+  std::vector<std::array<std::vector<std::uint32_t>, graph::kStreamCount>> stream_ops_; // per program
+  std::vector<std::vector<int>> positions_; // per group: each rank's place in it (-1: not a member)
+  std::vector<RankState> ranks_;
+  std::unordered_map<std::uint64_t, Pair> pairs_;
+  std::unordered_map<const graph::Collective*, ScheduleEntry> schedules_;
+  std::set<std::pair<const graph::Collective*, std::uint32_t>> switches_started_; // (collective, iteration)
+  double latency_factor_ = 1;      // the network model's latency factor (LV08: 13.01), for aggregated latency terms
+  std::vector<double> link_bytes_; // per tracked link half
+  std::uint64_t transfers_ = 0;
+  std::chrono::steady_clock::time_point last_progress_ = std::chrono::steady_clock::now();
+  bool progress_shown_ = false;
+  int started_streams_ = 0;
+  int finished_streams_ = 0;
+  char token_ = 0; // the payload pointer of every message: only sizes are simulated
+};
+
+} // namespace dtsim::engine::detail
