@@ -5,7 +5,7 @@
 //    "memory": {"capacity": bytes, "bandwidth": bytes/s, "efficiency": (0, 1]},
 //    "links": {"nvlink_bandwidth": bytes/s per direction (0: none), "pcie_bandwidth": bytes/s per direction},
 //    "efficiency": {"gemm": {precision: (0, 1]}, "convolution": {precision: (0, 1]}},  // same keys as peak_flops
-//    "launch_overhead": seconds}
+//    "launch_overhead": seconds, "collectives": {"step_overhead": seconds per message}}
 // Parsing is strict (unknown fields and precisions are errors) because a typo in a shipped profile would otherwise
 // go unnoticed, and every error names the file and the JSON pointer (RFC 6901) of the offending value.
 #include "calibration/profile.hpp"

@@ -34,6 +34,9 @@ struct ClusterSpec {
   bool nvswitch_reduces = false; // NVLink SHARP: the node's NVSwitch reduces in-network (H100 NVSwitch gen 3)
   bool switch_reduces = false;   // InfiniBand SHARP: the network switch reduces in-network
 
+  std::string instance;           // cloud instance preset the nodes are ("" if none)
+  double price_per_node_hour = 0; // USD per node-hour; 0: no price known
+
   int gpu_count() const { return nodes * gpus_per_node; }
   int node_of(int gpu) const { return gpu / gpus_per_node; }
 };

@@ -46,6 +46,8 @@ json to_json(const RunResult& r) {
       {"iteration_seconds", to_json(r.iteration)},
       {"throughput_samples_per_second", r.throughput},
       {"epoch_seconds", r.epoch_seconds},
+      {"epochs", r.epochs},
+      {"cost_usd", {{"per_hour", r.price_per_hour}, {"per_epoch", r.cost_per_epoch}, {"run", r.cost_of_run}}},
       {"breakdown_seconds_per_iteration",
        {{"compute", r.breakdown.compute},
         {"exposed_communication", r.breakdown.exposed_communication},
@@ -73,6 +75,10 @@ RunResult run_result_from_json(const json& j) {
   r.iteration = distribution_from_json(j.at("iteration_seconds"));
   r.throughput = j.at("throughput_samples_per_second");
   r.epoch_seconds = j.at("epoch_seconds");
+  r.epochs = j.at("epochs");
+  r.price_per_hour = j.at("cost_usd").at("per_hour");
+  r.cost_per_epoch = j.at("cost_usd").at("per_epoch");
+  r.cost_of_run = j.at("cost_usd").at("run");
   const auto& b = j.at("breakdown_seconds_per_iteration");
   r.breakdown = {b.at("compute"), b.at("exposed_communication"), b.at("idle")};
   r.communication_seconds = j.at("communication_seconds_per_iteration");

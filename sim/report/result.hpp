@@ -41,6 +41,12 @@ struct RunResult {
   Distribution iteration;   // seconds, measured iterations only
   double throughput = 0;    // samples/s
   double epoch_seconds = 0; // 0 when the scenario gives no dataset size
+  int epochs = 1;           // of the whole training run
+  // Dollars (USD), when the cluster has a price (0 otherwise): the cluster per hour, one epoch, the whole run
+  // (epochs x epoch; without a dataset size, the simulated iterations).
+  double price_per_hour = 0;
+  double cost_per_epoch = 0;
+  double cost_of_run = 0;
   Breakdown breakdown;
   double communication_seconds = 0; // comm-stream busy time per iteration
   double bytes_sent_per_gpu = 0;    // per iteration

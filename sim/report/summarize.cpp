@@ -84,6 +84,11 @@ RunResult summarize(const scenario::Scenario& s, const plan::Plan& plan, const e
   if (r.iteration.mean > 0) r.throughput = r.global_batch / r.iteration.mean;
   if (s.dataset.samples > 0 && r.throughput > 0)
     r.epoch_seconds = static_cast<double>(s.dataset.samples) / r.throughput;
+  r.epochs = s.dataset.epochs;
+  r.price_per_hour = s.cluster.price_per_node_hour * s.cluster.nodes;
+  r.cost_per_epoch = r.price_per_hour * r.epoch_seconds / 3600;
+  r.cost_of_run =
+      r.epoch_seconds > 0 ? r.cost_per_epoch * r.epochs : r.price_per_hour * r.iteration.mean * s.run.iterations / 3600;
 
   // Where the time of the measured iterations went, per rank, then averaged.
   const double lo = first ? ends[first - 1] : 0.0;

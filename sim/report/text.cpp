@@ -41,6 +41,18 @@ std::string format_summary(const RunResult& r) {
       line(l.name, format_percent(l.utilization) + " of " + format_bandwidth(l.bandwidth));
   }
 
+  if (r.price_per_hour > 0) {
+    out += "\nCost (USD)\n";
+    line("cluster", fmt::format("${:.2f} per hour", r.price_per_hour));
+    if (r.epoch_seconds > 0) {
+      line("one epoch", fmt::format("${:.2f}", r.cost_per_epoch));
+      line(fmt::format("training run ({} epoch{})", r.epochs, r.epochs == 1 ? "" : "s"),
+           fmt::format("${:.2f} over {}", r.cost_of_run, format_duration(r.epoch_seconds * r.epochs)));
+    } else {
+      line("simulated iterations", fmt::format("${:.4f}", r.cost_of_run));
+    }
+  }
+
   out += "\nMemory per GPU\n";
   for (const auto& item : r.memory.items)
     line(item.name, format_bytes(item.bytes));

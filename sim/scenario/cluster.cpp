@@ -1,7 +1,11 @@
 // The "cluster" section: nodes, GPUs, and the links between them, with defaults from the GPU profile.
 #include "sim/scenario/reader.hpp"
 
+#include "topologies/instance.hpp"
+
 #include <fmt/format.h>
+
+#include <optional>
 
 namespace dtsim::scenario::detail {
 namespace {
@@ -43,12 +47,24 @@ topologies::LinkSpec read_link(const Object& section, double default_bandwidth, 
 } // namespace
 
 void read_cluster(const Object& top, Scenario& s) {
-  const Object c = top.object("cluster", {"nodes", "gpus_per_node", "gpu", "intra_node", "pcie", "nic", "switch"});
-  if (!c.present()) top.fail("cluster", "missing; expected an object with \"nodes\", \"gpu\" and \"nic\"");
+  const Object c = top.object("cluster", {"instance", "nodes", "gpus_per_node", "gpu", "intra_node", "pcie", "nic",
+                                          "switch", "price_per_hour"});
+  if (!c.present())
+    top.fail("cluster", "missing; expected an object with \"nodes\" and either \"instance\" or \"gpu\" and \"nic\"");
   auto& cluster = s.cluster;
+  // A cloud instance fills in the node: its GPUs, fabric, network and price; explicit fields override it.
+  std::optional<topologies::Instance> instance;
+  if (c.has("instance")) {
+    cluster.instance = c.choice("instance", topologies::instance_names(), "cloud instance", std::nullopt);
+    instance = topologies::find_instance(cluster.instance);
+  }
   cluster.nodes = static_cast<int>(c.integer("nodes", 1, std::nullopt, kMaxNodes));
-  cluster.gpus_per_node = static_cast<int>(c.integer("gpus_per_node", 1, 1, kMaxGpusPerNode));
-  cluster.gpu = c.choice("gpu", calibration::profile_names(), "GPU profile", std::nullopt);
+  cluster.gpus_per_node =
+      static_cast<int>(c.integer("gpus_per_node", 1, instance ? instance->gpus : 1, kMaxGpusPerNode));
+  cluster.gpu = c.choice("gpu", calibration::profile_names(), "GPU profile",
+                         instance ? std::optional<std::string>(instance->gpu) : std::nullopt);
+  cluster.price_per_node_hour =
+      c.number("price_per_hour", 0, instance ? std::optional<double>(instance->price.on_demand_per_hour) : 0.0);
   auto profile = calibration::find_profile(cluster.gpu);
   if (!profile) c.fail("gpu", fmt::format("GPU profile \"{}\" is listed but cannot be loaded", cluster.gpu));
   s.gpu = std::move(*profile);
@@ -57,12 +73,18 @@ void read_cluster(const Object& top, Scenario& s) {
 
   const Object intra = c.object("intra_node", {"fabric", "bandwidth", "latency", "sharp"});
   const bool has_nvlink = s.gpu.nvlink_bandwidth > 0;
-  const std::string fabric =
-      intra.choice("fabric", fabric_names(), "intra-node fabric", has_nvlink ? "nvlink" : "pcie");
+  const bool instance_nvlink = instance && instance->fabric == "nvlink";
+  const std::string fabric = intra.choice("fabric", fabric_names(), "intra-node fabric",
+                                          (instance ? instance_nvlink : has_nvlink) ? "nvlink" : "pcie");
   const bool nvlink = fabric == "nvlink";
   cluster.intra_kind = nvlink ? topologies::IntraNodeKind::nvlink : topologies::IntraNodeKind::pcie;
-  cluster.intra = read_link(intra, nvlink ? s.gpu.nvlink_bandwidth : s.gpu.pcie_bandwidth, nvlink ? 1e-6 : 2e-6,
-                            fmt::format("GPU profile \"{}\" has no {} bandwidth", s.gpu.name, fabric));
+  const double instance_intra = instance && instance->intra_bandwidth > 0 ? instance->intra_bandwidth : 0;
+  cluster.intra =
+      read_link(intra,
+                instance_intra > 0 ? instance_intra
+                : nvlink           ? s.gpu.nvlink_bandwidth
+                                   : s.gpu.pcie_bandwidth,
+                nvlink ? 1e-6 : 2e-6, fmt::format("GPU profile \"{}\" has no {} bandwidth", s.gpu.name, fabric));
   cluster.nvswitch_reduces = intra.boolean("sharp", false);
   if (cluster.nvswitch_reduces && !nvlink)
     intra.fail("sharp", "NVLink SHARP needs the nvlink fabric (an NVSwitch); this node's fabric is pcie");
@@ -71,10 +93,14 @@ void read_cluster(const Object& top, Scenario& s) {
   cluster.pcie =
       read_link(pcie, s.gpu.pcie_bandwidth, 1e-6, fmt::format("GPU profile \"{}\" has no PCIe bandwidth", s.gpu.name));
 
+  // One NIC link per node for now: an instance's NICs count as one of their summed bandwidth (rails arrive with
+  // the topologies).
   const Object nic = c.object("nic", {"bandwidth", "latency"});
-  if (!nic.present())
+  if (!nic.present() && !instance)
     c.fail("nic", "missing; expected an object with the NIC's \"bandwidth\" (for example {\"bandwidth\": \"10Gbps\"})");
-  cluster.nic = read_link(nic, 0, 5e-6, "the NIC has no default");
+  cluster.nic = read_link(nic, instance ? instance->network_bandwidth() : 0, 5e-6,
+                          instance ? fmt::format("{} does not publish its network bandwidth", instance->name)
+                                   : std::string("the NIC has no default"));
 
   const Object sw = c.object("switch", {"latency", "sharp"});
   cluster.switch_latency = sw.quantity("latency", Dimension::time, Bound::non_negative, 1e-6);

@@ -25,6 +25,7 @@ struct ModelSpec {
 
 struct DatasetSpec {
   std::int64_t samples = 0; // samples per epoch; 0 = not given (no time per epoch)
+  int epochs = 1;           // epochs of the whole training run, for its time and cost
 };
 
 enum class Strategy : std::uint8_t { allreduce };

@@ -45,10 +45,11 @@ const std::vector<std::string>& fabric_names() {
 }
 
 DatasetSpec read_dataset(const Object& top) {
-  const Object section = top.object("dataset", {"samples"});
+  const Object section = top.object("dataset", {"samples", "epochs"});
   DatasetSpec d;
   if (section.present())
     d.samples = section.integer("samples", 1, std::nullopt, std::numeric_limits<std::int64_t>::max());
+  d.epochs = static_cast<int>(section.integer("epochs", 1, d.epochs, 1'000'000));
   return d;
 }
 

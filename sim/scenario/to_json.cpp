@@ -50,7 +50,8 @@ json to_json(const Scenario& s) {
           {"sharp", c.nvswitch_reduces}}},
         {"pcie", link_json(c.pcie)},
         {"nic", link_json(c.nic)},
-        {"switch", {{"latency", c.switch_latency}, {"sharp", c.switch_reduces}}}}},
+        {"switch", {{"latency", c.switch_latency}, {"sharp", c.switch_reduces}}},
+        {"price_per_hour", c.price_per_node_hour}}},
       {"training",
        {{"strategy", to_string(s.training.strategy)},
         {"algorithm", collectives::to_string(s.training.algorithm)},
@@ -66,7 +67,8 @@ json to_json(const Scenario& s) {
       {"network", {{"model", to_string(s.network.model)}, {"cross_traffic", s.network.cross_traffic}}},
   };
   // "dataset" is optional and has no neutral value: it is left out when the samples per epoch are unknown.
-  if (s.dataset.samples > 0) out["dataset"] = {{"samples", s.dataset.samples}};
+  if (s.dataset.samples > 0) out["dataset"] = {{"samples", s.dataset.samples}, {"epochs", s.dataset.epochs}};
+  if (!s.cluster.instance.empty()) out["cluster"]["instance"] = s.cluster.instance;
   return out;
 }
 

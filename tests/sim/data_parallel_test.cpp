@@ -138,3 +138,27 @@ TEST(DataParallel, PlanRefusesAJobThatDoesNotFitWithTheLargestItems) {
 
 } // namespace
 } // namespace dtsim
+
+namespace dtsim {
+namespace {
+
+// Dollars by hand: the compute-only iteration above (two linears and a ReLU at batch 10) on one node at
+// $3.60 per node-hour. An epoch of 36,000 samples is 3,600 iterations.
+TEST(Cost, PerHourPerEpochAndRunFollowTheIterationTime) {
+  models::Layer relu{"relu", models::LayerKind::elementwise, 1000, 1000, 0, 1000, 1000};
+  auto s = base_scenario({linear("fc1"), relu, linear("fc2")}, 1);
+  s.cluster.price_per_node_hour = 3.60;
+  s.dataset.samples = 36000;
+  s.dataset.epochs = 5;
+  const double iteration =
+      2 * kForward + (80e-9 + 10e-6) + 2 * kBackward + (160e-9 + 10e-6) + optimizer_time(2); // as above
+  const double epoch = 3600 * iteration;
+  const auto r = simulate(s).result;
+  EXPECT_DOUBLE_EQ(r.price_per_hour, 3.60);
+  EXPECT_NEAR(r.epoch_seconds, epoch, 1e-6);
+  EXPECT_NEAR(r.cost_per_epoch, 3.60 * epoch / 3600, 1e-9);
+  EXPECT_NEAR(r.cost_of_run, 5 * 3.60 * epoch / 3600, 1e-9);
+}
+
+} // namespace
+} // namespace dtsim

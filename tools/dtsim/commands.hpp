@@ -44,6 +44,15 @@ struct CollectiveArgs {
 };
 int collective_command(const CollectiveArgs& args);
 
+struct ExplainArgs {
+  std::string scenario;
+  std::vector<std::string> sets;
+  std::string path; // "A,B": the route between GPUs A and B
+};
+int explain_command(const ExplainArgs& args);
+
+int list_command(const std::string& what); // instances, gpus, models, algorithms, topologies
+
 // Shared by the commands.
 scenario::Scenario load_with_overrides(const std::string& path, const std::vector<std::string>& sets);
 int parallel_jobs(int requested); // 0: one per core

@@ -52,6 +52,23 @@ int main(int argc, char** argv) {
   coll_cmd->add_option("--jobs", coll.jobs, "Simulations run in parallel (default: one per core)")
       ->check(CLI::PositiveNumber);
 
+  cli::ExplainArgs explain;
+  auto* explain_cmd = app.add_subcommand(
+      "explain", "Describe a scenario's cluster (fabric, links, bottlenecks, price) and memory per GPU");
+  explain_cmd->add_option("scenario", explain.scenario, "Scenario file (JSON)")->required();
+  explain_cmd->add_option("--set", explain.sets, "Override a field (repeatable)");
+  explain_cmd->add_option("--path", explain.path, "Show the route between two GPUs: --path 0,9");
+
+  std::string list_what;
+  auto* list_cmd = app.add_subcommand("list", "List what a scenario can name");
+  list_cmd->add_option("what", list_what, "instances, gpus, models, algorithms or topologies")->required();
+
+  // A price per node-hour for run and sweep: the same as --set cluster.price_per_hour=USD.
+  double price = -1;
+  for (auto* cmd : {run_cmd, sweep_cmd})
+    cmd->add_option("--price-per-hour", price, "Price of one node per hour in USD (overrides the instance's)")
+        ->check(CLI::NonNegativeNumber);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -59,7 +76,14 @@ int main(int argc, char** argv) {
     return status == 0 ? cli::kExitOk : cli::kExitBadInput;
   }
 
+  if (price >= 0) {
+    const auto set = fmt::format("cluster.price_per_hour={}", price);
+    run.sets.push_back(set);
+    sweep.sets.push_back(set);
+  }
   try {
+    if (*explain_cmd) return cli::explain_command(explain);
+    if (*list_cmd) return cli::list_command(list_what);
     if (*run_cmd) return cli::run_command(run);
     if (*sweep_cmd) return cli::sweep_command(sweep);
     if (*coll_cmd) return cli::collective_command(coll);

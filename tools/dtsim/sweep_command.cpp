@@ -12,10 +12,12 @@
 namespace dtsim::cli {
 namespace {
 
-std::string table(const std::vector<SweepPoint>& points, const std::string& unit, bool epochs) {
+std::string table(const std::vector<SweepPoint>& points, const std::string& unit, bool epochs, bool priced) {
   std::string out = fmt::format("{:>6} {:>6} {:>14} {:>22} {:>8} {:>11}", "nodes", "GPUs", "iteration", "throughput",
                                 "speedup", "efficiency");
-  out += epochs ? fmt::format(" {:>14}\n", "time/epoch") : "\n";
+  out += epochs ? fmt::format(" {:>14}", "time/epoch") : "";
+  out += priced ? fmt::format(" {:>11}", epochs ? "$/epoch" : "$/hour") : "";
+  out += "\n";
   for (const auto& p : points) {
     if (!p.ok) {
       out += fmt::format("{:>6} {:>6}  failed: {}\n", p.nodes, "-", p.error);
@@ -25,22 +27,25 @@ std::string table(const std::vector<SweepPoint>& points, const std::string& unit
     out += fmt::format("{:>6} {:>6} {:>14} {:>22} {:>7.2f}x {:>11}", r.nodes, r.gpus,
                        report::format_seconds(r.iteration.mean), report::format_rate(r.throughput, unit), p.speedup,
                        report::format_percent(p.efficiency));
-    out += epochs ? fmt::format(" {:>14}\n", report::format_duration(r.epoch_seconds)) : "\n";
+    out += epochs ? fmt::format(" {:>14}", report::format_duration(r.epoch_seconds)) : "";
+    out += priced ? fmt::format(" {:>11}", fmt::format("${:.2f}", epochs ? r.cost_per_epoch : r.price_per_hour)) : "";
+    out += "\n";
   }
   return out;
 }
 
 std::string csv(const std::vector<SweepPoint>& points) {
   std::string out = "nodes,gpus,iteration_seconds,throughput_samples_per_second,speedup,efficiency,epoch_seconds,"
-                    "exposed_communication_seconds,error\n";
+                    "exposed_communication_seconds,cost_usd_per_hour,cost_usd_per_epoch,cost_usd_run,error\n";
   for (const auto& p : points) {
     if (!p.ok) {
-      out += fmt::format("{},,,,,,,,{}\n", p.nodes, csv_field(p.error));
+      out += fmt::format("{},,,,,,,,,,,{}\n", p.nodes, csv_field(p.error));
       continue;
     }
     const auto& r = p.result;
-    out += fmt::format("{},{},{:.9g},{:.9g},{:.6g},{:.6g},{:.9g},{:.9g},\n", r.nodes, r.gpus, r.iteration.mean,
-                       r.throughput, p.speedup, p.efficiency, r.epoch_seconds, r.breakdown.exposed_communication);
+    out += fmt::format("{},{},{:.9g},{:.9g},{:.6g},{:.6g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},\n", r.nodes, r.gpus,
+                       r.iteration.mean, r.throughput, p.speedup, p.efficiency, r.epoch_seconds,
+                       r.breakdown.exposed_communication, r.price_per_hour, r.cost_per_epoch, r.cost_of_run);
   }
   return out;
 }
@@ -66,7 +71,8 @@ int sweep_command(const SweepArgs& args) {
 
   std::cout << fmt::format("{}: {} per GPU, {} GPU(s) per node\n\n", base.name,
                            fmt::format("batch {}", base.model.batch_per_gpu), base.cluster.gpus_per_node);
-  std::cout << table(points, base.model.workload.sample_unit, base.dataset.samples > 0);
+  std::cout << table(points, base.model.workload.sample_unit, base.dataset.samples > 0,
+                     base.cluster.price_per_node_hour > 0);
   if (!args.csv_out.empty()) {
     write_files({{args.csv_out, csv(points)}});
     std::cout << fmt::format("Wrote {}\n", args.csv_out);

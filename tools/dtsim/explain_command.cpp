@@ -1,0 +1,99 @@
+// `dtsim explain`: what a scenario's cluster is (its fabric, links, bottlenecks, price) and what the plan puts on
+// each GPU, without simulating it.
+#include "sim/plan/plan.hpp"
+#include "sim/report/format.hpp"
+#include "tools/dtsim/commands.hpp"
+#include "topologies/instance.hpp"
+#include "topologies/network_graph.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <iostream>
+
+namespace dtsim::cli {
+namespace {
+
+std::string rate(double bytes_per_second) {
+  return fmt::format("{} ({:.2f} GB/s)", report::format_bandwidth(bytes_per_second), bytes_per_second / 1e9);
+}
+
+std::pair<int, int> parse_pair(const std::string& text) {
+  int a = -1, b = -1;
+  char comma = 0;
+  if (std::sscanf(text.c_str(), "%d%c%d", &a, &comma, &b) != 3 || comma != ',' || a < 0 || b < 0)
+    throw scenario::ScenarioError("--path", "", fmt::format("expected two GPU numbers \"A,B\", got \"{}\"", text));
+  return {a, b};
+}
+
+} // namespace
+
+int explain_command(const ExplainArgs& args) {
+  const auto s = load_with_overrides(args.scenario, args.sets);
+  const auto& c = s.cluster;
+  const auto network = topologies::build_network(c);
+  const auto summary = topologies::summarize(c);
+  std::string out;
+  auto line = [&](std::string_view label, const std::string& value) {
+    out += fmt::format("  {:<28} {}\n", label, value);
+  };
+  out += fmt::format("{}: cluster\n", s.name);
+  if (!c.instance.empty()) {
+    const auto instance = topologies::find_instance(c.instance);
+    line("instance",
+         fmt::format("{} {} ({} {} x {}, {} vCPUs, {} host memory)", instance->provider, instance->display_name,
+                     instance->gpus, instance->gpu, report::format_bytes(instance->gpu_memory_bytes), instance->vcpus,
+                     report::format_bytes(instance->host_memory_bytes)));
+    line("network", fmt::format("{} x {} {}", instance->nics, report::format_bandwidth(instance->nic_bandwidth),
+                                instance->network_technology));
+  }
+  line("nodes", fmt::format("{} of {} GPU{}", c.nodes, c.gpus_per_node, c.gpus_per_node == 1 ? "" : "s"));
+  line("GPUs", fmt::format("{} x {} ({}, {} each)", summary.gpus, s.gpu.name, s.gpu.display_name,
+                           report::format_bytes(s.gpu.memory_bytes)));
+  line("switches", fmt::format("{} network switch{}", summary.switches,
+                               c.intra_kind == topologies::IntraNodeKind::nvlink ? " + an NVSwitch per node" : ""));
+  line("links", fmt::format("{} full-duplex", summary.links));
+  line("intra-node fabric", fmt::format("{}, {} per GPU per direction, {}", topologies::to_string(c.intra_kind),
+                                        rate(c.intra.bandwidth), report::format_seconds(c.intra.latency)));
+  if (c.intra_kind == topologies::IntraNodeKind::nvlink)
+    line("GPU to NIC", fmt::format("PCIe, {}, {}", rate(c.pcie.bandwidth), report::format_seconds(c.pcie.latency)));
+  line("NIC", fmt::format("{} per direction, {}", rate(c.nic.bandwidth), report::format_seconds(c.nic.latency)));
+  line("switch", fmt::format("{} per crossing, non-blocking (1:1)", report::format_seconds(c.switch_latency)));
+  const double uplink = c.gpus_per_node * c.pcie.bandwidth;
+  line("node uplink",
+       fmt::format("{} GPUs' PCIe ({:.1f} GB/s) into the NIC ({:.1f} GB/s): {:.1f}:1 oversubscribed", c.gpus_per_node,
+                   uplink / 1e9, c.nic.bandwidth / 1e9, std::max(1.0, uplink / c.nic.bandwidth)));
+  line("diameter", fmt::format("{} links between the farthest GPUs", topologies::gpu_diameter(network)));
+  line("bisection bandwidth", rate(summary.bisection_bandwidth));
+  line("in-switch reduction", fmt::format("NVLink SHARP {}, InfiniBand SHARP {}", c.nvswitch_reduces ? "on" : "off",
+                                          c.switch_reduces ? "on" : "off"));
+  if (c.price_per_node_hour > 0)
+    line("price", fmt::format("${:.2f} per node-hour, ${:.2f} per hour for the cluster", c.price_per_node_hour,
+                              c.price_per_node_hour * c.nodes));
+
+  out += "\nMemory per GPU (data parallel)\n";
+  const auto memory = plan::estimate_memory(s);
+  for (const auto& item : memory.items)
+    line(item.name, report::format_bytes(item.bytes));
+  line("total", fmt::format("{} of {}{}", report::format_bytes(memory.total()), report::format_bytes(memory.capacity),
+                            memory.total() > memory.capacity ? "  DOES NOT FIT" : ""));
+
+  if (!args.path.empty()) {
+    const auto [a, b] = parse_pair(args.path);
+    topologies::Path p;
+    try {
+      p = topologies::path_between(network, a, b);
+    } catch (const std::out_of_range& e) {
+      throw scenario::ScenarioError("--path", "", e.what());
+    }
+    out += fmt::format("\nPath gpu{} -> gpu{}\n", a, b);
+    line("through", fmt::format("{}", fmt::join(p.vertices, " -> ")));
+    line("links", fmt::format("{}", fmt::join(p.links, ", ")));
+    line("bottleneck", p.links.empty() ? "none (same GPU)" : rate(p.bottleneck));
+    line("latency", report::format_seconds(p.latency) + " (links and switch, before the network model's factor)");
+  }
+  std::cout << out;
+  return kExitOk;
+}
+
+} // namespace dtsim::cli
