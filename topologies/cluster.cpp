@@ -1,20 +1,68 @@
 #include "topologies/cluster.hpp"
 
+#include <fmt/format.h>
+
 namespace dtsim::topologies {
 
 std::string_view to_string(IntraNodeKind kind) {
   return kind == IntraNodeKind::nvlink ? "nvlink" : "pcie";
 }
 
+std::string tier_name(std::size_t level) {
+  if (level == 0) return "leaf";
+  if (level == 1) return "pod";
+  return "tier" + std::to_string(level + 1);
+}
+
+std::vector<double> tier_uplinks(const ClusterSpec& c) {
+  std::vector<double> out;
+  double below = c.nic.bandwidth; // what each child of the first tier sends up
+  for (const auto& t : c.tiers) {
+    below = t.fan_in * below / t.oversubscription;
+    out.push_back(below);
+  }
+  return out;
+}
+
+std::string check_tiers(const ClusterSpec& c) {
+  long group = 1;
+  for (std::size_t i = 0; i < c.tiers.size(); ++i) {
+    if (c.tiers[i].fan_in < 1)
+      return fmt::format("tier {} ({}) joins {} children: expected at least 1", i, tier_name(i), c.tiers[i].fan_in);
+    if (c.tiers[i].oversubscription < 1)
+      return fmt::format("tier {} ({}) has oversubscription {}: expected 1 or more", i, tier_name(i),
+                         c.tiers[i].oversubscription);
+    group *= c.tiers[i].fan_in;
+    if (c.nodes % group != 0)
+      return fmt::format("{} nodes do not fill the {} switches of {} nodes each: give a multiple of {}", c.nodes,
+                         tier_name(i), group, group);
+  }
+  return "";
+}
+
 ClusterSummary summarize(const ClusterSpec& c) {
   ClusterSummary s;
   s.gpus = c.gpu_count();
-  s.switches = 1;
   const int per_gpu = c.intra_kind == IntraNodeKind::nvlink ? 2 : 1; // NVLink port + PCIe link, or PCIe alone
   s.links = c.nodes * (c.gpus_per_node * per_gpu + 1);
-  // Cut the nodes into two equal halves: the traffic crossing it funnels through the NICs of the smaller half.
-  // Inside a single node the cut is through the GPUs' fabric ports instead.
-  s.bisection_bandwidth = c.nodes > 1 ? (c.nodes / 2) * c.nic.bandwidth : (c.gpus_per_node / 2) * c.intra.bandwidth;
+  s.switches = 1;
+  long groups = c.nodes;
+  for (const auto& t : c.tiers) {
+    groups /= t.fan_in;
+    s.switches += static_cast<int>(groups);
+    s.links += static_cast<int>(groups); // each switch's (aggregated) uplink
+  }
+  // Cut the top switch's children into two halves: the traffic crossing funnels through the uplinks of the
+  // smaller half (the NICs when there are no tiers). Inside a single node the cut is through the GPUs' ports.
+  const auto uplinks = tier_uplinks(c);
+  const double child = uplinks.empty() ? c.nic.bandwidth : uplinks.back();
+  s.bisection_bandwidth = groups > 1    ? (groups / 2) * child
+                          : c.nodes > 1 ? 0
+                                        : (c.gpus_per_node / 2) * c.intra.bandwidth;
+  if (groups == 1 && c.nodes > 1) { // one top child: the cut runs inside it, one tier down
+    const double below = uplinks.size() >= 2 ? uplinks[uplinks.size() - 2] : c.nic.bandwidth;
+    s.bisection_bandwidth = (c.tiers.back().fan_in / 2) * below;
+  }
   return s;
 }
 

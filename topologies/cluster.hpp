@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace dtsim::topologies {
 
@@ -19,6 +20,16 @@ enum class IntraNodeKind : std::uint8_t {
 };
 std::string_view to_string(IntraNodeKind kind);
 
+// A tier of switches below the top switch (leaf-spine, fat-tree): each switch of the tier joins `fan_in`
+// children (nodes for the first tier, switches of the tier below for the next) and has one uplink towards the
+// top whose bandwidth is what its children can send up, divided by the oversubscription. The uplink stands for
+// all of the switch's parallel uplinks: traffic is spread evenly over them (perfect ECMP).
+struct Tier {
+  int fan_in = 1;
+  double oversubscription = 1; // >= 1: children's bandwidth : uplink bandwidth
+};
+std::string tier_name(std::size_t level); // "leaf", "pod", "tier3", ...
+
 struct ClusterSpec {
   int nodes = 1;
   int gpus_per_node = 1;
@@ -27,7 +38,8 @@ struct ClusterSpec {
   LinkSpec intra;            // each GPU's port into the node fabric
   LinkSpec pcie;             // each GPU's path to its node's NIC (GPUDirect RDMA over PCIe)
   LinkSpec nic;              // the node's NIC link to the switch
-  double switch_latency = 0; // seconds added by the switch, per crossing
+  double switch_latency = 0; // seconds added by each switch, per crossing
+  std::vector<Tier> tiers;   // from the nodes up; empty: every node on the top switch
   // Software overhead of every message a GPU sends (the collective library's per-step cost, from the GPU
   // profile), charged as latency on the GPU's outgoing path.
   double message_overhead = 0;
@@ -49,5 +61,10 @@ struct ClusterSummary {
   double bisection_bandwidth = 0; // bytes/s, one direction, across the worst balanced cut of nodes
 };
 ClusterSummary summarize(const ClusterSpec& cluster);
+
+// Uplink bandwidth of one switch of each tier (bytes/s per direction), from the nodes up.
+std::vector<double> tier_uplinks(const ClusterSpec& cluster);
+// Why the tiers do not fit the nodes (nodes must fill whole switches), or "" when they do.
+std::string check_tiers(const ClusterSpec& cluster);
 
 } // namespace dtsim::topologies

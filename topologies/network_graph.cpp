@@ -48,15 +48,34 @@ struct NotPcie {
 NetworkModel build_network(const ClusterSpec& c) {
   NetworkModel m;
   auto& g = m.graph;
-  const auto sw = add_vertex(g, "switch", VertexKind::network_switch, -1);
+  // Switches from the top down: the top switch, then each tier's switches, each joined to its parent by its
+  // (aggregated) uplink. Half a switch's latency sits on each link into it: a crossing pays it once.
+  const auto top = add_vertex(g, "switch", VertexKind::network_switch, -1);
+  const auto uplinks = tier_uplinks(c);
+  std::vector<std::size_t> parents{top}; // switches of the tier above, in order
+  int groups = 1;
+  for (int level = static_cast<int>(c.tiers.size()) - 1; level >= 0; --level) {
+    groups = c.nodes;
+    for (int i = 0; i <= level; ++i)
+      groups /= c.tiers[i].fan_in;
+    std::vector<std::size_t> current;
+    for (int i = 0; i < groups; ++i) {
+      const auto name = fmt::format("{}{}", tier_name(level), i);
+      const auto v = add_vertex(g, name + "-switch", VertexKind::network_switch, -1);
+      const auto parent = parents[static_cast<std::size_t>(i) * parents.size() / groups];
+      add_link(g, v, parent, name + "-uplink", {uplinks[level], c.switch_latency});
+      current.push_back(v);
+    }
+    parents = std::move(current);
+  }
   const bool nvlink = c.intra_kind == IntraNodeKind::nvlink;
   for (int node = 0; node < c.nodes; ++node) {
     // The engine routes GPU <-> GPU over each GPU's fabric port, and GPU <-> NIC over its PCIe link.
     const auto hub =
         add_vertex(g, fmt::format("node{}-{}", node, nvlink ? "nvswitch" : "pcie-root"), VertexKind::node_hub, node);
     const auto nic = add_vertex(g, fmt::format("node{}-nic", node), VertexKind::nic, node);
-    // Half the switch's latency on each side of it: a crossing pays it once.
-    add_link(g, nic, sw, fmt::format("node{}-nic", node), {c.nic.bandwidth, c.nic.latency + c.switch_latency / 2});
+    const auto leaf = parents[static_cast<std::size_t>(node) * parents.size() / c.nodes];
+    add_link(g, nic, leaf, fmt::format("node{}-nic", node), {c.nic.bandwidth, c.nic.latency + c.switch_latency / 2});
     const auto pcie_root =
         nvlink ? add_vertex(g, fmt::format("node{}-pcie-root", node), VertexKind::node_hub, node) : hub;
     add_link(g, pcie_root, nic, fmt::format("node{}-nic-attach", node), {kInternal, 0});

@@ -19,19 +19,18 @@ public:
 
   Platform build() {
     auto* root = sg4::create_star_zone("cluster");
-    auto* backplane = root->create_link("switch", kSwitchBackplane)
-                          ->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE)
-                          ->set_latency(cluster_.switch_latency)
-                          ->seal();
-    for (int node = 0; node < cluster_.nodes; ++node) {
-      auto [zone, nic_router] = build_node(root, node);
-      auto* nic = duplex(root, fmt::format("node{}-nic", node), cluster_.nic);
-      root->add_route(zone->get_netpoint(), nullptr, nic_router, nullptr,
-                      {{nic, Direction::UP}, sg4::LinkInRoute(backplane)}, true);
+    auto* backplane = switch_backplane(root, "switch");
+    // The top switch joins the groups of the highest tier (or the nodes when there are no tiers).
+    const int top = static_cast<int>(cluster_.tiers.size()) - 1;
+    const int children = cluster_.nodes / group_size(top);
+    for (int i = 0; i < children; ++i) {
+      const auto child = build_group(root, top, i);
+      root->add_route(child.zone->get_netpoint(), nullptr, child.gateway, nullptr,
+                      {{child.uplink, Direction::UP}, sg4::LinkInRoute(backplane)}, true);
     }
     if (cluster_.switch_reduces) {
-      // The reducing switch is an endpoint at the star's centre: a zone of its own with no links of its own,
-      // so reaching it costs a node's NIC and the switch latency.
+      // The reducing switch is an endpoint at the top switch: a zone of its own with no links of its own, so
+      // reaching it costs the path up to the top switch.
       auto* zone = sg4::create_full_zone("switch-sharp");
       zone->set_parent(root);
       platform_.network_switch = zone->create_host("switch-sharp", kGpuHostSpeed)->seal();
@@ -44,6 +43,57 @@ public:
   }
 
 private:
+  struct Group {
+    sg4::NetZone* zone = nullptr;
+    simgrid::kernel::routing::NetPoint* gateway = nullptr; // where its traffic leaves it
+    sg4::SplitDuplexLink* uplink = nullptr;                // towards the switch above
+  };
+
+  // Nodes under one switch of tier `level` (1 for a node itself, level -1).
+  int group_size(int level) const {
+    int size = 1;
+    for (int i = 0; i <= level; ++i)
+      size *= cluster_.tiers[i].fan_in;
+    return size;
+  }
+
+  sg4::Link* switch_backplane(sg4::NetZone* zone, const std::string& name) {
+    return zone->create_link(name, kSwitchBackplane)
+        ->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE)
+        ->set_latency(cluster_.switch_latency)
+        ->seal();
+  }
+
+  // Group `index` of tier `level`: a node (level -1) with its NIC as uplink, or a switch (a StarZone whose
+  // backplane carries its latency) joining fan_in groups of the tier below, with its aggregated uplink.
+  Group build_group(sg4::NetZone* parent, int level, int index) {
+    if (level < 0) {
+      auto [zone, nic_router] = build_node(parent, index);
+      return {zone, nic_router, duplex(parent, fmt::format("node{}-nic", index), cluster_.nic)};
+    }
+    const auto name = fmt::format("{}{}", topologies::tier_name(level), index);
+    auto* zone = sg4::create_star_zone(name);
+    zone->set_parent(parent);
+    auto* backplane = switch_backplane(zone, name + "-switch");
+    // The switch's gateway lives in a zone of its own beside the children: SimGrid 3.32 routes between sibling
+    // zones, and a gateway placed directly in `zone` would be looked up by the wrong id.
+    auto* switch_zone = sg4::create_full_zone(name + "-switch");
+    switch_zone->set_parent(zone);
+    auto* gateway = switch_zone->create_router(name + "-switch-router");
+    switch_zone->seal();
+    const int fan_in = cluster_.tiers[level].fan_in;
+    for (int i = 0; i < fan_in; ++i) {
+      const auto child = build_group(zone, level - 1, index * fan_in + i);
+      zone->add_route(child.zone->get_netpoint(), nullptr, child.gateway, nullptr,
+                      {{child.uplink, Direction::UP}, sg4::LinkInRoute(backplane)}, true);
+    }
+    // The switch's own traffic towards the top crosses its backplane before its uplink.
+    zone->add_route(switch_zone->get_netpoint(), nullptr, gateway, nullptr, {sg4::LinkInRoute(backplane)}, true);
+    zone->seal();
+    const double uplink = topologies::tier_uplinks(cluster_)[level];
+    return {zone, gateway, duplex(parent, name + "-uplink", {uplink, 0})};
+  }
+
   std::pair<sg4::NetZone*, simgrid::kernel::routing::NetPoint*> build_node(sg4::NetZone* root, int node) {
     auto* zone = sg4::create_full_zone(fmt::format("node{}", node));
     zone->set_parent(root);

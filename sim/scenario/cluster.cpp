@@ -44,11 +44,46 @@ topologies::LinkSpec read_link(const Object& section, double default_bandwidth, 
   return link;
 }
 
+// The network between the nodes: one switch, a leaf-spine (one tier of leaf switches under the spine) or a
+// three-tier fat-tree (leaves, pods, core), each tier with an oversubscription.
+void read_topology(const Object& c, topologies::ClusterSpec& cluster) {
+  const Object t = c.object("topology", {"kind", "nodes_per_leaf", "leaves_per_pod", "oversubscription"});
+  static const std::vector<std::string> kinds{"single-switch", "leaf-spine", "fat-tree"};
+  const auto kind = t.choice("kind", kinds, "topology", std::string("single-switch"));
+  if (kind == "single-switch") {
+    for (const char* key : {"nodes_per_leaf", "leaves_per_pod", "oversubscription"})
+      if (t.has(key)) t.fail(key, "a single switch has no tiers: expected no \"" + std::string(key) + "\"");
+    return;
+  }
+  const int per_leaf = static_cast<int>(t.integer("nodes_per_leaf", 1, std::nullopt, kMaxNodes));
+  std::vector<double> over;
+  if (const auto* o = t.get("oversubscription"); o && o->is_array()) {
+    for (std::size_t i = 0; i < o->size(); ++i) {
+      if (!(*o)[i].is_number() || (*o)[i].get<double>() < 1)
+        t.fail("oversubscription",
+               fmt::format("expected ratios >= 1 (one per tier, from the leaves up), got {}", show(*o)));
+      over.push_back((*o)[i].get<double>());
+    }
+  } else {
+    over.push_back(t.number("oversubscription", 1, 1.0));
+  }
+  cluster.tiers.push_back({per_leaf, over.at(0)});
+  if (kind == "fat-tree") {
+    const int per_pod = static_cast<int>(t.integer("leaves_per_pod", 1, std::nullopt, kMaxNodes));
+    cluster.tiers.push_back({per_pod, over.size() > 1 ? over[1] : over[0]});
+  } else if (t.has("leaves_per_pod")) {
+    t.fail("leaves_per_pod", "a leaf-spine has no pods: use \"kind\": \"fat-tree\"");
+  }
+  if (over.size() > cluster.tiers.size())
+    t.fail("oversubscription", fmt::format("{} ratios for {} tiers", over.size(), cluster.tiers.size()));
+  if (const auto problem = topologies::check_tiers(cluster); !problem.empty()) t.fail("nodes_per_leaf", problem);
+}
+
 } // namespace
 
 void read_cluster(const Object& top, Scenario& s) {
   const Object c = top.object("cluster", {"instance", "nodes", "gpus_per_node", "gpu", "intra_node", "pcie", "nic",
-                                          "switch", "price_per_hour"});
+                                          "switch", "topology", "price_per_hour"});
   if (!c.present())
     top.fail("cluster", "missing; expected an object with \"nodes\" and either \"instance\" or \"gpu\" and \"nic\"");
   auto& cluster = s.cluster;
@@ -105,6 +140,7 @@ void read_cluster(const Object& top, Scenario& s) {
   const Object sw = c.object("switch", {"latency", "sharp"});
   cluster.switch_latency = sw.quantity("latency", Dimension::time, Bound::non_negative, 1e-6);
   cluster.switch_reduces = sw.boolean("sharp", false);
+  read_topology(c, cluster);
 }
 
 } // namespace dtsim::scenario::detail

@@ -30,6 +30,18 @@ json model_json(const ModelSpec& m) {
   return out;
 }
 
+nlohmann::json topology_json(const topologies::ClusterSpec& c) {
+  if (c.tiers.empty()) return {{"kind", "single-switch"}};
+  nlohmann::json over = nlohmann::json::array();
+  for (const auto& t : c.tiers)
+    over.push_back(t.oversubscription);
+  nlohmann::json out = {{"kind", c.tiers.size() == 1 ? "leaf-spine" : "fat-tree"},
+                        {"nodes_per_leaf", c.tiers[0].fan_in},
+                        {"oversubscription", over}};
+  if (c.tiers.size() > 1) out["leaves_per_pod"] = c.tiers[1].fan_in;
+  return out;
+}
+
 } // namespace
 
 json to_json(const Scenario& s) {
@@ -51,7 +63,8 @@ json to_json(const Scenario& s) {
         {"pcie", link_json(c.pcie)},
         {"nic", link_json(c.nic)},
         {"switch", {{"latency", c.switch_latency}, {"sharp", c.switch_reduces}}},
-        {"price_per_hour", c.price_per_node_hour}}},
+        {"price_per_hour", c.price_per_node_hour},
+        {"topology", topology_json(c)}}},
       {"training",
        {{"strategy", to_string(s.training.strategy)},
         {"algorithm", collectives::to_string(s.training.algorithm)},

@@ -47,3 +47,53 @@ TEST(NetworkGraph, UnknownGpusAreRefused) {
 
 } // namespace
 } // namespace dtsim::topologies
+
+namespace dtsim::topologies {
+namespace {
+
+ClusterSpec single_gpu_nodes(int nodes) {
+  ClusterSpec c;
+  c.nodes = nodes;
+  c.intra_kind = IntraNodeKind::pcie;
+  c.intra = {16e9, 1e-6};
+  c.pcie = c.intra;
+  c.nic = {12.5e9, 1e-6};
+  c.switch_latency = 1e-6;
+  return c;
+}
+
+// Bisection: cut the top switch's children in half; the cut crosses the uplinks of one half.
+TEST(Tiers, BisectionOfLeafSpinesAndFatTreesByHand) {
+  auto c = single_gpu_nodes(16);
+  c.tiers = {{4, 1.0}};
+  EXPECT_DOUBLE_EQ(summarize(c).bisection_bandwidth, 8 * 12.5e9); // 2 leaves of 4 x B: as one switch
+  c.tiers = {{4, 2.0}};
+  EXPECT_DOUBLE_EQ(summarize(c).bisection_bandwidth, 2 * (4 * 12.5e9 / 2)); // 2 leaves' uplinks of 2B
+  auto tree = single_gpu_nodes(32);
+  tree.tiers = {{4, 1.0}, {4, 2.0}}; // pods of 16 nodes; pod uplink 4 x 4B / 2 = 8B
+  EXPECT_DOUBLE_EQ(summarize(tree).bisection_bandwidth, 1 * 8 * 12.5e9);
+  EXPECT_EQ(summarize(tree).switches, 1 + 8 + 2);
+}
+
+// Diameter in links: PCIe, NIC, then up and down each tier's uplinks, NIC, PCIe.
+TEST(Tiers, DiameterGrowsByTwoLinksPerTier) {
+  auto c = single_gpu_nodes(16);
+  EXPECT_EQ(gpu_diameter(build_network(c)), 4); // PCIe, NIC, NIC, PCIe
+  c.tiers = {{4, 1.0}};
+  const auto p = path_between(build_network(c), 0, 15);
+  EXPECT_EQ(p.links, (std::vector<std::string>{"gpu0-pcie", "node0-nic", "leaf0-uplink", "leaf3-uplink", "node15-nic",
+                                               "gpu15-pcie"}));
+  EXPECT_NEAR(p.latency, 1e-6 + 1e-6 + 3 * 1e-6 + 1e-6 + 1e-6, 1e-15); // 3 switches crossed
+}
+
+TEST(Tiers, TiersThatDoNotFitTheNodesAreExplained) {
+  auto c = single_gpu_nodes(10);
+  c.tiers = {{4, 1.0}};
+  EXPECT_NE(check_tiers(c).find("multiple of 4"), std::string::npos) << check_tiers(c);
+  c.nodes = 8;
+  c.tiers = {{4, 0.5}};
+  EXPECT_NE(check_tiers(c).find("oversubscription"), std::string::npos) << check_tiers(c);
+}
+
+} // namespace
+} // namespace dtsim::topologies

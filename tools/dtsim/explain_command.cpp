@@ -58,7 +58,18 @@ int explain_command(const ExplainArgs& args) {
   if (c.intra_kind == topologies::IntraNodeKind::nvlink)
     line("GPU to NIC", fmt::format("PCIe, {}, {}", rate(c.pcie.bandwidth), report::format_seconds(c.pcie.latency)));
   line("NIC", fmt::format("{} per direction, {}", rate(c.nic.bandwidth), report::format_seconds(c.nic.latency)));
-  line("switch", fmt::format("{} per crossing, non-blocking (1:1)", report::format_seconds(c.switch_latency)));
+  if (c.tiers.empty()) {
+    line("topology",
+         fmt::format("single switch, non-blocking (1:1), {} per crossing", report::format_seconds(c.switch_latency)));
+  } else {
+    line("topology", fmt::format("{}, {} per switch crossing", c.tiers.size() == 1 ? "leaf-spine" : "fat-tree",
+                                 report::format_seconds(c.switch_latency)));
+    const auto uplinks = topologies::tier_uplinks(c);
+    for (std::size_t i = 0; i < c.tiers.size(); ++i)
+      line(fmt::format("{} switches", topologies::tier_name(i)),
+           fmt::format("{} children each, uplink {}, oversubscribed {:g}:1", c.tiers[i].fan_in, rate(uplinks[i]),
+                       c.tiers[i].oversubscription));
+  }
   const double uplink = c.gpus_per_node * c.pcie.bandwidth;
   line("node uplink",
        fmt::format("{} GPUs' PCIe ({:.1f} GB/s) into the NIC ({:.1f} GB/s): {:.1f}:1 oversubscribed", c.gpus_per_node,

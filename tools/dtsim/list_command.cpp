@@ -68,8 +68,12 @@ std::string algorithms() {
 }
 
 std::string topologies_list() {
-  return "single-switch   every node's NIC into one non-blocking switch (the only kind so far; fat-trees, rails,\n"
-         "                dragonflies and tori arrive with the topology issue)\n";
+  return "single-switch   every node's NIC into one non-blocking switch (the default)\n"
+         "leaf-spine      nodes_per_leaf nodes under each leaf switch, leaves under the spine; oversubscription\n"
+         "fat-tree        nodes_per_leaf nodes per leaf, leaves_per_pod leaves per pod, pods under the core;\n"
+         "                oversubscription per tier, e.g. [1, 2]\n"
+         "\nA tier's uplinks act as one link (traffic spread evenly over them). Rail-optimized fabrics, dragonflies,\n"
+         "tori and explicit graphs are not built yet.\n";
 }
 
 } // namespace

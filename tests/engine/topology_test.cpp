@@ -1,0 +1,67 @@
+// Tiers of switches with oversubscription: contention at the uplinks, which only a flow-level simulation shows.
+#include "sim/engine/engine.hpp"
+#include "uniform_cluster.hpp"
+
+#include <gtest/gtest.h>
+
+namespace dtsim {
+namespace {
+
+constexpr double kNic = 12.5e9;
+
+double all_to_all_time(const topologies::ClusterSpec& cluster, double bytes) {
+  graph::Collective c;
+  c.op = collectives::Operation::all_to_all;
+  c.algorithm = collectives::Algorithm::direct;
+  c.bytes = bytes;
+  graph::ExecutionGraph g;
+  g.programs.push_back({{graph::Op{"all-to-all", graph::Stream::comm, c, {}}}});
+  g.rank_program.assign(cluster.gpu_count(), 0);
+  g.groups.emplace_back();
+  for (int r = 0; r < cluster.gpu_count(); ++r)
+    g.groups[0].push_back(r);
+  engine::ReplayOptions o;
+  o.network_model = engine::NetworkModel::cm02;
+  o.cross_traffic = false;
+  return engine::replay(cluster, g, o).simulated_seconds;
+}
+
+// 32 single-GPU nodes, 4 per leaf, each sending S/32 to every other. Non-blocking, the NICs bound it: each sends
+// 31/32 S. At 2:1 a leaf's uplink carries 4 nodes x 28 remote peers x S/32 = 3.5 S at 4B/2 = 2B: 1.75 S/B.
+// (The "about twice" is the limit for many leaves, 2 (n - 4)/(n - 1).)
+TEST(Oversubscription, AllToAllOnATwoToOneLeafSpineIsUplinkBound) {
+  const double S = 1e9;
+  auto flat = testing::uniform_cluster(32, kNic, 0, 0);
+  auto nonblocking = flat;
+  nonblocking.tiers = {{4, 1.0}};
+  auto oversubscribed = flat;
+  oversubscribed.tiers = {{4, 2.0}};
+  const double t_flat = all_to_all_time(flat, S);
+  const double t_nonblocking = all_to_all_time(nonblocking, S);
+  const double t_over = all_to_all_time(oversubscribed, S);
+  EXPECT_NEAR(t_flat, 31.0 / 32 * S / kNic, 0.01 * t_flat);     // the single-switch closed form
+  EXPECT_NEAR(t_nonblocking, t_flat, 0.01 * t_flat);            // 1:1 uplinks never bind
+  EXPECT_NEAR(t_over, 1.75 * S / kNic, 0.05 * 1.75 * S / kNic); // the uplink bound
+  EXPECT_NEAR(t_over / t_nonblocking, 1.75 / (31.0 / 32), 0.05);
+}
+
+// A three-tier fat-tree: 2 pods of 2 leaves of 2 nodes; at 1:1 the ring all-reduce runs as on one switch.
+TEST(Oversubscription, NonBlockingFatTreeRunsARingAsOneSwitchDoes) {
+  auto flat = testing::uniform_cluster(8, kNic, 0, 0);
+  auto tree = flat;
+  tree.tiers = {{2, 1.0}, {2, 1.0}};
+  graph::Collective c;
+  c.bytes = 1e9;
+  graph::ExecutionGraph g;
+  g.programs.push_back({{graph::Op{"all-reduce", graph::Stream::comm, c, {}}}});
+  g.rank_program.assign(8, 0);
+  g.groups = {{0, 1, 2, 3, 4, 5, 6, 7}};
+  engine::ReplayOptions o;
+  o.network_model = engine::NetworkModel::cm02;
+  o.cross_traffic = false;
+  const double on_switch = engine::replay(flat, g, o).simulated_seconds;
+  EXPECT_NEAR(engine::replay(tree, g, o).simulated_seconds, on_switch, 0.01 * on_switch);
+}
+
+} // namespace
+} // namespace dtsim
