@@ -65,3 +65,31 @@ TEST(Oversubscription, NonBlockingFatTreeRunsARingAsOneSwitchDoes) {
 
 } // namespace
 } // namespace dtsim
+
+namespace dtsim {
+namespace {
+
+// The same 8-rank ring all-reduce inside one NVSwitch node (300 GB/s ports) and across 8 single-GPU nodes
+// (50 GB/s NICs): the bandwidth terms differ by the NVLink-to-NIC ratio, 6.
+TEST(Fabric, RingInsideAnNvSwitchNodeBeatsTheSameAcrossNodesByTheBandwidthRatio) {
+  graph::Collective c;
+  c.bytes = 4e9;
+  graph::ExecutionGraph g;
+  g.programs.push_back({{graph::Op{"all-reduce", graph::Stream::comm, c, {}}}});
+  g.rank_program.assign(8, 0);
+  g.groups = {{0, 1, 2, 3, 4, 5, 6, 7}};
+  engine::ReplayOptions o;
+  o.network_model = engine::NetworkModel::cm02;
+  o.cross_traffic = false;
+  auto node = testing::uniform_cluster(1, 50e9, 0, 0, 8);
+  node.intra_kind = topologies::IntraNodeKind::nvlink;
+  node.intra = {300e9, 0};
+  const auto across = testing::uniform_cluster(8, 50e9, 0, 0);
+  const double inside = engine::replay(node, g, o).simulated_seconds;
+  const double outside = engine::replay(across, g, o).simulated_seconds;
+  EXPECT_NEAR(inside, 2 * 7.0 / 8 * 4e9 / 300e9, 0.01 * inside);
+  EXPECT_NEAR(outside / inside, 300e9 / 50e9, 0.06);
+}
+
+} // namespace
+} // namespace dtsim
