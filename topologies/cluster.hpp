@@ -40,8 +40,9 @@ struct ClusterSpec {
   LinkSpec nic;              // the node's NIC link to the switch
   double switch_latency = 0; // seconds added by each switch, per crossing
   std::vector<Tier> tiers;   // from the nodes up; empty: every node on the top switch
-  // Software overhead of every message a GPU sends (the collective library's per-step cost, from the GPU
-  // profile), charged as latency on the GPU's outgoing path.
+  // Software overhead of every message between GPUs (the collective library's per-step cost, from the GPU
+  // profile), charged as latency on the GPUs' ports: half on the sender's, half on the receiver's. A message to
+  // or from a reducing switch (NVLS, SHARP) crosses one port and pays half.
   double message_overhead = 0;
   bool nvswitch_reduces = false; // NVLink SHARP: the node's NVSwitch reduces in-network (H100 NVSwitch gen 3)
   bool switch_reduces = false;   // InfiniBand SHARP: the network switch reduces in-network

@@ -77,9 +77,13 @@ private:
       duplex(root, fmt::format("node{}-nic", node), cluster_.nic);
       for (int local = 0; local < cluster_.gpus_per_node; ++local) {
         const int global = node * cluster_.gpus_per_node + local;
-        duplex(root, fmt::format("gpu{}-{}", global, nvlink ? "nvlink" : "pcie"), cluster_.intra);
-        if (nvlink) duplex(root, fmt::format("gpu{}-pcie", global), cluster_.pcie);
-        if (cluster_.message_overhead > 0) fat_pipe(root, fmt::format("gpu{}-sw", global), cluster_.message_overhead);
+        // Each GPU's ports carry half the per-message software overhead: a message between two GPUs crosses
+        // two of them (the sender's and the receiver's), so it pays the overhead once, with no link of its own.
+        const double half = cluster_.message_overhead / 2;
+        duplex(root, fmt::format("gpu{}-{}", global, nvlink ? "nvlink" : "pcie"),
+               {cluster_.intra.bandwidth, cluster_.intra.latency + half});
+        if (nvlink)
+          duplex(root, fmt::format("gpu{}-pcie", global), {cluster_.pcie.bandwidth, cluster_.pcie.latency + half});
       }
     }
     const auto uplinks = topologies::tier_uplinks(cluster_);
@@ -128,40 +132,27 @@ private:
 
     std::vector<sg4::Host*> gpus;
     std::vector<sg4::SplitDuplexLink*> ports, pcie;
-    std::vector<sg4::Link*> overhead; // per GPU, or nullptr without message overhead
     for (int local = 0; local < cluster_.gpus_per_node; ++local) {
       const int global = node * cluster_.gpus_per_node + local;
       gpus.push_back(zone->create_host(fmt::format("gpu{}", global), kGpuHostSpeed)->seal());
       ports.push_back(duplex_links_.at(fmt::format("gpu{}-{}", global, nvlink ? "nvlink" : "pcie")));
       // With a PCIe fabric the GPU's one PCIe link serves both its peers and the NIC.
       pcie.push_back(nvlink ? duplex_links_.at(fmt::format("gpu{}-pcie", global)) : ports.back());
-      overhead.push_back(cluster_.message_overhead > 0 ? links_.at(fmt::format("gpu{}-sw", global)) : nullptr);
       platform_.gpus.push_back(gpus.back());
     }
-    // Routes are one-way so that only the sender's path carries its software overhead.
-    auto sent_by = [&](std::size_t gpu, std::vector<sg4::LinkInRoute> links) {
-      if (overhead[gpu]) links.insert(links.begin(), sg4::LinkInRoute(overhead[gpu]));
-      return links;
-    };
     sg4::Host* nvswitch = nullptr; // reached through each GPU's NVLink port
     if (cluster_.nvswitch_reduces) {
       nvswitch = zone->create_host(fmt::format("node{}-nvswitch", node), kGpuHostSpeed)->seal();
       platform_.node_switches.push_back(nvswitch);
     }
     for (std::size_t a = 0; a < gpus.size(); ++a) {
-      if (nvswitch) {
+      if (nvswitch)
         zone->add_route(gpus[a]->get_netpoint(), nvswitch->get_netpoint(), nullptr, nullptr,
-                        sent_by(a, {{ports[a], Direction::UP}}), false);
-        zone->add_route(nvswitch->get_netpoint(), gpus[a]->get_netpoint(), nullptr, nullptr,
-                        {{ports[a], Direction::DOWN}}, false);
-      }
-      zone->add_route(gpus[a]->get_netpoint(), nic_router, nullptr, nullptr, sent_by(a, {{pcie[a], Direction::UP}}),
-                      false);
-      zone->add_route(nic_router, gpus[a]->get_netpoint(), nullptr, nullptr, {{pcie[a], Direction::DOWN}}, false);
-      for (std::size_t b = 0; b < gpus.size(); ++b)
-        if (a != b)
-          zone->add_route(gpus[a]->get_netpoint(), gpus[b]->get_netpoint(), nullptr, nullptr,
-                          sent_by(a, {{ports[a], Direction::UP}, {ports[b], Direction::DOWN}}), false);
+                        {{ports[a], Direction::UP}}, true);
+      zone->add_route(gpus[a]->get_netpoint(), nic_router, nullptr, nullptr, {{pcie[a], Direction::UP}}, true);
+      for (std::size_t b = a + 1; b < gpus.size(); ++b)
+        zone->add_route(gpus[a]->get_netpoint(), gpus[b]->get_netpoint(), nullptr, nullptr,
+                        {{ports[a], Direction::UP}, {ports[b], Direction::DOWN}}, true);
     }
     zone->seal();
     return {zone, nic_router};

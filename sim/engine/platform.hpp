@@ -20,8 +20,8 @@ struct Platform {
 
 // Layout (all links full duplex, tracked as their UP and DOWN halves):
 //   node zone (FullZone): GPU <-> GPU over each GPU's intra-node port (NVLink to an NVSwitch, or PCIe),
-//                         GPU <-> NIC router over the GPU's PCIe link (GPUDirect RDMA); what a GPU sends
-//                         first crosses a latency-only link, its software overhead per message;
+//                         GPU <-> NIC router over the GPU's PCIe link (GPUDirect RDMA); a GPU's ports carry
+//                         half the per-message software overhead each, so GPU-to-GPU messages pay it once;
 //   cluster zone (StarZone): every node's NIC link into one switch, modeled as a fat-pipe carrying
 //                            the switch latency (a switch backplane is not the bottleneck).
 Platform build_platform(const topologies::ClusterSpec& cluster);
