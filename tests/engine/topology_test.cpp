@@ -9,13 +9,15 @@ namespace {
 
 constexpr double kNic = 12.5e9;
 
-double all_to_all_time(const topologies::ClusterSpec& cluster, double bytes) {
+// Seconds for one collective over every GPU of the cluster, on the plain alpha-beta network model.
+double collective_time(const topologies::ClusterSpec& cluster, collectives::Operation op,
+                       collectives::Algorithm algorithm, double bytes) {
   graph::Collective c;
-  c.op = collectives::Operation::all_to_all;
-  c.algorithm = collectives::Algorithm::direct;
+  c.op = op;
+  c.algorithm = algorithm;
   c.bytes = bytes;
   graph::ExecutionGraph g;
-  g.programs.push_back({{graph::Op{"all-to-all", graph::Stream::comm, c, {}}}});
+  g.programs.push_back({{graph::Op{"collective", graph::Stream::comm, c, {}}}});
   g.rank_program.assign(cluster.gpu_count(), 0);
   g.groups.emplace_back();
   for (int r = 0; r < cluster.gpu_count(); ++r)
@@ -24,6 +26,14 @@ double all_to_all_time(const topologies::ClusterSpec& cluster, double bytes) {
   o.network_model = engine::NetworkModel::cm02;
   o.cross_traffic = false;
   return engine::replay(cluster, g, o).simulated_seconds;
+}
+
+double all_to_all_time(const topologies::ClusterSpec& cluster, double bytes) {
+  return collective_time(cluster, collectives::Operation::all_to_all, collectives::Algorithm::direct, bytes);
+}
+
+double ring_all_reduce_time(const topologies::ClusterSpec& cluster, double bytes) {
+  return collective_time(cluster, collectives::Operation::all_reduce, collectives::Algorithm::ring, bytes);
 }
 
 // 32 single-GPU nodes, 4 per leaf, each sending S/32 to every other. Non-blocking, the NICs bound it: each sends
@@ -50,43 +60,19 @@ TEST(Oversubscription, NonBlockingFatTreeRunsARingAsOneSwitchDoes) {
   auto flat = testing::uniform_cluster(8, kNic, 0, 0);
   auto tree = flat;
   tree.tiers = {{2, 1.0}, {2, 1.0}};
-  graph::Collective c;
-  c.bytes = 1e9;
-  graph::ExecutionGraph g;
-  g.programs.push_back({{graph::Op{"all-reduce", graph::Stream::comm, c, {}}}});
-  g.rank_program.assign(8, 0);
-  g.groups = {{0, 1, 2, 3, 4, 5, 6, 7}};
-  engine::ReplayOptions o;
-  o.network_model = engine::NetworkModel::cm02;
-  o.cross_traffic = false;
-  const double on_switch = engine::replay(flat, g, o).simulated_seconds;
-  EXPECT_NEAR(engine::replay(tree, g, o).simulated_seconds, on_switch, 0.01 * on_switch);
+  const double on_switch = ring_all_reduce_time(flat, 1e9);
+  EXPECT_NEAR(ring_all_reduce_time(tree, 1e9), on_switch, 0.01 * on_switch);
 }
-
-} // namespace
-} // namespace dtsim
-
-namespace dtsim {
-namespace {
 
 // The same 8-rank ring all-reduce inside one NVSwitch node (300 GB/s ports) and across 8 single-GPU nodes
 // (50 GB/s NICs): the bandwidth terms differ by the NVLink-to-NIC ratio, 6.
 TEST(Fabric, RingInsideAnNvSwitchNodeBeatsTheSameAcrossNodesByTheBandwidthRatio) {
-  graph::Collective c;
-  c.bytes = 4e9;
-  graph::ExecutionGraph g;
-  g.programs.push_back({{graph::Op{"all-reduce", graph::Stream::comm, c, {}}}});
-  g.rank_program.assign(8, 0);
-  g.groups = {{0, 1, 2, 3, 4, 5, 6, 7}};
-  engine::ReplayOptions o;
-  o.network_model = engine::NetworkModel::cm02;
-  o.cross_traffic = false;
   auto node = testing::uniform_cluster(1, 50e9, 0, 0, 8);
   node.intra_kind = topologies::IntraNodeKind::nvlink;
   node.intra = {300e9, 0};
   const auto across = testing::uniform_cluster(8, 50e9, 0, 0);
-  const double inside = engine::replay(node, g, o).simulated_seconds;
-  const double outside = engine::replay(across, g, o).simulated_seconds;
+  const double inside = ring_all_reduce_time(node, 4e9);
+  const double outside = ring_all_reduce_time(across, 4e9);
   EXPECT_NEAR(inside, 2 * 7.0 / 8 * 4e9 / 300e9, 0.01 * inside);
   EXPECT_NEAR(outside / inside, 300e9 / 50e9, 0.06);
 }
