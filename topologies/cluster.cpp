@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace dtsim::topologies {
 
 std::string_view to_string(IntraNodeKind kind) {
@@ -44,6 +46,15 @@ ClusterSummary summarize(const ClusterSpec& c) {
   ClusterSummary s;
   s.gpus = c.gpu_count();
   const int per_gpu = c.intra_kind == IntraNodeKind::nvlink ? 2 : 1; // NVLink port + PCIe link, or PCIe alone
+  if (!c.torus.empty()) {
+    // One link per node and dimension towards the next node (a wrap-around closes each ring). Halving the
+    // largest dimension d cuts two links per ring along it: 2 N / d links.
+    s.switches = 0;
+    s.links = c.nodes * (c.gpus_per_node * per_gpu + static_cast<int>(c.torus.size()));
+    const int largest = *std::max_element(c.torus.begin(), c.torus.end());
+    s.bisection_bandwidth = largest > 1 ? 2.0 * c.nodes / largest * c.nic.bandwidth : 0;
+    return s;
+  }
   s.links = c.nodes * (c.gpus_per_node * per_gpu + 1);
   s.switches = 1;
   long groups = c.nodes;

@@ -40,6 +40,9 @@ struct ClusterSpec {
   LinkSpec nic;              // the node's NIC link to the switch
   double switch_latency = 0; // seconds added by each switch, per crossing
   std::vector<Tier> tiers;   // from the nodes up; empty: every node on the top switch
+  // A torus (or ring) instead of switches: the nodes at the points of a grid with wrap-around links of the NIC's
+  // bandwidth and latency in every dimension; routed dimension by dimension. Product of dimensions = nodes.
+  std::vector<int> torus;
   // Software overhead of every message between GPUs (the collective library's per-step cost, from the GPU
   // profile), charged as latency on the GPUs' ports: half on the sender's, half on the receiver's. A message to
   // or from a reducing switch (NVLS, SHARP) crosses one port and pays half.

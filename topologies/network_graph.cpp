@@ -50,7 +50,8 @@ NetworkModel build_network(const ClusterSpec& c) {
   auto& g = m.graph;
   // Switches from the top down: the top switch, then each tier's switches, each joined to its parent by its
   // (aggregated) uplink. Half a switch's latency sits on each link into it: a crossing pays it once.
-  const auto top = add_vertex(g, "switch", VertexKind::network_switch, -1);
+  const bool torus = !c.torus.empty();
+  const auto top = torus ? 0 : add_vertex(g, "switch", VertexKind::network_switch, -1);
   const auto uplinks = tier_uplinks(c);
   std::vector<std::size_t> parents{top}; // switches of the tier above, in order
   int groups = 1;
@@ -69,13 +70,17 @@ NetworkModel build_network(const ClusterSpec& c) {
     parents = std::move(current);
   }
   const bool nvlink = c.intra_kind == IntraNodeKind::nvlink;
+  std::vector<std::size_t> nics;
   for (int node = 0; node < c.nodes; ++node) {
     // The engine routes GPU <-> GPU over each GPU's fabric port, and GPU <-> NIC over its PCIe link.
     const auto hub =
         add_vertex(g, fmt::format("node{}-{}", node, nvlink ? "nvswitch" : "pcie-root"), VertexKind::node_hub, node);
     const auto nic = add_vertex(g, fmt::format("node{}-nic", node), VertexKind::nic, node);
-    const auto leaf = parents[static_cast<std::size_t>(node) * parents.size() / c.nodes];
-    add_link(g, nic, leaf, fmt::format("node{}-nic", node), {c.nic.bandwidth, c.nic.latency + c.switch_latency / 2});
+    if (!torus) {
+      const auto leaf = parents[static_cast<std::size_t>(node) * parents.size() / c.nodes];
+      add_link(g, nic, leaf, fmt::format("node{}-nic", node), {c.nic.bandwidth, c.nic.latency + c.switch_latency / 2});
+    }
+    nics.push_back(nic);
     const auto pcie_root =
         nvlink ? add_vertex(g, fmt::format("node{}-pcie-root", node), VertexKind::node_hub, node) : hub;
     add_link(g, pcie_root, nic, fmt::format("node{}-nic-attach", node), {kInternal, 0});
@@ -87,6 +92,16 @@ NetworkModel build_network(const ClusterSpec& c) {
       if (nvlink) add_link(g, gpu, pcie_root, fmt::format("gpu{}-pcie", global), c.pcie);
     }
   }
+  if (torus) // each node's NIC to the next node along every dimension, wrapping around
+    for (int node = 0; node < c.nodes; ++node) {
+      int stride = 1;
+      for (int size : c.torus) {
+        const int coordinate = node / stride % size;
+        const int next = node + ((coordinate + 1) % size - coordinate) * stride;
+        if (next != node) add_link(g, nics[node], nics[next], fmt::format("node{}-node{}", node, next), c.nic);
+        stride *= size;
+      }
+    }
   return m;
 }
 

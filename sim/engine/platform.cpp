@@ -18,6 +18,7 @@ public:
   explicit PlatformBuilder(const topologies::ClusterSpec& cluster) : cluster_(cluster) {}
 
   Platform build() {
+    if (!cluster_.torus.empty()) return build_torus();
     auto* root = sg4::create_star_zone("cluster");
     // SimGrid 3.32 checks every new link's name against every zone that exists: creating the links before any
     // zone but the root keeps that check cheap (a 16,384-GPU platform: 25 s the other way round).
@@ -69,22 +70,45 @@ private:
     return link;
   }
 
+  // The links of one node's GPUs: their fabric ports and, with NVLink, their PCIe links to the NIC.
+  void create_node_links(sg4::NetZone* zone, int node) {
+    const bool nvlink = cluster_.intra_kind == topologies::IntraNodeKind::nvlink;
+    for (int local = 0; local < cluster_.gpus_per_node; ++local) {
+      const int global = node * cluster_.gpus_per_node + local;
+      // Each GPU's ports carry half the per-message software overhead: a message between two GPUs crosses
+      // two of them (the sender's and the receiver's), so it pays the overhead once, with no link of its own.
+      const double half = cluster_.message_overhead / 2;
+      duplex(zone, fmt::format("gpu{}-{}", global, nvlink ? "nvlink" : "pcie"),
+             {cluster_.intra.bandwidth, cluster_.intra.latency + half});
+      if (nvlink)
+        duplex(zone, fmt::format("gpu{}-pcie", global), {cluster_.pcie.bandwidth, cluster_.pcie.latency + half});
+    }
+  }
+
+  // A torus (or ring) of nodes: SimGrid's TorusZone routes dimension by dimension over split-duplex links of the
+  // NIC's bandwidth and latency; each point of the grid is one of our node zones, entered through its NIC router.
+  Platform build_torus() {
+    const std::vector<unsigned long> dims(cluster_.torus.begin(), cluster_.torus.end());
+    const sg4::ClusterCallbacks callbacks(
+        [this](sg4::NetZone* zone, const std::vector<unsigned long>&, unsigned long id) {
+          create_node_links(zone, static_cast<int>(id));
+          auto [node_zone, router] = build_node(zone, static_cast<int>(id));
+          return std::make_pair(node_zone->get_netpoint(), router);
+        });
+    sg4::create_torus_zone("cluster", nullptr, dims, callbacks, cluster_.nic.bandwidth, cluster_.nic.latency,
+                           sg4::Link::SharingPolicy::SPLITDUPLEX)
+        ->seal();
+    for (auto* link : sg4::Engine::get_instance()->get_all_links()) // the torus's own links, for link loads
+      if (!platform_.link_index.count(link)) track(link);
+    return std::move(platform_);
+  }
+
   // Every link of the platform, by the names the zones below look them up with.
   void create_links(sg4::NetZone* root) {
     fat_pipe(root, "switch", cluster_.switch_latency);
-    const bool nvlink = cluster_.intra_kind == topologies::IntraNodeKind::nvlink;
     for (int node = 0; node < cluster_.nodes; ++node) {
       duplex(root, fmt::format("node{}-nic", node), cluster_.nic);
-      for (int local = 0; local < cluster_.gpus_per_node; ++local) {
-        const int global = node * cluster_.gpus_per_node + local;
-        // Each GPU's ports carry half the per-message software overhead: a message between two GPUs crosses
-        // two of them (the sender's and the receiver's), so it pays the overhead once, with no link of its own.
-        const double half = cluster_.message_overhead / 2;
-        duplex(root, fmt::format("gpu{}-{}", global, nvlink ? "nvlink" : "pcie"),
-               {cluster_.intra.bandwidth, cluster_.intra.latency + half});
-        if (nvlink)
-          duplex(root, fmt::format("gpu{}-pcie", global), {cluster_.pcie.bandwidth, cluster_.pcie.latency + half});
-      }
+      create_node_links(root, node);
     }
     const auto uplinks = topologies::tier_uplinks(cluster_);
     for (std::size_t level = 0; level < cluster_.tiers.size(); ++level)

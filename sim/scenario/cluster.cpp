@@ -44,12 +44,41 @@ topologies::LinkSpec read_link(const Object& section, double default_bandwidth, 
   return link;
 }
 
+// A torus of the given dimensions (their product is the node count), or a ring of all the nodes.
+void read_torus(const Object& t, const std::string& kind, topologies::ClusterSpec& cluster) {
+  for (const char* key : {"nodes_per_leaf", "leaves_per_pod", "oversubscription"})
+    if (t.has(key)) t.fail(key, fmt::format("a {} has no switches: expected no \"{}\"", kind, key));
+  if (kind == "ring") {
+    if (t.has("dimensions")) t.fail("dimensions", "a ring's one dimension is the node count");
+    cluster.torus = {cluster.nodes};
+    return;
+  }
+  const auto* dims = t.get("dimensions");
+  if (!dims || !dims->is_array() || dims->empty() || dims->size() > 3)
+    t.fail("dimensions", fmt::format("expected 1 to 3 sizes such as [4, 4], got {}", dims ? show(*dims) : "nothing"));
+  long product = 1;
+  for (const auto& d : *dims) {
+    if (!d.is_number_integer() || d.get<long>() < 1)
+      t.fail("dimensions", fmt::format("expected positive integers, got {}", show(*dims)));
+    cluster.torus.push_back(d.get<int>());
+    product *= d.get<long>();
+  }
+  if (product != cluster.nodes)
+    t.fail("dimensions", fmt::format("{} makes {} nodes, but the cluster has {}", show(*dims), product, cluster.nodes));
+  if (cluster.switch_reduces) t.fail("kind", "a torus has no switch to reduce in (cluster.switch.sharp)");
+}
+
 // The network between the nodes: one switch, a leaf-spine (one tier of leaf switches under the spine) or a
 // three-tier fat-tree (leaves, pods, core), each tier with an oversubscription.
 void read_topology(const Object& c, topologies::ClusterSpec& cluster) {
-  const Object t = c.object("topology", {"kind", "nodes_per_leaf", "leaves_per_pod", "oversubscription"});
-  static const std::vector<std::string> kinds{"single-switch", "leaf-spine", "fat-tree"};
+  const Object t = c.object("topology", {"kind", "nodes_per_leaf", "leaves_per_pod", "oversubscription", "dimensions"});
+  static const std::vector<std::string> kinds{"single-switch", "leaf-spine", "fat-tree", "torus", "ring"};
   const auto kind = t.choice("kind", kinds, "topology", std::string("single-switch"));
+  if (kind == "torus" || kind == "ring") {
+    read_torus(t, kind, cluster);
+    return;
+  }
+  if (t.has("dimensions")) t.fail("dimensions", "only a torus has dimensions");
   if (kind == "single-switch") {
     for (const char* key : {"nodes_per_leaf", "leaves_per_pod", "oversubscription"})
       if (t.has(key)) t.fail(key, "a single switch has no tiers: expected no \"" + std::string(key) + "\"");

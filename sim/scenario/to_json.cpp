@@ -31,6 +31,7 @@ json model_json(const ModelSpec& m) {
 }
 
 nlohmann::json topology_json(const topologies::ClusterSpec& c) {
+  if (!c.torus.empty()) return {{"kind", "torus"}, {"dimensions", c.torus}};
   if (c.tiers.empty()) return {{"kind", "single-switch"}};
   nlohmann::json over = nlohmann::json::array();
   for (const auto& t : c.tiers)

@@ -79,3 +79,28 @@ TEST(Fabric, RingInsideAnNvSwitchNodeBeatsTheSameAcrossNodesByTheBandwidthRatio)
 
 } // namespace
 } // namespace dtsim
+
+namespace dtsim {
+namespace {
+
+// A ring all-reduce on a ring of nodes: every step crosses one ring link, so alpha is one link's latency
+// (the PCIe hops are free here) and the bandwidth term is the link's: 2(n-1)(L + S/(nB)).
+TEST(Torus, RingAllReduceOnARingTopologyMatchesTheClosedForm) {
+  auto ring = testing::uniform_cluster(8, kNic, 2e-6, 0);
+  ring.torus = {8};
+  const double S = 256e6;
+  const double expected = 2 * 7 * (2e-6 + S / 8 / kNic);
+  EXPECT_NEAR(ring_all_reduce_time(ring, S), expected, 0.01 * expected);
+}
+
+// On a 4 x 4 torus, an all-to-all must cross the bisection: 8 links each way carry half of every node's traffic
+// to the other half, 8 x 8 x S/16 = 4 S; the replay cannot beat 4 S / (8 B).
+TEST(Torus, AllToAllIsNoFasterThanItsBisectionAllows) {
+  auto torus = testing::uniform_cluster(16, kNic, 0, 0);
+  torus.torus = {4, 4};
+  const double S = 1e9;
+  EXPECT_GE(all_to_all_time(torus, S), 0.99 * 4 * S / (8 * kNic));
+}
+
+} // namespace
+} // namespace dtsim

@@ -56,3 +56,22 @@ TEST(Topology, BadTopologiesNameTheProblem) {
 
 } // namespace
 } // namespace dtsim::scenario
+
+namespace dtsim::scenario {
+namespace {
+
+TEST(Topology, TorusAndRing) {
+  auto s = parse_scenario(with_topology(16, R"({"kind": "torus", "dimensions": [4, 4]})"), "t.json");
+  EXPECT_EQ(s.cluster.torus, (std::vector<int>{4, 4}));
+  s = parse_scenario(with_topology(6, R"({"kind": "ring"})"), "t.json");
+  EXPECT_EQ(s.cluster.torus, (std::vector<int>{6}));
+  EXPECT_NE(error_of(with_topology(16, R"({"kind": "torus", "dimensions": [4, 3]})")).find("makes 12 nodes"),
+            std::string::npos);
+  EXPECT_NE(error_of(with_topology(16, R"({"kind": "torus"})")).find("/cluster/topology/dimensions"),
+            std::string::npos);
+  EXPECT_NE(error_of(with_topology(16, R"({"kind": "torus", "dimensions": [0, 16]})")).find("positive integers"),
+            std::string::npos);
+}
+
+} // namespace
+} // namespace dtsim::scenario

@@ -97,3 +97,26 @@ TEST(Tiers, TiersThatDoNotFitTheNodesAreExplained) {
 
 } // namespace
 } // namespace dtsim::topologies
+
+namespace dtsim::topologies {
+namespace {
+
+// Tori: the farthest nodes are floor(d/2) hops apart in each dimension; halving the largest dimension d cuts two
+// links per ring along it, 2 N / d links of the NIC's bandwidth.
+TEST(Torus, DiameterAndBisectionByHand) {
+  ClusterSpec c = single_gpu_nodes(16);
+  c.torus = {4, 4};
+  EXPECT_EQ(gpu_diameter(build_network(c)), 2 + 2 + 2); // PCIe, 2 + 2 hops, PCIe
+  EXPECT_DOUBLE_EQ(summarize(c).bisection_bandwidth, 2.0 * 16 / 4 * 12.5e9);
+  EXPECT_EQ(summarize(c).switches, 0);
+  ClusterSpec cube = single_gpu_nodes(64);
+  cube.torus = {4, 4, 4};
+  EXPECT_EQ(gpu_diameter(build_network(cube)), 2 + 2 + 2 + 2);
+  ClusterSpec ring = single_gpu_nodes(8);
+  ring.torus = {8};
+  EXPECT_EQ(gpu_diameter(build_network(ring)), 4 + 2);
+  EXPECT_DOUBLE_EQ(summarize(ring).bisection_bandwidth, 2 * 12.5e9);
+}
+
+} // namespace
+} // namespace dtsim::topologies

@@ -50,7 +50,7 @@ int explain_command(const ExplainArgs& args) {
   line("nodes", fmt::format("{} of {} GPU{}", c.nodes, c.gpus_per_node, c.gpus_per_node == 1 ? "" : "s"));
   line("GPUs", fmt::format("{} x {} ({}, {} each)", summary.gpus, s.gpu.name, s.gpu.display_name,
                            report::format_bytes(s.gpu.memory_bytes)));
-  line("switches", fmt::format("{} network switch{}", summary.switches,
+  line("switches", fmt::format("{} network switch{}{}", summary.switches, summary.switches == 1 ? "" : "es",
                                c.intra_kind == topologies::IntraNodeKind::nvlink ? " + an NVSwitch per node" : ""));
   line("links", fmt::format("{} full-duplex", summary.links));
   line("intra-node fabric", fmt::format("{}, {} per GPU per direction, {}", topologies::to_string(c.intra_kind),
@@ -58,7 +58,11 @@ int explain_command(const ExplainArgs& args) {
   if (c.intra_kind == topologies::IntraNodeKind::nvlink)
     line("GPU to NIC", fmt::format("PCIe, {}, {}", rate(c.pcie.bandwidth), report::format_seconds(c.pcie.latency)));
   line("NIC", fmt::format("{} per direction, {}", rate(c.nic.bandwidth), report::format_seconds(c.nic.latency)));
-  if (c.tiers.empty()) {
+  if (!c.torus.empty()) {
+    line("topology", fmt::format("{} {}, one link of the NIC's bandwidth to the next node in each dimension, routed "
+                                 "dimension by dimension",
+                                 c.torus.size() == 1 ? "ring of" : "torus", fmt::join(c.torus, " x ")));
+  } else if (c.tiers.empty()) {
     line("topology",
          fmt::format("single switch, non-blocking (1:1), {} per crossing", report::format_seconds(c.switch_latency)));
   } else {

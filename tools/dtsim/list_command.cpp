@@ -72,8 +72,10 @@ std::string topologies_list() {
          "leaf-spine      nodes_per_leaf nodes under each leaf switch, leaves under the spine; oversubscription\n"
          "fat-tree        nodes_per_leaf nodes per leaf, leaves_per_pod leaves per pod, pods under the core;\n"
          "                oversubscription per tier, e.g. [1, 2]\n"
-         "\nA tier's uplinks act as one link (traffic spread evenly over them). Rail-optimized fabrics, dragonflies,\n"
-         "tori and explicit graphs are not built yet.\n";
+         "torus           dimensions [x, y] or [x, y, z]: each node linked to the next in every dimension\n"
+         "ring            a torus of one dimension\n"
+         "\nA tier's uplinks act as one link (traffic spread evenly over them). Rail-optimized fabrics, dragonflies\n"
+         "and explicit graphs are not built yet.\n";
 }
 
 } // namespace
