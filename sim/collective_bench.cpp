@@ -2,7 +2,10 @@
 
 #include "sim/engine/child_process.hpp"
 #include "sim/engine/engine.hpp"
+#include "sim/graph/collective_request.hpp"
 #include "sim/scenario/units.hpp"
+#include "sim/series.hpp"
+#include "sim/simulate.hpp"
 
 #include <fmt/format.h>
 
@@ -48,27 +51,22 @@ std::vector<CollectivePoint> bench_collective(const scenario::Scenario& s, const
                                               const std::function<void(std::size_t, std::size_t)>& progress) {
   const auto cluster = bench_cluster(s, bench.ranks);
   const int ranks = bench.ranks > 0 ? bench.ranks : cluster.gpu_count();
-  engine::ReplayOptions options;
-  options.network_model =
-      s.network.model == scenario::NetworkModel::cm02 ? engine::NetworkModel::cm02 : engine::NetworkModel::lv08;
-  options.cross_traffic = s.network.cross_traffic;
+  auto options = replay_options(s); // the scenario's network model...
+  options.iterations = 1;           // ...but one collective, not the scenario's training iterations
 
   std::vector<CollectivePoint> points;
   std::vector<engine::ChildJob> work;
+  std::vector<int> members(ranks);
+  for (int r = 0; r < ranks; ++r)
+    members[r] = r;
   for (double bytes : bench.sizes) {
-    collectives::Request request;
-    request.op = bench.op;
-    request.algorithm = bench.algorithm;
-    request.ranks = ranks;
-    request.bytes = bytes;
-    request.node_switch_reduces = cluster.nvswitch_reduces;
-    request.network_switch_reduces = cluster.switch_reduces;
-    for (int r = 0; r < ranks; ++r)
-      request.node_of.push_back(cluster.node_of(r));
+    graph::Collective c;
+    c.op = bench.op;
+    c.algorithm = bench.algorithm;
+    c.bytes = bytes;
     CollectivePoint point;
     point.bytes = bytes;
-    point.algorithm =
-        bench.algorithm == collectives::Algorithm::automatic ? collectives::choose_algorithm(request) : bench.algorithm;
+    point.algorithm = graph::resolved_algorithm(graph::collective_request(c, members, cluster));
     points.push_back(point);
     work.push_back([&s, &bench, &cluster, options, ranks, bytes, algorithm = point.algorithm]() -> std::string {
       const auto g = one_collective(s, bench, ranks, bytes, algorithm);
@@ -93,23 +91,7 @@ std::vector<CollectivePoint> bench_collective(const scenario::Scenario& s, const
 }
 
 std::vector<double> parse_sizes(const std::string& text) {
-  std::vector<double> sizes;
-  if (auto dots = text.find(".."); dots != std::string::npos) {
-    const double from = parse_size(text.substr(0, dots), text);
-    const double to = parse_size(text.substr(dots + 2), text);
-    if (from <= 0 || to < from)
-      throw std::invalid_argument(fmt::format("bad size range \"{}\": expected FROM..TO with 0 < FROM <= TO", text));
-    for (double b = from; b <= to * (1 + 1e-12); b *= 2)
-      sizes.push_back(b);
-    return sizes;
-  }
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const auto comma = std::min(text.find(',', start), text.size());
-    sizes.push_back(parse_size(text.substr(start, comma - start), text));
-    start = comma + 1;
-  }
-  return sizes;
+  return parse_series(text, [&text](const std::string& item) { return parse_size(item, text); });
 }
 
 } // namespace dtsim

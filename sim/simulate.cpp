@@ -1,4 +1,5 @@
 #include "sim/simulate.hpp"
+#include "sim/series.hpp"
 
 #include "sim/engine/child_process.hpp"
 #include "sim/engine/engine.hpp"
@@ -10,8 +11,6 @@
 #include <stdexcept>
 
 namespace dtsim {
-namespace {
-
 engine::ReplayOptions replay_options(const scenario::Scenario& s) {
   engine::ReplayOptions o;
   o.iterations = s.run.warmup_iterations + s.run.iterations;
@@ -21,16 +20,7 @@ engine::ReplayOptions replay_options(const scenario::Scenario& s) {
   return o;
 }
 
-int parse_positive(std::string_view text, const std::string& whole) {
-  int value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc{} || end != text.data() + text.size() || value < 1)
-    throw std::invalid_argument(
-        fmt::format("bad node list \"{}\": expected positive integers like \"1,2,4,8\" or a range \"1..64\"", whole));
-  return value;
-}
-
-} // namespace
+namespace {} // namespace
 
 Simulation simulate(const scenario::Scenario& scenario, bool with_trace, bool show_progress) {
   const auto plan = plan::make_plan(scenario);
@@ -78,22 +68,15 @@ std::vector<SweepPoint> sweep(const scenario::Scenario& base, const std::vector<
 }
 
 std::vector<int> parse_node_counts(const std::string& text) {
-  std::vector<int> counts;
-  if (auto dots = text.find(".."); dots != std::string::npos) {
-    const int from = parse_positive(std::string_view(text).substr(0, dots), text);
-    const int to = parse_positive(std::string_view(text).substr(dots + 2), text);
-    if (to < from) throw std::invalid_argument(fmt::format("bad node range \"{}\": the end is below the start", text));
-    for (long n = from; n <= to; n *= 2)
-      counts.push_back(static_cast<int>(n));
-    return counts;
-  }
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const auto comma = std::min(text.find(',', start), text.size());
-    counts.push_back(parse_positive(std::string_view(text).substr(start, comma - start), text));
-    start = comma + 1;
-  }
-  return counts;
+  const auto values = parse_series(text, [&text](const std::string& item) {
+    int value = 0;
+    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
+    if (ec != std::errc{} || end != item.data() + item.size() || value < 1)
+      throw std::invalid_argument(
+          fmt::format("bad node list \"{}\": expected positive integers like \"1,2,4,8\" or a range \"1..64\"", text));
+    return static_cast<double>(value);
+  });
+  return {values.begin(), values.end()};
 }
 
 } // namespace dtsim

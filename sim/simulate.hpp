@@ -1,5 +1,6 @@
 #pragma once
 // The library's front door: a scenario in, a RunResult out (plan -> execution graph -> replay -> report).
+#include "sim/engine/engine.hpp"
 #include "sim/report/result.hpp"
 #include "sim/scenario/scenario.hpp"
 
@@ -14,6 +15,9 @@ struct Simulation {
   report::RunResult result;
   nlohmann::json trace; // Chrome trace events; null unless asked for
 };
+
+// The engine's options for a scenario: iterations (warm-up included) and the network model.
+engine::ReplayOptions replay_options(const scenario::Scenario& scenario);
 
 // Runs one simulation (in a child process, as SimGrid needs). Throws plan::PlanError,
 // engine::DeadlockError or std::runtime_error.

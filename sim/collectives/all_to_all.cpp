@@ -16,7 +16,6 @@ SchedulePtr pairwise_all_to_all(int n, PairBytes bytes, bool skip_empty) {
     Step s = idle_step();
     if (const double b = bytes(p, to); b > 0 || !skip_empty) s.sends.push_back({to, b});
     if (const double b = bytes(from, p); b > 0 || !skip_empty) s.recvs.push_back({from, b});
-    if (!s.sends.empty() || !s.recvs.empty()) s.latency_terms = 1;
     return s;
   });
 }
@@ -32,7 +31,6 @@ SchedulePtr direct_all_to_all(int n, PairBytes bytes, bool skip_empty) {
       if (const double b = bytes(p, q); b > 0 || !skip_empty) s.sends.push_back({q, b});
       if (const double b = bytes(q, p); b > 0 || !skip_empty) s.recvs.push_back({q, b});
     }
-    if (!s.sends.empty() || !s.recvs.empty()) s.latency_terms = 1;
     return s;
   });
 }

@@ -23,7 +23,6 @@ SchedulePtr binomial_broadcast(int n, double bytes, int root) {
         Step s = idle_step();
         if (rel < mask && rel + mask < n) s.sends.push_back({mod(rel + mask + root, n), bytes});
         if (rel >= mask && rel < 2 * mask) s.recvs.push_back({mod(rel - mask + root, n), bytes});
-        if (!s.sends.empty() || !s.recvs.empty()) s.latency_terms = 1;
         return s;
       },
       phases_every(ceil_log2(n), 1));
@@ -44,7 +43,6 @@ SchedulePtr binomial_reduce(int n, double bytes, int root) {
           s.recvs.push_back({mod(rel + mask + root, n), bytes});
           s.reduce_bytes = bytes;
         }
-        if (!s.sends.empty() || !s.recvs.empty()) s.latency_terms = 1;
         return s;
       },
       phases_every(ceil_log2(n), 1));

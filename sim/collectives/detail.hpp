@@ -56,7 +56,13 @@ public:
       : ranks_(ranks), steps_(steps), fn_(std::move(fn)), phases_(std::move(phases)) {}
   int ranks() const override { return ranks_; }
   int step_count() const override { return steps_; }
-  Step step(int position, int k) const override { return fn_(position, k); }
+  // A generated step stands for one alpha term exactly when it moves something: the step functions only say
+  // what moves.
+  Step step(int position, int k) const override {
+    Step s = fn_(position, k);
+    s.latency_terms = s.sends.empty() && s.recvs.empty() ? 0 : 1;
+    return s;
+  }
   std::vector<int> phase_starts() const override { return phases_; }
 
 private:

@@ -43,7 +43,6 @@ SchedulePtr point_to_point(int n, double bytes, int root) {
     Step s = idle_step();
     if (p == root) s.sends.push_back({to, bytes});
     if (p == to) s.recvs.push_back({root, bytes});
-    if (p == root || p == to) s.latency_terms = 1;
     return s;
   });
 }

@@ -104,7 +104,6 @@ public:
       if (parent >= 0)
         if (const double c = chunk(k - depth - tree.depth[p] + 1); c >= 0) s.recvs.push_back({parent, c});
     }
-    if (!s.sends.empty() || !s.recvs.empty()) s.latency_terms = 1;
     return s;
   }
 

@@ -33,7 +33,6 @@ SchedulePtr fold_step(const Fold& f, std::function<double(int)> bytes, bool redu
   return generated(f.n, 1, [r, bytes = std::move(bytes), reduce](int p, int) {
     Step s = idle_step();
     if (p >= 2 * r) return s;
-    s.latency_terms = 1;
     if (p % 2 == 0) {
       s.sends.push_back({p + 1, bytes(p)});
     } else {
@@ -50,7 +49,6 @@ SchedulePtr unfold_step(const Fold& f, std::function<double(int)> bytes) {
   return generated(f.n, 1, [r, bytes = std::move(bytes)](int p, int) {
     Step s = idle_step();
     if (p >= 2 * r) return s;
-    s.latency_terms = 1;
     if (p % 2 == 1)
       s.sends.push_back({p - 1, bytes(p - 1)});
     else

@@ -60,7 +60,6 @@ SchedulePtr chain_broadcast(int n, double bytes, int root) {
           s.recvs.push_back({mod(p - 1, n), part_bytes(bytes, chunks, j)});
         if (const int j = k - rel; rel <= n - 2 && j >= 0 && j < chunks)
           s.sends.push_back({mod(p + 1, n), part_bytes(bytes, chunks, j)});
-        if (!s.sends.empty() || !s.recvs.empty()) s.latency_terms = 1;
         return s;
       },
       phases_every(steps, chunks));
@@ -85,7 +84,6 @@ SchedulePtr chain_reduce(int n, double bytes, int root) {
           s.recvs.push_back({mod(p + 1, n), chunk});
           s.reduce_bytes = chunk;
         }
-        if (!s.sends.empty() || !s.recvs.empty()) s.latency_terms = 1;
         return s;
       },
       phases_every(steps, chunks));

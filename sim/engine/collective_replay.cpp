@@ -1,5 +1,6 @@
 // Collectives replayed as flows: each step of a schedule becomes concurrent flows between per-pair mailboxes.
 #include "sim/engine/replay.hpp"
+#include "sim/graph/collective_request.hpp"
 
 #include <fmt/format.h>
 
@@ -68,22 +69,13 @@ double Replay::aggregated_latency(int rank, const std::vector<int>& members, con
   return sum - slowest;
 }
 
-// Schedules are shared by every member (they are functions of the position) and built once per op.
+// Schedules are shared by every member (they are functions of the position) and built once per op, before
+// the actors start (index_programs).
 const Replay::ScheduleEntry& Replay::schedule_for(const graph::Collective& c) {
   auto [entry, inserted] = schedules_.try_emplace(&c);
   if (inserted) {
-    collectives::Request request;
-    request.op = c.op;
-    request.ranks = static_cast<int>(graph_.groups[c.group].size());
-    request.bytes = c.bytes;
-    request.root = c.root;
-    request.matrix = c.matrix;
-    request.node_switch_reduces = cluster_.nvswitch_reduces;
-    request.network_switch_reduces = cluster_.switch_reduces;
-    for (int member : graph_.groups[c.group])
-      request.node_of.push_back(cluster_.node_of(member));
-    request.algorithm =
-        c.algorithm == collectives::Algorithm::automatic ? collectives::choose_algorithm(request) : c.algorithm;
+    auto request = graph::collective_request(c, graph_.groups[c.group], cluster_);
+    request.algorithm = graph::resolved_algorithm(request);
     entry->second.algorithm = request.algorithm;
     entry->second.schedule = c.aggregate ? collectives::aggregate(request) : collectives::make_schedule(request);
   }

@@ -59,8 +59,13 @@ void Replay::configure_engine() {
 void Replay::index_programs() {
   stream_ops_.resize(graph_.programs.size());
   for (std::size_t p = 0; p < graph_.programs.size(); ++p)
-    for (std::uint32_t i = 0; i < graph_.programs[p].ops.size(); ++i)
-      stream_ops_[p][static_cast<int>(graph_.programs[p].ops[i].stream)].push_back(i);
+    for (std::uint32_t i = 0; i < graph_.programs[p].ops.size(); ++i) {
+      const auto& op = graph_.programs[p].ops[i];
+      stream_ops_[p][static_cast<int>(op.stream)].push_back(i);
+      // Every schedule is built here, before any actor runs: a collective the algorithm cannot do is reported
+      // as an error of the plan, not thrown inside an actor (which SimGrid turns into an abort).
+      if (const auto* c = std::get_if<graph::Collective>(&op.body)) schedule_for(*c);
+    }
   positions_.assign(graph_.groups.size(), std::vector<int>(graph_.rank_count(), -1));
   for (std::size_t g = 0; g < graph_.groups.size(); ++g)
     for (std::size_t i = 0; i < graph_.groups[g].size(); ++i)

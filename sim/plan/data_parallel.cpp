@@ -5,6 +5,7 @@
 // soon as backward has produced all of its gradients. The optimizer step waits for every bucket.
 // Without overlap, one all-reduce of all gradients follows backward.
 #include "calibration/cost_model.hpp"
+#include "sim/graph/collective_request.hpp"
 #include "sim/plan/plan.hpp"
 
 #include <fmt/format.h>
@@ -57,10 +58,9 @@ public:
     auto& program = plan.graph.programs.emplace_back();
     const int world = s_.world_size();
     plan.graph.rank_program.assign(world, 0);
-    std::vector<int> everyone(world);
     for (int r = 0; r < world; ++r)
-      everyone[r] = r;
-    plan.graph.groups.push_back(everyone);
+      everyone_.push_back(r);
+    plan.graph.groups.push_back(everyone_);
 
     const auto& layers = s_.model.workload.layers;
     for (const auto& layer : layers)
@@ -86,7 +86,6 @@ public:
                     params * optimizer_bytes_per_parameter(s_.training.optimizer), parameter_tensors()};
     add_compute(program, "optimizer step", step, allreduces);
 
-    plan.compute_seconds = compute_seconds_;
     plan.gradient_bytes = world > 1 ? params * grad_bytes() : 0;
     plan.buckets = static_cast<int>(allreduces.size());
     plan.allreduce_algorithms.assign(algorithms_.begin(), algorithms_.end());
@@ -103,7 +102,7 @@ private:
     graph::Collective c;
     c.op = collectives::Operation::all_reduce;
     c.bytes = bucket.bytes;
-    c.algorithm = resolve_algorithm(bucket.bytes);
+    c.algorithm = resolve_algorithm(c);
     c.aggregate = s_.run.fidelity == scenario::Fidelity::aggregate;
     c.reduce_seconds_per_byte = s_.gpu.reduce_seconds_per_byte();
     program.ops.push_back(Op{fmt::format("allreduce bucket {} ({:.2f} MiB)", index, bucket.bytes / (1 << 20)),
@@ -117,7 +116,6 @@ private:
   std::uint32_t add_compute(graph::Program& program, std::string name, const KernelCost& cost,
                             std::vector<std::uint32_t> deps) {
     const double seconds = calibration::kernel_time(s_.gpu, cost);
-    compute_seconds_ += seconds;
     program.ops.push_back(
         Op{std::move(name), Stream::compute, graph::Compute{seconds, cost.flops, cost.bytes}, std::move(deps)});
     return static_cast<std::uint32_t>(program.ops.size() - 1);
@@ -142,20 +140,20 @@ private:
   }
 
   // The scenario's all-reduce algorithm; `auto` picks per bucket size and cluster as NCCL would.
-  collectives::Algorithm resolve_algorithm(double bytes) {
-    collectives::Request request;
-    request.op = collectives::Operation::all_reduce;
-    request.algorithm = s_.training.algorithm;
-    request.ranks = s_.world_size();
-    request.bytes = bytes;
-    request.node_switch_reduces = s_.cluster.nvswitch_reduces;
-    request.network_switch_reduces = s_.cluster.switch_reduces;
-    for (int r = 0; r < request.ranks; ++r)
-      request.node_of.push_back(s_.cluster.node_of(r));
-    const auto chosen = request.algorithm == collectives::Algorithm::automatic ? collectives::choose_algorithm(request)
-                                                                               : request.algorithm;
-    algorithms_.insert(std::string(collectives::to_string(chosen)));
-    return chosen;
+  // An algorithm the cluster cannot run (in-switch without reducing switches, hierarchical on uneven nodes) is
+  // the scenario's error, reported before anything is simulated.
+  collectives::Algorithm resolve_algorithm(graph::Collective c) {
+    c.algorithm = s_.training.algorithm;
+    auto request = graph::collective_request(c, everyone_, s_.cluster);
+    request.algorithm = graph::resolved_algorithm(request);
+    try {
+      collectives::make_schedule(request);
+    } catch (const std::invalid_argument& e) {
+      throw PlanError(fmt::format("training.algorithm \"{}\" cannot run on this cluster: {}",
+                                  collectives::to_string(request.algorithm), e.what()));
+    }
+    algorithms_.insert(std::string(collectives::to_string(request.algorithm)));
+    return request.algorithm;
   }
 
   double grad_bytes() const { return calibration::gradient_bytes(s_.model.precision); }
@@ -179,8 +177,8 @@ private:
   }
 
   const scenario::Scenario& s_;
-  double compute_seconds_ = 0;
   std::set<std::string> algorithms_; // every all-reduce algorithm the plan uses
+  std::vector<int> everyone_;        // the data-parallel group: every rank
 };
 
 } // namespace

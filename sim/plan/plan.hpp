@@ -24,7 +24,6 @@ struct MemoryEstimate {
 struct Plan {
   graph::ExecutionGraph graph;
   MemoryEstimate memory;                         // per GPU
-  double compute_seconds = 0;                    // one rank's compute-stream work per iteration
   double gradient_bytes = 0;                     // bytes each rank all-reduces per iteration
   int buckets = 0;                               // all-reduce operations per iteration
   std::vector<std::string> allreduce_algorithms; // the algorithms they run (auto resolved), sorted

@@ -28,7 +28,7 @@ struct Breakdown {
 struct LinkUsage {
   std::string name;
   double bandwidth = 0;   // bytes/s
-  double bytes = 0;       // over the measured iterations... and warm-up: the whole run
+  double bytes = 0;       // carried over the whole run, warm-up included
   double utilization = 0; // bytes / (bandwidth * simulated time)
 };
 

@@ -67,6 +67,8 @@ const BadCase kCases[] = {
     {"non_integral_count", replace(kValid, R"("nodes": 2)", R"("nodes": 2.5)"), "", "/cluster/nodes", "integer"},
     {"bad_set_form", kValid, "--set cluster.nodes", "--set", "="},
     {"bad_set_value", kValid, "--set cluster.nodes=0", "/cluster/nodes", ">= 1"},
+    {"algorithm_the_cluster_cannot_run", kValid, "--set training.algorithm=in-switch", "in-switch",
+     "cluster.switch.sharp"},
     {"unknown_set_key", kValid, "--set cluster.gpus_per_nod=2", "/cluster/gpus_per_nod", "gpus_per_node"},
 };
 

@@ -1,9 +1,9 @@
 // Every collective algorithm replayed as flows on SimGrid, against its closed form (sim/collectives/
 // closed_form.cpp: Thakur, Rabenseifner and Gropp 2005; NCCL's double binary tree), and the effects only a
 // flow-level simulation shows: max-min sharing of a link, hierarchy against a flat ring, skewed all-to-all-v.
+#include "replay_fixtures.hpp"
 #include "sim/collectives/closed_form.hpp"
 #include "sim/engine/engine.hpp"
-#include "uniform_cluster.hpp"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -25,13 +25,6 @@ constexpr double kGamma = 1e-11; // s per reduced byte: 3 bytes moved per byte a
 // Every transfer costs alpha + bytes / kNic and a rank's concurrent sends share its NIC, as the closed forms assume.
 topologies::ClusterSpec uniform(int nodes, int gpus_per_node = 1) {
   return testing::uniform_cluster(nodes, kNic, kNicLatency, kSwitchLatency, gpus_per_node);
-}
-
-engine::ReplayOptions cm02() {
-  engine::ReplayOptions o;
-  o.network_model = engine::NetworkModel::cm02;
-  o.cross_traffic = false;
-  return o;
 }
 
 graph::Collective collective(Operation op, Algorithm algorithm, double bytes, bool aggregate = false) {
@@ -60,15 +53,8 @@ graph::ExecutionGraph graph_of(int ranks, const std::vector<std::vector<int>>& g
   return g;
 }
 
-std::vector<int> first(int n) {
-  std::vector<int> v(n);
-  for (int i = 0; i < n; ++i)
-    v[i] = i;
-  return v;
-}
-
 double replay_one(const topologies::ClusterSpec& cluster, const graph::Collective& c, int ranks) {
-  return engine::replay(cluster, graph_of(ranks, {first(ranks)}, {c}), cm02()).simulated_seconds;
+  return engine::replay(cluster, testing::one_collective(ranks, c), testing::cm02_options()).simulated_seconds;
 }
 
 struct Case {
@@ -156,7 +142,7 @@ TEST(BusBandwidth, LargeRingAllReduceRunsAtTheBottleneckTimesTheModelFactor) {
   lv08.cross_traffic = false;
   auto c = collective(Operation::all_reduce, Algorithm::ring, bytes);
   c.reduce_seconds_per_byte = 0;
-  const double seconds = engine::replay(uniform(n), graph_of(n, {first(n)}, {c}), lv08).simulated_seconds;
+  const double seconds = engine::replay(uniform(n), testing::one_collective(n, c), lv08).simulated_seconds;
   const double busbw = bytes / seconds * collectives::bus_bandwidth_factor(Operation::all_reduce, n);
   EXPECT_NEAR(busbw, 0.97 * kNic, 0.01 * 0.97 * kNic);
 }
@@ -168,8 +154,9 @@ TEST(Contention, TwoCollectivesSharingALinkEachTakeTwiceAsLong) {
   const double bytes = 1e9;
   auto c = collective(Operation::all_reduce, Algorithm::ring, bytes);
   c.reduce_seconds_per_byte = 0;
-  const double alone = engine::replay(cluster, graph_of(4, {{0, 2}, {1}, {3}}, {c, {}, {}}), cm02()).simulated_seconds;
-  const auto both = engine::replay(cluster, graph_of(4, {{0, 2}, {1, 3}}, {c, c}), cm02());
+  const double alone =
+      engine::replay(cluster, graph_of(4, {{0, 2}, {1}, {3}}, {c, {}, {}}), testing::cm02_options()).simulated_seconds;
+  const auto both = engine::replay(cluster, graph_of(4, {{0, 2}, {1, 3}}, {c, c}), testing::cm02_options());
   EXPECT_NEAR(both.simulated_seconds, 2 * alone, 0.02 * 2 * alone);
 }
 

@@ -1,8 +1,8 @@
 // Ring all-reduce replayed as flows on a uniform single-switch cluster against its alpha-beta closed form
 // (Thakur, Rabenseifner and Gropp 2005): T = 2(n-1) alpha + 2(n-1)/n * S/B.
+#include "replay_fixtures.hpp"
 #include "sim/collectives/closed_form.hpp"
 #include "sim/engine/engine.hpp"
-#include "uniform_cluster.hpp"
 
 #include <gtest/gtest.h>
 
@@ -12,15 +12,9 @@ namespace {
 using testing::uniform_cluster;
 
 graph::ExecutionGraph one_all_reduce(int ranks, double bytes) {
-  graph::ExecutionGraph g;
   graph::Collective c;
   c.bytes = bytes;
-  g.programs.push_back({{graph::Op{"allreduce", graph::Stream::comm, c, {}}}});
-  g.rank_program.assign(ranks, 0);
-  g.groups.emplace_back();
-  for (int r = 0; r < ranks; ++r)
-    g.groups[0].push_back(r);
-  return g;
+  return testing::one_collective(ranks, c);
 }
 
 // Ring all-reduce on a uniform network without reduction cost: 2(n-1) alpha + 2(n-1)/n S/B.
@@ -121,19 +115,12 @@ graph::ExecutionGraph ring_with_reduction(int ranks, double bytes, double reduce
   return g;
 }
 
-engine::ReplayOptions plain_cm02() {
-  engine::ReplayOptions o;
-  o.network_model = engine::NetworkModel::cm02;
-  o.cross_traffic = false;
-  return o;
-}
-
 // Every message pays the sender's software overhead once, as latency: alpha grows by it.
 TEST(RingClosedForm, MessageOverheadAddsToEveryStepsLatency) {
   auto cluster = uniform_cluster(8, 1.25e9, 5e-6, 1e-6);
   cluster.message_overhead = 3e-6;
   const double expected = ring_closed_form(8, 1e6, 2 * 5e-6 + 1e-6 + 3e-6, 1.25e9);
-  const double simulated = engine::replay(cluster, one_all_reduce(8, 1e6), plain_cm02()).simulated_seconds;
+  const double simulated = engine::replay(cluster, one_all_reduce(8, 1e6), testing::cm02_options()).simulated_seconds;
   EXPECT_NEAR(simulated, expected, 0.01 * expected);
 }
 
@@ -144,12 +131,12 @@ TEST(RingClosedForm, ReductionHidesBehindTheTransferUnlessItIsSlower) {
   const double bytes = 64e6, bandwidth = 1e9, alpha = 2 * 1e-6;
   const auto cluster = uniform_cluster(n, bandwidth, 1e-6, 0);
   const double chunk = bytes / n;
-  const double hidden =
-      engine::replay(cluster, ring_with_reduction(n, bytes, 0.5 / bandwidth), plain_cm02()).simulated_seconds;
+  const double hidden = engine::replay(cluster, ring_with_reduction(n, bytes, 0.5 / bandwidth), testing::cm02_options())
+                            .simulated_seconds;
   const double expect_hidden = 2 * (n - 1) * (alpha + chunk / bandwidth);
   EXPECT_NEAR(hidden, expect_hidden, 0.01 * expect_hidden);
   const double slow =
-      engine::replay(cluster, ring_with_reduction(n, bytes, 3 / bandwidth), plain_cm02()).simulated_seconds;
+      engine::replay(cluster, ring_with_reduction(n, bytes, 3 / bandwidth), testing::cm02_options()).simulated_seconds;
   const double expect_slow = (n - 1) * (alpha + chunk * 3 / bandwidth) + (n - 1) * (alpha + chunk / bandwidth);
   EXPECT_NEAR(slow, expect_slow, 0.01 * expect_slow);
 }

@@ -1,6 +1,6 @@
 // Tiers of switches with oversubscription: contention at the uplinks, which only a flow-level simulation shows.
+#include "replay_fixtures.hpp"
 #include "sim/engine/engine.hpp"
-#include "uniform_cluster.hpp"
 
 #include <gtest/gtest.h>
 
@@ -16,16 +16,8 @@ double collective_time(const topologies::ClusterSpec& cluster, collectives::Oper
   c.op = op;
   c.algorithm = algorithm;
   c.bytes = bytes;
-  graph::ExecutionGraph g;
-  g.programs.push_back({{graph::Op{"collective", graph::Stream::comm, c, {}}}});
-  g.rank_program.assign(cluster.gpu_count(), 0);
-  g.groups.emplace_back();
-  for (int r = 0; r < cluster.gpu_count(); ++r)
-    g.groups[0].push_back(r);
-  engine::ReplayOptions o;
-  o.network_model = engine::NetworkModel::cm02;
-  o.cross_traffic = false;
-  return engine::replay(cluster, g, o).simulated_seconds;
+  return engine::replay(cluster, testing::one_collective(cluster.gpu_count(), c), testing::cm02_options())
+      .simulated_seconds;
 }
 
 double all_to_all_time(const topologies::ClusterSpec& cluster, double bytes) {

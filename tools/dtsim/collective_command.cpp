@@ -4,7 +4,9 @@
 #include "tools/dtsim/commands.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <iostream>
 #include <thread>
 #include <unistd.h>
@@ -63,6 +65,16 @@ int collective_command(const CollectiveArgs& args) {
                                   fmt::format("unknown algorithm \"{}\"; expected one of {}", args.algorithm,
                                               fmt::join(collectives::algorithm_names(), ", ")));
   bench.algorithm = *algorithm;
+  const auto supported = collectives::supported_algorithms(bench.op);
+  if (bench.algorithm != collectives::Algorithm::automatic &&
+      std::find(supported.begin(), supported.end(), bench.algorithm) == supported.end()) {
+    std::vector<std::string> names;
+    for (auto a : supported)
+      names.emplace_back(collectives::to_string(a));
+    throw scenario::ScenarioError("--algo", "",
+                                  fmt::format("{} has no '{}' algorithm; expected auto or one of {}", args.op,
+                                              args.algorithm, fmt::join(names, ", ")));
+  }
   if (args.fidelity != "step" && args.fidelity != "aggregate")
     throw scenario::ScenarioError("--fidelity", "",
                                   fmt::format("unknown mode \"{}\"; expected step or aggregate", args.fidelity));

@@ -1,0 +1,30 @@
+#include "sim/series.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace dtsim {
+
+std::vector<double> parse_series(const std::string& text, const std::function<double(const std::string&)>& parse_one) {
+  std::vector<double> values;
+  if (const auto dots = text.find(".."); dots != std::string::npos) {
+    const double from = parse_one(text.substr(0, dots));
+    const double to = parse_one(text.substr(dots + 2));
+    if (from <= 0 || to < from)
+      throw std::invalid_argument(fmt::format("bad range \"{}\": expected FROM..TO with 0 < FROM <= TO", text));
+    for (double v = from; v <= to * (1 + 1e-12); v *= 2)
+      values.push_back(v);
+    return values;
+  }
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const auto comma = std::min(text.find(',', start), text.size());
+    values.push_back(parse_one(text.substr(start, comma - start)));
+    start = comma + 1;
+  }
+  return values;
+}
+
+} // namespace dtsim

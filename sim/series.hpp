@@ -1,0 +1,14 @@
+#pragma once
+// Lists a person types on the command line: "1,2,4,8" or "1..64" (doubling from the first to the last, as
+// nccl-tests -f 2 does). Node counts and buffer sizes are both read this way.
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace dtsim {
+
+// Each item is read by `parse_one`, which throws std::invalid_argument saying what it expected. A range
+// needs 0 < FROM <= TO.
+std::vector<double> parse_series(const std::string& text, const std::function<double(const std::string&)>& parse_one);
+
+} // namespace dtsim

@@ -1,0 +1,59 @@
+// `dtsim collective` as a user runs it: nccl-tests' bus bandwidth of a large ring all-reduce is the bottleneck
+// link's bandwidth (nccl-tests doc/PERFORMANCE.md), and bad options are refused.
+#include "cli_util.hpp"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+namespace dtsim::testing {
+namespace {
+
+// 8 single-V100 nodes; the 100 Gb/s NICs (12.5 GB/s) are narrower than PCIe (15.75 GB/s).
+const std::string kCluster = R"({
+  "version": 1,
+  "model": {"preset": "mlp-small", "batch_per_gpu": 1},
+  "cluster": {"nodes": 8, "gpu": "v100", "nic": {"bandwidth": "100Gbps", "latency": "5us"}}
+})";
+
+TEST(CollectiveCommand, RingBusBandwidthIsTheNicBandwidth) {
+  TempDir dir;
+  const auto file = dir.write("cluster.json", kCluster);
+  const auto csv = dir.path() / "c.csv";
+  const auto inv =
+      run_dtsim("collective '" + file.string() + "' --algo ring --sizes 1GiB --csv '" + csv.string() + "'", dir);
+  ASSERT_EQ(inv.status, 0) << inv.err;
+  EXPECT_NE(inv.out.find("busbw"), std::string::npos) << inv.out;
+  std::istringstream lines(read_file(csv));
+  std::string header, row;
+  std::getline(lines, header);
+  std::getline(lines, row);
+  EXPECT_EQ(header, "size_bytes,algorithm,time_seconds,algbw_bytes_per_second,busbw_bytes_per_second,error");
+  // size, algorithm, time, algbw, busbw: 2(n-1)/n S / T -> B once the 14 latency terms are negligible (< 0.2%).
+  double size = 0, time = 0, algbw = 0, busbw = 0;
+  char algorithm[32] = {};
+  ASSERT_EQ(std::sscanf(row.c_str(), "%lf,%31[^,],%lf,%lf,%lf", &size, algorithm, &time, &algbw, &busbw), 5) << row;
+  EXPECT_STREQ(algorithm, "ring");
+  EXPECT_DOUBLE_EQ(size, 1073741824.0);
+  EXPECT_NEAR(algbw, size / time, 1e-6 * algbw);
+  EXPECT_NEAR(busbw, algbw * 2 * 7 / 8, 1e-6 * busbw);
+  EXPECT_NEAR(busbw, 12.5e9, 0.01 * 12.5e9);
+}
+
+TEST(CollectiveCommand, BadOptionsAreRefusedWithStatusTwo) {
+  TempDir dir;
+  const auto file = dir.write("cluster.json", kCluster);
+  auto inv = run_dtsim("collective '" + file.string() + "' --op all-reduse", dir);
+  EXPECT_EQ(inv.status, 2);
+  EXPECT_NE(inv.err.find("--op"), std::string::npos) << inv.err;
+  inv = run_dtsim("collective '" + file.string() + "' --op broadcast --algo pairwise --sizes 1MiB", dir);
+  EXPECT_EQ(inv.status, 2);
+  EXPECT_NE(inv.err.find("has no 'pairwise' algorithm"), std::string::npos) << inv.err;
+  EXPECT_NE(inv.err.find("binomial-tree"), std::string::npos) << inv.err;
+  inv = run_dtsim("collective '" + file.string() + "' --sizes 1MiB..1KiB", dir);
+  EXPECT_EQ(inv.status, 2);
+  EXPECT_NE(inv.err.find("--sizes"), std::string::npos) << inv.err;
+}
+
+} // namespace
+} // namespace dtsim::testing
