@@ -18,26 +18,33 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("dtsim ") + DTSIM_VERSION);
   app.require_subcommand(1);
 
+  // Every scenario command takes the scenario file and --set overrides; those that simulate many points take
+  // --jobs and those that tabulate take --csv.
+  auto scenario_options = [](CLI::App* cmd, std::string& scenario, std::vector<std::string>& sets) {
+    cmd->add_option("scenario", scenario, "Scenario file (JSON)")->required();
+    cmd->add_option("--set", sets, "Override a field: --set cluster.nodes=8 (repeatable)");
+  };
+  auto parallel_options = [](CLI::App* cmd, std::string& csv, int& jobs) {
+    cmd->add_option("--csv", csv, "Write the table as CSV to FILE");
+    cmd->add_option("--jobs", jobs, "Simulations run in parallel (default: one per core)")->check(CLI::PositiveNumber);
+  };
+
   cli::RunArgs run;
   auto* run_cmd = app.add_subcommand("run", "Simulate one scenario and print where the time goes");
-  run_cmd->add_option("scenario", run.scenario, "Scenario file (JSON)")->required();
-  run_cmd->add_option("--set", run.sets, "Override a field: --set cluster.nodes=8 (repeatable)");
+  scenario_options(run_cmd, run.scenario, run.sets);
   run_cmd->add_option("--json", run.json_out, "Write the full result as JSON to FILE");
   run_cmd->add_option("--trace", run.trace_out, "Write a Chrome trace-event timeline (open in Perfetto) to FILE");
 
   cli::SweepArgs sweep;
   auto* sweep_cmd = app.add_subcommand("sweep", "Simulate a scenario at several node counts: speedup and efficiency");
-  sweep_cmd->add_option("scenario", sweep.scenario, "Scenario file (JSON)")->required();
+  scenario_options(sweep_cmd, sweep.scenario, sweep.sets);
   sweep_cmd->add_option("--nodes", sweep.nodes, "Node counts: 1,2,4,8 or 1..64 (doubling)")->required();
-  sweep_cmd->add_option("--set", sweep.sets, "Override a field: --set model.batch_per_gpu=64 (repeatable)");
-  sweep_cmd->add_option("--csv", sweep.csv_out, "Write the table as CSV to FILE");
-  sweep_cmd->add_option("--jobs", sweep.jobs, "Simulations run in parallel (default: one per core)")
-      ->check(CLI::PositiveNumber);
+  parallel_options(sweep_cmd, sweep.csv_out, sweep.jobs);
 
   cli::CollectiveArgs coll;
   auto* coll_cmd = app.add_subcommand(
       "collective", "Benchmark one collective over a range of sizes, printed as nccl-tests prints it (algbw, busbw)");
-  coll_cmd->add_option("scenario", coll.scenario, "Scenario whose cluster (and network model) to use")->required();
+  scenario_options(coll_cmd, coll.scenario, coll.sets); // the scenario's cluster and network model
   coll_cmd->add_option("--op", coll.op, "all-reduce, reduce-scatter, all-gather, broadcast, reduce, all-to-all, ...")
       ->capture_default_str();
   coll_cmd->add_option("--algo", coll.algorithm, "ring, tree, binomial-tree, recursive-doubling, ... or auto")
@@ -47,16 +54,12 @@ int main(int argc, char** argv) {
   coll_cmd->add_option("--sizes", coll.sizes, "Buffer sizes: 8B..8GiB (doubling) or 1MiB,1GiB")->capture_default_str();
   coll_cmd->add_option("--fidelity", coll.fidelity, "step (every step's flows) or aggregate (a phase at once)")
       ->capture_default_str();
-  coll_cmd->add_option("--set", coll.sets, "Override a scenario field (repeatable)");
-  coll_cmd->add_option("--csv", coll.csv_out, "Write the table as CSV to FILE");
-  coll_cmd->add_option("--jobs", coll.jobs, "Simulations run in parallel (default: one per core)")
-      ->check(CLI::PositiveNumber);
+  parallel_options(coll_cmd, coll.csv_out, coll.jobs);
 
   cli::ExplainArgs explain;
   auto* explain_cmd = app.add_subcommand(
       "explain", "Describe a scenario's cluster (fabric, links, bottlenecks, price) and memory per GPU");
-  explain_cmd->add_option("scenario", explain.scenario, "Scenario file (JSON)")->required();
-  explain_cmd->add_option("--set", explain.sets, "Override a field (repeatable)");
+  scenario_options(explain_cmd, explain.scenario, explain.sets);
   explain_cmd->add_option("--path", explain.path, "Show the route between two GPUs: --path 0,9");
 
   std::string list_what;
