@@ -14,7 +14,14 @@
 //   4. double_binary_tree when n > 8 (2 KiB <= S < 256 KiB): NCCL picks Tree for small and medium messages
 //                    at scale, where its 2 log2 n latency terms beat the ring's 2(n-1).
 //   5. rabenseifner  otherwise (n <= 8, 2 KiB <= S < 256 KiB): MPICH's choice above 2 KiB.
-// reduce-scatter, all-gather: ring (NCCL's only algorithm for them).
+// reduce-scatter, all-gather
+//   1. hierarchical  under the all-reduce's node conditions (more than one node, the same number > 1 of
+//                    positions on each), at every size: NCCL runs these operations as rings only, but over
+//                    several channels whose rings leave each node through different NICs; the rail-parallel
+//                    schedule models that (one ring per rail crosses the network, the rest stays on the
+//                    intra-node fabric). It has (g-1) + (N-1) latency terms against the flat ring's gN - 1 and
+//                    the same bytes per position, so no size favours the flat ring.
+//   2. ring          otherwise.
 // broadcast, reduce: binomial_tree below 1 MiB (MPICH's short-message broadcast and reduce), ring (NCCL's
 //   pipelined chain) from 1 MiB on.
 // all-to-all, all-to-all-v: pairwise (MPICH's long-message all-to-all; NCCL posts all pairs in one group,
@@ -65,7 +72,7 @@ Algorithm choose_algorithm(const Request& r) {
     return r.ranks > 8 ? Algorithm::double_binary_tree : Algorithm::rabenseifner;
   case Operation::reduce_scatter:
   case Operation::all_gather:
-    return Algorithm::ring;
+    return multi_node_multi_gpu(r) ? Algorithm::hierarchical : Algorithm::ring;
   case Operation::broadcast:
   case Operation::reduce:
     return r.bytes < 1 * MiB ? Algorithm::binomial_tree : Algorithm::ring;

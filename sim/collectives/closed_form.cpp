@@ -85,15 +85,25 @@ double double_binary_tree(int n, double bytes, double alpha, double bw, double g
 //   + (N-1) (a_e + S/(gN) max(1/B_e, gamma))         ring all-reduce of S/g across the nodes: its
 //   + (N-1) (a_e + S/(gN B_e))                         reduce-scatter and its all-gather
 //   + (g-1) (a_i + S/(g B_i))                        intra-node ring all-gather
+// The hierarchical (rail-parallel) reduce-scatter is the first two lines, the intra-node ring reduce-scatter
+// of the g rails' unions of blocks (S/g each) and the rails' ring reduce-scatters of their N blocks (S/(gN)):
+//   (g-1) (a_i + S/g max(1/B_i, gamma)) + (N-1) (a_e + S/(gN) max(1/B_e, gamma))
+// and the hierarchical all-gather the last two, the rails' ring all-gathers first:
+//   (N-1) (a_e + S/(gN B_e)) + (g-1) (a_i + S/(g B_i))
+// B_e is what one rail's ring gets across the nodes: the NIC's bandwidth when each rail has its own NIC, a
+// share of it when the rails share one.
 double hierarchical(const Request& r, double a_i, double bw_i, double a_e, double bw_e, double gamma) {
-  const auto layout = detail::node_layout(r.ranks, r.node_of);
+  const auto layout = detail::node_layout(r.ranks, r.node_of, fmt::format("hierarchical {}", to_string(r.op)));
   const double g = layout.per_node;
   const double nodes = static_cast<double>(layout.nodes.size());
   const double S = r.bytes;
   const double reduced_i = std::max(1 / bw_i, gamma); // seconds per byte received and reduced inside a node
   const double reduced_e = std::max(1 / bw_e, gamma); // and across nodes
-  return (g - 1) * (a_i + S / g * reduced_i) + (nodes - 1) * (a_e + S / (g * nodes) * reduced_e) +
-         (nodes - 1) * (a_e + S / (g * nodes * bw_e)) + (g - 1) * (a_i + S / (g * bw_i));
+  const double reduce_scatter = (g - 1) * (a_i + S / g * reduced_i) + (nodes - 1) * (a_e + S / (g * nodes) * reduced_e);
+  const double all_gather = (nodes - 1) * (a_e + S / (g * nodes * bw_e)) + (g - 1) * (a_i + S / (g * bw_i));
+  if (r.op == Operation::reduce_scatter) return reduce_scatter;
+  if (r.op == Operation::all_gather) return all_gather;
+  return reduce_scatter + all_gather;
 }
 
 double all_to_all_v(const Request& r, double a, double bw) {
@@ -138,7 +148,7 @@ double all_to_all_v(const Request& r, double a, double bw) {
 // and without NVLS the intra-node phases are rings: (g-1) (alpha_i + S/g max(1/B_i, gamma)) + (g-1) (alpha_i +
 // S/(g B_i)). The switch reduces, so gamma appears only in the rings.
 double in_switch(const Request& r, double a_i, double bw_i, double a_e, double bw_e, double gamma) {
-  const auto layout = detail::node_layout(r.ranks, r.node_of);
+  const auto layout = detail::node_layout(r.ranks, r.node_of, "in-switch all-reduce");
   const double S = r.bytes, g = layout.per_node;
   auto stream = [](double bytes, double alpha, double bw) {
     const int chunks = detail::switch_chunks(bytes);
@@ -205,6 +215,7 @@ double closed_form_time(const Request& request, double a, double bw, double gamm
     // Direct: one step, each position sending n-1 blocks and receiving and reducing n-1 copies of its own:
     //   alpha + (n-1) S/n max(1/B, gamma)
     if (r.algorithm == Algorithm::direct) return a + (nn - 1) * block * reduced;
+    if (r.algorithm == Algorithm::hierarchical) return hierarchical(r, a, bw, a, bw, gamma); // one kind of link
     {
       // Recursive halving (Thakur et al. 2005 4.5). Folded, new rank j < r holds two blocks, so the aligned
       // half of h = m/2^(i+1) new ranks exchanged in step i holds up to h + min(h, r) blocks, and the
@@ -221,6 +232,7 @@ double closed_form_time(const Request& request, double a, double bw, double gamm
   case Operation::all_gather:
     if (r.algorithm == Algorithm::ring) return (nn - 1) * (a + block / bw);
     if (r.algorithm == Algorithm::direct) return a + (nn - 1) * block / bw;
+    if (r.algorithm == Algorithm::hierarchical) return hierarchical(r, a, bw, a, bw, gamma); // one kind of link
     {
       // Recursive doubling (Thakur et al. 2005 4.2); step i moves 2^i new ranks' blocks, up to
       // 2^i + min(2^i, r) blocks when folded:
@@ -262,9 +274,12 @@ double closed_form_time(const Request& request, double alpha_intra, double bandw
   Request r = request;
   if (r.algorithm == Algorithm::automatic) r.algorithm = choose_algorithm(r);
   detail::validate_request(r);
-  if (r.op != Operation::all_reduce || (r.algorithm != Algorithm::hierarchical && r.algorithm != Algorithm::in_switch))
+  const bool two_level =
+      r.algorithm == Algorithm::hierarchical || (r.op == Operation::all_reduce && r.algorithm == Algorithm::in_switch);
+  if (!two_level)
     throw std::invalid_argument(fmt::format("a closed form with separate intra- and inter-node links exists only for "
-                                            "the hierarchical and in-switch all-reduces, not {} {}",
+                                            "the hierarchical all-reduce, reduce-scatter and all-gather and the "
+                                            "in-switch all-reduce, not {} {}",
                                             to_string(r.op), to_string(r.algorithm)));
   if (r.ranks == 1) return 0;
   if (r.algorithm == Algorithm::in_switch)

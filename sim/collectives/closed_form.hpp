@@ -17,8 +17,9 @@ namespace dtsim::collectives {
 // (with blocks of S/n bytes where the schedule cuts an integral buffer into whole bytes).
 double closed_form_time(const Request& request, double alpha, double bandwidth, double gamma);
 
-// The hierarchical all-reduce with different intra-node and inter-node links. Throws std::invalid_argument
-// for any other algorithm (which does not tell the links apart).
+// The hierarchical all-reduce, reduce-scatter and all-gather and the in-switch all-reduce with different
+// intra-node and inter-node links. Throws std::invalid_argument for any other algorithm (which does not tell the
+// links apart).
 double closed_form_time(const Request& request, double alpha_intra, double bandwidth_intra, double alpha_inter,
                         double bandwidth_inter, double gamma);
 

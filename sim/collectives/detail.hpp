@@ -7,6 +7,7 @@
 #include <array>
 #include <functional>
 #include <memory>
+#include <string_view>
 #include <vector>
 
 namespace dtsim::collectives::detail {
@@ -95,9 +96,11 @@ struct Part {
 SchedulePtr in_sequence(int ranks, std::vector<Part> parts);
 
 // ring.cpp (Thakur, Rabenseifner and Gropp 2005; Patarasuk and Yuan 2009). Block b = part b of n.
-SchedulePtr ring_reduce_scatter(int n, double bytes); // position p ends with block p
-SchedulePtr ring_all_gather(int n, double bytes);     // position p starts with block p
-SchedulePtr ring_all_reduce(int n, double bytes);     // reduce-scatter then all-gather: 2 phases
+SchedulePtr ring_reduce_scatter(int n, double bytes);        // position p ends with block p
+SchedulePtr ring_all_gather(int n, double bytes);            // position p starts with block p
+SchedulePtr ring_all_reduce(int n, double bytes);            // reduce-scatter then all-gather: 2 phases
+SchedulePtr ring_reduce_scatter(std::vector<double> blocks); // block b has blocks[b] bytes; position p ends with it
+SchedulePtr ring_all_gather(std::vector<double> blocks);     // position p starts with block p of blocks[p] bytes
 SchedulePtr chain_broadcast(int n, double bytes, int root);
 SchedulePtr chain_reduce(int n, double bytes, int root);
 
@@ -138,8 +141,13 @@ struct NodeLayout {
   std::vector<std::vector<int>> nodes; // positions of each node, ascending; nodes by ascending node index
   int per_node = 1;
 };
-NodeLayout node_layout(int n, const std::vector<int>& node_of);
+// `what` names the algorithm in the error message.
+NodeLayout node_layout(int n, const std::vector<int>& node_of, std::string_view what = "hierarchical all-reduce");
 SchedulePtr hierarchical_all_reduce(int n, double bytes, const std::vector<int>& node_of);
+// Rail-parallel reduce-scatter and all-gather: position p ends with (reduce-scatter) or starts with (all-gather)
+// block p of n, as in the flat operation (hierarchical.cpp documents the layout).
+SchedulePtr hierarchical_reduce_scatter(int n, double bytes, const std::vector<int>& node_of);
+SchedulePtr hierarchical_all_gather(int n, double bytes, const std::vector<int>& node_of);
 
 // in_switch.cpp: NVLink SHARP inside a node, InfiniBand SHARP across nodes. Throws std::invalid_argument when
 // the switches the group needs do not reduce.

@@ -40,7 +40,7 @@ int switch_chunks(double bytes) {
 SchedulePtr in_switch_all_reduce(const Request& r) {
   const int n = r.ranks;
   const double S = r.bytes;
-  const NodeLayout layout = node_layout(n, r.node_of);
+  const NodeLayout layout = node_layout(n, r.node_of, "in-switch all-reduce");
   const int g = layout.per_node;
   const int nodes = static_cast<int>(layout.nodes.size());
   if (nodes == 1) {

@@ -20,9 +20,9 @@ std::vector<Algorithm> algorithms_of(Operation op) {
   case Operation::all_reduce:
     return {ring, double_binary_tree, binomial_tree, recursive_doubling, rabenseifner, hierarchical, in_switch};
   case Operation::reduce_scatter:
-    return {ring, rabenseifner, direct};
+    return {ring, rabenseifner, direct, hierarchical};
   case Operation::all_gather:
-    return {ring, recursive_doubling, direct};
+    return {ring, recursive_doubling, direct, hierarchical};
   case Operation::broadcast:
   case Operation::reduce:
     return {binomial_tree, ring};
@@ -103,10 +103,12 @@ SchedulePtr build(const Request& r) {
   case Operation::reduce_scatter:
     if (r.algorithm == ring) return ring_reduce_scatter(n, S);
     if (r.algorithm == rabenseifner) return recursive_halving_reduce_scatter(n, S);
+    if (r.algorithm == hierarchical) return hierarchical_reduce_scatter(n, S, r.node_of);
     return direct_reduce_scatter(n, S);
   case Operation::all_gather:
     if (r.algorithm == ring) return ring_all_gather(n, S);
     if (r.algorithm == recursive_doubling) return recursive_doubling_all_gather(n, S);
+    if (r.algorithm == hierarchical) return hierarchical_all_gather(n, S, r.node_of);
     return direct_all_gather(n, S);
   case Operation::broadcast:
     return r.algorithm == ring ? chain_broadcast(n, S, r.root) : binomial_broadcast(n, S, r.root);
@@ -138,7 +140,8 @@ std::shared_ptr<const Schedule> make_schedule(const Request& request) {
   detail::validate_request(request);
   // Hierarchical checks its node layout even for one rank, so a bad layout fails early.
   if (request.algorithm == hierarchical || request.algorithm == in_switch)
-    detail::node_layout(request.ranks, request.node_of);
+    detail::node_layout(request.ranks, request.node_of,
+                        fmt::format("{} {}", to_string(request.algorithm), to_string(request.op)));
   if (request.ranks == 1) return detail::empty_schedule(1);
   return build(request);
 }

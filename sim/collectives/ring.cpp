@@ -39,6 +39,30 @@ SchedulePtr ring_all_gather(int n, double bytes) {
   });
 }
 
+// The same rings over blocks of given sizes (block b: blocks[b] bytes, however the buffer is laid out), for
+// the hierarchical reduce-scatter and all-gather, whose blocks are unions of the flat operation's blocks.
+SchedulePtr ring_reduce_scatter(std::vector<double> blocks) {
+  const int n = static_cast<int>(blocks.size());
+  return generated(n, n - 1, [n, blocks = std::move(blocks)](int p, int k) {
+    Step s;
+    const double recv = blocks[mod(p - 2 - k, n)];
+    s.sends.push_back({mod(p + 1, n), blocks[mod(p - 1 - k, n)]});
+    s.recvs.push_back({mod(p - 1, n), recv});
+    s.reduce_bytes = recv;
+    return s;
+  });
+}
+
+SchedulePtr ring_all_gather(std::vector<double> blocks) {
+  const int n = static_cast<int>(blocks.size());
+  return generated(n, n - 1, [n, blocks = std::move(blocks)](int p, int k) {
+    Step s;
+    s.sends.push_back({mod(p + 1, n), blocks[mod(p - k, n)]});
+    s.recvs.push_back({mod(p - 1, n), blocks[mod(p - 1 - k, n)]});
+    return s;
+  });
+}
+
 // Reduce-scatter then all-gather, 2(n-1) steps:
 //   T: see closed_form.cpp (a reducing step costs alpha + x max(1/B, gamma): the reduction overlaps the receive)
 SchedulePtr ring_all_reduce(int n, double bytes) {

@@ -39,7 +39,8 @@ enum class Algorithm : std::uint8_t {
   rabenseifner, // recursive halving (reduce-scatter) + recursive doubling (all-gather)
   pairwise,     // all-to-all as n-1 rounds of pairwise exchange
   direct,       // every transfer in one round
-  hierarchical, // intra-node reduce-scatter, inter-node all-reduce, intra-node all-gather
+  hierarchical, // all-reduce: intra-node reduce-scatter, inter-node all-reduce per rail, intra-node all-gather;
+                // reduce-scatter: intra-node, then one ring per rail; all-gather: the reverse
   in_switch,    // the switches reduce: NVLink SHARP (NVLS) inside a node, InfiniBand SHARP across nodes
 };
 

@@ -93,6 +93,21 @@ TEST(Aggregate, HierarchicalKeepsItsThreePhases) {
   EXPECT_EQ(s->step(0, 2).latency_terms, 7);
 }
 
+TEST(Aggregate, HierarchicalReduceScatterAndAllGatherKeepTheirTwoPhases) {
+  for (auto op : {Operation::reduce_scatter, Operation::all_gather}) {
+    const Request r = request_for({op, Algorithm::hierarchical}, 64, 1 << 20);
+    const auto s = aggregate(r);
+    ASSERT_EQ(s->step_count(), 2);
+    const int intra = op == Operation::reduce_scatter ? 0 : 1;
+    EXPECT_EQ(s->step(0, intra).latency_terms, 7);     // 8 positions per node
+    EXPECT_EQ(s->step(0, 1 - intra).latency_terms, 7); // 8 nodes
+    EXPECT_EQ(s->step(0, intra).sends.size(), 1u);     // the ring's successor on the node
+    EXPECT_EQ(s->step(0, 1 - intra).sends.size(), 1u); // the rail's successor
+    EXPECT_EQ(s->step(0, intra).reduce_bytes + s->step(0, 1 - intra).reduce_bytes,
+              op == Operation::reduce_scatter ? (1 << 20) - (1 << 20) / 64 : 0);
+  }
+}
+
 TEST(Aggregate, BigRingIsCheap) {
   // 1024 positions of a 2046-step ring: every position's two phases, O(steps) each.
   Request r;

@@ -155,13 +155,47 @@ TEST(ClosedForm, HierarchicalWithDifferentIntraAndInterNodeLinks) {
   for (double gamma : {1e-12, 1e-11, 1e-10})
     for (int n : {8, 64, 100})
       for (double bytes : {1e6 + 3, 3e8 + 1}) {
-        const Request r = request_for({Operation::all_reduce, Algorithm::hierarchical}, n, bytes);
-        const double ai = 2e-6, bi = 2e11, ae = 1e-5, be = 2.5e10;
-        const double closed = closed_form_time(r, ai, bi, ae, be, gamma);
-        const double walked = two_level_lock_step(*make_schedule(r), r.node_of, ai, bi, ae, be, gamma);
-        EXPECT_NEAR(walked, closed, 0.02 * closed) << n << " ranks, " << bytes << " bytes, gamma " << gamma;
-        EXPECT_DOUBLE_EQ(closed_form_time(r, ae, be, ae, be, gamma), closed_form_time(r, ae, be, gamma));
+        for (auto op : {Operation::all_reduce, Operation::reduce_scatter, Operation::all_gather}) {
+          const Request r = request_for({op, Algorithm::hierarchical}, n, bytes);
+          const double ai = 2e-6, bi = 2e11, ae = 1e-5, be = 2.5e10;
+          const double closed = closed_form_time(r, ai, bi, ae, be, gamma);
+          const double walked = two_level_lock_step(*make_schedule(r), r.node_of, ai, bi, ae, be, gamma);
+          EXPECT_NEAR(walked, closed, 0.02 * closed)
+              << to_string(op) << " " << n << " ranks, " << bytes << " bytes, gamma " << gamma;
+          EXPECT_DOUBLE_EQ(closed_form_time(r, ae, be, ae, be, gamma), closed_form_time(r, ae, be, gamma));
+        }
       }
+}
+
+// By hand, 4 nodes of 8 (g = 8, N = 4), S = 64 MiB: the reduce-scatter's intra-node ring moves 7 blocks of S/8
+// and reduces them (R_i = max(1/B_i, gamma)), then each rail's ring 3 blocks of S/32 (R_e); the all-gather the
+// rails' rings first, then the intra-node ring, without reducing. Together they are the hierarchical all-reduce.
+TEST(ClosedForm, HierarchicalReduceScatterAndAllGatherByHand) {
+  const double ai = 1e-6, bi = 2e11, ae = 5e-6, be = 1e10, S = 64.0 * (1 << 20);
+  for (double gamma : {1e-12, 1e-11}) {
+    const double Ri = std::max(1 / bi, gamma), Re = std::max(1 / be, gamma);
+    Request r;
+    r.ranks = 32;
+    r.bytes = S;
+    r.algorithm = Algorithm::hierarchical;
+    for (int p = 0; p < 32; ++p)
+      r.node_of.push_back(p / 8);
+    r.op = Operation::reduce_scatter;
+    const double rs = closed_form_time(r, ai, bi, ae, be, gamma);
+    EXPECT_DOUBLE_EQ(rs, 7 * (ai + S / 8 * Ri) + 3 * (ae + S / 32 * Re));
+    r.op = Operation::all_gather;
+    const double ag = closed_form_time(r, ai, bi, ae, be, gamma);
+    EXPECT_DOUBLE_EQ(ag, 3 * (ae + S / 32 / be) + 7 * (ai + S / 8 / bi));
+    r.op = Operation::all_reduce;
+    EXPECT_DOUBLE_EQ(closed_form_time(r, ai, bi, ae, be, gamma), rs + ag);
+    // One kind of link: fewer latency terms than the flat ring's 31 and the same bytes per position.
+    r.op = Operation::reduce_scatter;
+    const double one_link = 10 * ae + (7 * S / 8 + 3 * S / 32) * Re;
+    EXPECT_NEAR(closed_form_time(r, ae, be, gamma), one_link, 1e-12 * one_link);
+    Request ring = r;
+    ring.algorithm = Algorithm::ring;
+    EXPECT_LT(closed_form_time(r, ae, be, gamma), closed_form_time(ring, ae, be, gamma));
+  }
 }
 
 TEST(ClosedForm, TwoLevelFormOnlyForHierarchical) {
@@ -170,6 +204,17 @@ TEST(ClosedForm, TwoLevelFormOnlyForHierarchical) {
   r.bytes = 1e6;
   r.algorithm = Algorithm::ring;
   EXPECT_THROW(closed_form_time(r, 1e-6, 1e11, 1e-5, 1e10, 0), std::invalid_argument);
+  for (auto op : {Operation::reduce_scatter, Operation::all_gather}) {
+    r.op = op;
+    EXPECT_THROW(closed_form_time(r, 1e-6, 1e11, 1e-5, 1e10, 0), std::invalid_argument);
+    r.algorithm = Algorithm::hierarchical;
+    r.node_of = {0, 0, 0, 0, 1, 1, 1, 1};
+    EXPECT_NO_THROW(closed_form_time(r, 1e-6, 1e11, 1e-5, 1e10, 0));
+    r.node_of = {0, 0, 0, 1, 1, 1, 1, 1};
+    EXPECT_THROW(closed_form_time(r, 1e-6, 1e11, 1e-5, 1e10, 0), std::invalid_argument);
+    r.algorithm = Algorithm::ring;
+    r.node_of.clear();
+  }
 }
 
 TEST(ClosedForm, AutomaticIsResolvedAndBadRequestsThrow) {

@@ -91,6 +91,19 @@ TEST(ChooseAlgorithm, OtherOperations) {
   EXPECT_EQ(chosen(Operation::reduce, 16, 1 * MiB), ring);
 }
 
+// Reduce-scatter and all-gather go rail-parallel under the hierarchical all-reduce's node conditions, at any size.
+TEST(ChooseAlgorithm, ReduceScatterAndAllGatherGoHierarchicalOnMultiGpuNodes) {
+  using enum Algorithm;
+  for (auto op : {Operation::reduce_scatter, Operation::all_gather})
+    for (double bytes : {8.0, 1 * MiB - 1, 1e9}) {
+      EXPECT_EQ(chosen(op, 16, bytes, nodes_of(2, 8)), hierarchical);
+      EXPECT_EQ(chosen(op, 64, bytes, nodes_of(8, 8)), hierarchical);
+      EXPECT_EQ(chosen(op, 8, bytes, nodes_of(1, 8)), ring);                        // one node
+      EXPECT_EQ(chosen(op, 8, bytes, nodes_of(8, 1)), ring);                        // one GPU per node
+      EXPECT_EQ(chosen(op, 12, bytes, {0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1}), ring); // uneven nodes
+    }
+}
+
 TEST(ChooseAlgorithm, EveryChoiceIsSupported) {
   for (auto op : checks::kOperations)
     for (int n : {1, 2, 9, 64})

@@ -4,6 +4,8 @@
 #include "schedule_checks.hpp"
 
 #include <cmath>
+#include <stdexcept>
+#include <string>
 
 namespace dtsim::collectives {
 namespace {
@@ -98,7 +100,8 @@ int expected_steps(const Request& r) {
     return 1;
   case Algorithm::hierarchical: {
     const int g = gpus_per_node(n);
-    return 2 * (g - 1) + 2 * (n / g - 1);
+    const int steps = (g - 1) + (n / g - 1); // reduce-scatter or all-gather: intra-node ring, rail rings
+    return r.op == Operation::all_reduce ? 2 * steps : steps;
   }
   default:
     return -1;
@@ -264,6 +267,127 @@ TEST(Hierarchical, OneNodeOrOnePositionPerNodeDegeneratesToARing) {
   EXPECT_EQ(make_schedule(r)->step_count(), 6);
   r.node_of.clear();
   EXPECT_EQ(make_schedule(r)->step_count(), 6);
+}
+
+// The rail-parallel reduce-scatter and all-gather. Position p ends with (starts with) block p of n, as in the
+// flat operation: rail l (local position l of every node) owns the blocks of its positions, the intra-node ring's
+// block l is their union, and each rail's ring cuts that union back into its positions' blocks. The schedules
+// carry bytes, not block identities, so the layout shows in the sizes: with S = 8 * 1000 + 4 the flat blocks
+// alternate between 1000 and 1001 bytes (part_offset floors S i / 8), and every transfer must carry the blocks
+// its position's layout says.
+Request hierarchical_request(Operation op) {
+  Request r;
+  r.op = op;
+  r.ranks = 8;
+  r.bytes = 8004; // blocks 0..7: 1000, 1001, 1000, 1001, 1000, 1001, 1000, 1001
+  r.algorithm = Algorithm::hierarchical;
+  r.node_of = {5, 2, 5, 2, 5, 2, 5, 2}; // node 2 holds 1,3,5,7; node 5 holds 0,2,4,6
+  return r;
+}
+
+double flat_block(int p) {
+  return p % 2 == 0 ? 1000 : 1001;
+}
+
+TEST(HierarchicalReduceScatter, IntraNodeRingThenOneRingPerRail) {
+  const auto s = make_schedule(hierarchical_request(Operation::reduce_scatter));
+  EXPECT_EQ(s->step_count(), 3 + 1);
+  EXPECT_EQ(s->phase_starts(), (std::vector<int>{0, 3}));
+  EXPECT_TRUE(pairs_match(*s));
+  // Rails (nodes in ascending index: node 2, then node 5): rail l = {node 2's local l, node 5's local l}:
+  // rail 0 = {1, 0}, rail 1 = {3, 2}, rail 2 = {5, 4}, rail 3 = {7, 6}. Intra-node block l = the rail's two
+  // flat blocks = 2001 bytes each.
+  for (int p = 0; p < 8; ++p)
+    for (int k = 0; k < 3; ++k) {
+      EXPECT_EQ(s->step(p, k).sends.at(0).bytes, 2001) << p;
+      EXPECT_EQ(s->step(p, k).reduce_bytes, 2001) << p;
+    }
+  // Intra-node ring among 1,3,5,7: position 3 sends to 5; among 0,2,4,6: 6 sends to 0.
+  EXPECT_EQ(s->step(3, 0).sends.at(0).peer, 5);
+  EXPECT_EQ(s->step(6, 0).sends.at(0).peer, 0);
+  // On each rail, a 2-ring: each position sends its peer's flat block and receives (and reduces) its own.
+  const int rail_peer[] = {1, 0, 3, 2, 5, 4, 7, 6};
+  for (int p = 0; p < 8; ++p) {
+    const Step st = s->step(p, 3);
+    EXPECT_EQ(st.sends.at(0).peer, rail_peer[p]);
+    EXPECT_EQ(st.sends.at(0).bytes, flat_block(rail_peer[p])) << p;
+    EXPECT_EQ(st.recvs.at(0).bytes, flat_block(p)) << p;
+    EXPECT_EQ(st.reduce_bytes, flat_block(p)) << "position " << p << " ends with flat block " << p;
+  }
+}
+
+TEST(HierarchicalReduceScatter, EveryPositionMovesWhatTheFlatRingMovesAndEndsWithItsOwnBlock) {
+  for (int n : {16, 24, 64}) {
+    const double S = 1e6 + 37; // uneven blocks
+    Request r = request_for({Operation::reduce_scatter, Algorithm::hierarchical}, n, S);
+    Request flat = r;
+    flat.algorithm = Algorithm::ring;
+    const auto s = make_schedule(r);
+    const Totals h = totals(*s), f = totals(*make_schedule(flat));
+    EXPECT_EQ(h.sent_total, f.sent_total);
+    EXPECT_EQ(h.reduced_total, f.reduced_total);
+    for (int p = 0; p < n; ++p) {
+      const double own = S - f.sent[p]; // the flat ring sends all but block p
+      // Sent: every block but p's, exactly. Received and reduced: S less what a position sends first in each ring
+      // without having received it (flat: block p-1; here node block l-1 of the intra-node ring, less one rail
+      // block of rail l's ring): the same up to the rounding of blocks, a byte per flat block in a node block.
+      EXPECT_EQ(h.sent[p], f.sent[p]) << p;
+      EXPECT_NEAR(h.received[p], f.received[p], n / gpus_per_node(n) + 1) << p;
+      EXPECT_EQ(h.reduced[p], h.received[p]) << p;
+      // The last step of each rail's ring receives and reduces the block the position keeps: block p.
+      EXPECT_EQ(s->step(p, s->step_count() - 1).reduce_bytes, own) << p;
+    }
+  }
+}
+
+TEST(HierarchicalAllGather, OneRingPerRailThenIntraNodeRing) {
+  const auto s = make_schedule(hierarchical_request(Operation::all_gather));
+  EXPECT_EQ(s->step_count(), 1 + 3);
+  EXPECT_EQ(s->phase_starts(), (std::vector<int>{0, 1}));
+  EXPECT_TRUE(pairs_match(*s));
+  const int rail_peer[] = {1, 0, 3, 2, 5, 4, 7, 6};
+  for (int p = 0; p < 8; ++p) {
+    const Step st = s->step(p, 0);
+    EXPECT_EQ(st.sends.at(0).peer, rail_peer[p]);
+    EXPECT_EQ(st.sends.at(0).bytes, flat_block(p)) << "position " << p << " contributes flat block " << p;
+    EXPECT_EQ(st.recvs.at(0).bytes, flat_block(rail_peer[p])) << p;
+    EXPECT_EQ(st.reduce_bytes, 0);
+    for (int k = 1; k < 4; ++k)
+      EXPECT_EQ(s->step(p, k).sends.at(0).bytes, 2001) << p;
+  }
+  for (int n : {16, 24, 64}) {
+    Request r = request_for({Operation::all_gather, Algorithm::hierarchical}, n, 1e6 + 37);
+    Request flat = r;
+    flat.algorithm = Algorithm::ring;
+    const Totals h = totals(*make_schedule(r)), f = totals(*make_schedule(flat));
+    for (int p = 0; p < n; ++p)
+      EXPECT_EQ(h.received[p], f.received[p]) << "position " << p << " receives every block but its own";
+    EXPECT_EQ(h.sent_total, f.sent_total);
+  }
+}
+
+TEST(HierarchicalReduceScatter, UnevenNodesAreRefusedAndDegenerateCasesAreRings) {
+  for (auto op : {Operation::reduce_scatter, Operation::all_gather}) {
+    Request r;
+    r.op = op;
+    r.ranks = 4;
+    r.bytes = 400;
+    r.algorithm = Algorithm::hierarchical;
+    r.node_of = {0, 0, 0, 1};
+    try {
+      make_schedule(r);
+      ADD_FAILURE() << "uneven nodes accepted";
+    } catch (const std::invalid_argument& e) {
+      const std::string message = e.what();
+      EXPECT_NE(message.find("hierarchical " + std::string(to_string(op)) + " needs the same number of positions"),
+                std::string::npos)
+          << message;
+    }
+    for (auto nodes : {std::vector<int>{0, 0, 0, 0}, std::vector<int>{3, 2, 1, 0}, std::vector<int>{}}) {
+      r.node_of = nodes;
+      EXPECT_EQ(make_schedule(r)->step_count(), 3);
+    }
+  }
 }
 
 TEST(AllToAllV, FollowsTheMatrixAndSkipsEmptyEntries) {

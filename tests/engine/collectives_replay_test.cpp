@@ -183,6 +183,43 @@ TEST(Hierarchy, HierarchicalBeatsAFlatRingByTheExpectedRatio) {
   EXPECT_GT(t_ring / t_hier, 1.1);
 }
 
+// The rail-parallel reduce-scatter and all-gather (ZeRO's collectives) on four NVSwitch nodes of 8 GPUs (450 GB/s
+// and 1 us per GPU port), against their two-level closed form: a transfer inside a node crosses two GPU ports
+// (alpha_i = 2 us), one across nodes two NICs and the switch (alpha_e = 3 us), and the 8 rails' rings share each
+// node's NIC (B_e = NIC / 8), or each has a rail NIC of its own (NIC / 8 each on a rail network). Step by step
+// and aggregated. A flat ring on the rail network crosses nodes through one rail: several times slower.
+TEST(Hierarchy, RailParallelReduceScatterAndAllGatherMatchTheirClosedForm) {
+  topologies::ClusterSpec bonded = uniform(4, 8);
+  bonded.intra_kind = topologies::IntraNodeKind::nvlink;
+  bonded.intra = {450e9, 1e-6};
+  bonded.nic = {50e9, 1e-6};
+  bonded.switch_latency = 1e-6;
+  auto rails = bonded;
+  rails.rail = {8, 4, 1, 1.0};
+  for (auto op : {Operation::reduce_scatter, Operation::all_gather})
+    for (double bytes : {8.0 * (1 << 20) + 3, 1e9 + 7}) {
+      collectives::Request r;
+      r.op = op;
+      r.algorithm = Algorithm::hierarchical;
+      r.ranks = 32;
+      r.bytes = bytes;
+      for (int p = 0; p < 32; ++p)
+        r.node_of.push_back(p / 8);
+      const double expected = collectives::closed_form_time(r, 2e-6, 450e9, 3e-6, 50e9 / 8, kGamma);
+      for (const auto* cluster : {&bonded, &rails})
+        for (bool aggregate : {false, true}) {
+          const double simulated = replay_one(*cluster, collective(op, Algorithm::hierarchical, bytes, aggregate), 32);
+          EXPECT_NEAR(simulated, expected, 0.02 * expected)
+              << collectives::to_string(op) << " " << bytes << " B" << (cluster == &rails ? " rails" : " bonded")
+              << (aggregate ? " aggregated" : " step by step");
+        }
+      if (bytes > 1e9) {
+        const double ring = replay_one(rails, collective(op, Algorithm::ring, bytes), 32);
+        EXPECT_GT(ring, 4 * expected) << collectives::to_string(op);
+      }
+    }
+}
+
 // All-to-all-v with one heavy pair: the operation ends when that pair's transfer ends.
 TEST(AllToAllV, SkewedSizesEndWhenTheLargestPairEnds) {
   const int n = 4;
