@@ -34,7 +34,8 @@ json valid_profile() {
 }
 
 TEST(Profiles, TheShippedGpusAreEmbedded) {
-  EXPECT_EQ(profile_names(), (std::vector<std::string>{"a100-40gb", "a100-80gb", "h100-sxm", "h200", "v100"}));
+  EXPECT_EQ(profile_names(),
+            (std::vector<std::string>{"a100-40gb", "a100-80gb", "cpu-xeon-8380x2", "h100-sxm", "h200", "v100"}));
   EXPECT_EQ(find_profile("h200")->compute_units, 132);
   EXPECT_DOUBLE_EQ(find_profile("h200")->memory_bytes, 141e9);
   EXPECT_FALSE(find_profile("v100-32gb").has_value());
@@ -50,10 +51,11 @@ TEST(Profiles, EveryEmbeddedProfileParsesWithSourcesAndProvenance) {
     EXPECT_EQ(g->provenance, "derived");
     EXPECT_GE(g->sources.size(), 5u);
     EXPECT_GT(g->peak(Precision::fp32), 0);
-    EXPECT_GT(g->peak(Precision::amp), g->peak(Precision::fp32)); // tensor cores everywhere we ship
+    const bool cpu = name.starts_with("cpu-"); // a CPU-only node: no tensor cores, no NVLink
+    if (!cpu) EXPECT_GT(g->peak(Precision::amp), g->peak(Precision::fp32)); // tensor cores on every GPU we ship
     EXPECT_GT(g->memory_bytes, 0);
     EXPECT_GT(g->memory_bandwidth, 0);
-    EXPECT_GT(g->nvlink_bandwidth, g->pcie_bandwidth);
+    if (!cpu) EXPECT_GT(g->nvlink_bandwidth, g->pcie_bandwidth);
     EXPECT_GT(g->launch_overhead, 0);
     for (const auto& [p, peak] : g->peak_flops) {
       EXPECT_GT(g->efficiency(KernelClass::gemm, p), 0);
@@ -79,6 +81,22 @@ TEST(Profiles, ShippedPeaksAreTheDatasheetFigures) {
   EXPECT_DOUBLE_EQ(h100.memory_bandwidth, 3.35e12);
   EXPECT_DOUBLE_EQ(h100.efficiency(KernelClass::gemm, Precision::bf16), 0.81);   // 798 / 989.4, hardware.md
   EXPECT_DOUBLE_EQ(h100.efficiency(KernelClass::memory, Precision::bf16), 0.90); // ~3.0 / 3.35 TB/s
+}
+
+TEST(Profiles, TheCpuNodeIsItsHandProducts) {
+  // calibration/profiles/cpu-xeon-8380x2.json: 2 sockets x 40 cores x 2.3 GHz x 64 fp32 FLOP/cycle (two AVX-512 FMA
+  // units x 16 lanes x 2), and 2 sockets x 8 channels x DDR4-3200 x 8 bytes.
+  const auto cpu = *find_profile("cpu-xeon-8380x2");
+  EXPECT_DOUBLE_EQ(cpu.peak(Precision::fp32), 2.0 * 40 * 2.3e9 * (2 * 16 * 2));
+  EXPECT_DOUBLE_EQ(cpu.memory_bandwidth, 2.0 * 8 * 3200e6 * 8);
+  EXPECT_DOUBLE_EQ(cpu.memory_bytes, 16.0 * 32 * (1u << 30));
+  EXPECT_DOUBLE_EQ(cpu.nvlink_bandwidth, 0);
+  EXPECT_NEAR(cpu.pcie_bandwidth, 16e9 * 16 * 128.0 / 130 / 8, 0.01e9); // PCIe 4.0 x16, 31.5 GB/s as usually written
+  EXPECT_EQ(cpu.compute_units, 0);                                      // no GEMM wave model
+  // Ice Lake-SP has no bf16 (AVX512-BF16 or AMX) and no fp16 math: reduced precisions are refused by name.
+  EXPECT_THROW((void)cpu.peak(Precision::bf16), std::out_of_range);
+  EXPECT_THROW((void)cpu.peak(Precision::amp), std::out_of_range);
+  EXPECT_EQ(cpu.peak_flops.size(), 1u);
 }
 
 TEST(Profiles, AmpUsesTheFp16PeakAndEfficiencies) {

@@ -33,7 +33,7 @@ std::string instances() {
 }
 
 std::string gpus() {
-  std::string out = fmt::format("{:<12} {:<28} {:>10} {:>12} {:>12}  {}\n", "gpu", "name", "memory", "fp32",
+  std::string out = fmt::format("{:<16} {:<28} {:>10} {:>12} {:>12}  {}\n", "gpu", "name", "memory", "fp32",
                                 "fp16/bf16", "provenance");
   for (const auto& name : calibration::profile_names()) {
     const auto g = *calibration::find_profile(name);
@@ -41,7 +41,7 @@ std::string gpus() {
                           ? fmt::format("{:.1f} TFLOP/s", g.peak_flops.at(calibration::Precision::fp16) / 1e12)
                           : std::string("-");
     out += fmt::format(
-        "{:<12} {:<28} {:>10} {:>12} {:>12}  {}\n", g.name, g.display_name, report::format_bytes(g.memory_bytes),
+        "{:<16} {:<28} {:>10} {:>12} {:>12}  {}\n", g.name, g.display_name, report::format_bytes(g.memory_bytes),
         fmt::format("{:.1f} TFLOP/s", g.peak_flops.at(calibration::Precision::fp32) / 1e12), half, g.provenance);
   }
   return out;
