@@ -74,4 +74,8 @@ Precision math_precision(Precision p) {
   return p == Precision::amp ? Precision::fp16 : p;
 }
 
+Precision attention_precision(Precision p) {
+  return p == Precision::fp8 ? Precision::bf16 : math_precision(p);
+}
+
 } // namespace dtsim::calibration

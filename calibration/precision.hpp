@@ -21,5 +21,8 @@ double activation_bytes(Precision p);
 double gradient_bytes(Precision p);
 // Precision the tensor-core math runs in (amp -> fp16).
 Precision math_precision(Precision p);
+// Precision attention cores run in: the math precision, except that fp8 training keeps attention in bf16
+// (Transformer Engine's default: its fp8 recipe covers the linear layers' GEMMs).
+Precision attention_precision(Precision p);
 
 } // namespace dtsim::calibration

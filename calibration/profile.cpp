@@ -4,7 +4,8 @@
 //    "peak_flops": {"fp32": 15.7e12, "fp16": 125e12, ...},          // math precisions only (no "amp")
 //    "memory": {"capacity": bytes, "bandwidth": bytes/s, "efficiency": (0, 1]},
 //    "links": {"nvlink_bandwidth": bytes/s per direction (0: none), "pcie_bandwidth": bytes/s per direction},
-//    "efficiency": {"gemm": {precision: (0, 1]}, "convolution": {precision: (0, 1]}},  // same keys as peak_flops
+//    "efficiency": {"gemm": {precision: (0, 1]}, "convolution": {precision: (0, 1]},  // same keys as peak_flops
+//                   "attention": {precision: (0, 1]}},  // optional: fused (flash) attention, where the GPU has it
 //    "launch_overhead": seconds, "collectives": {"step_overhead": seconds per message}}
 // Parsing is strict (unknown fields and precisions are errors) because a typo in a shipped profile would otherwise
 // go unnoticed, and every error names the file and the JSON pointer (RFC 6901) of the offending value.
@@ -144,12 +145,16 @@ double GpuProfile::peak(Precision p) const {
 
 double GpuProfile::efficiency(KernelClass k, Precision p) const {
   if (k == KernelClass::memory) return memory_efficiency;
-  const auto& table = k == KernelClass::gemm ? gemm_efficiency : conv_efficiency;
+  const auto& table = k == KernelClass::gemm          ? gemm_efficiency
+                      : k == KernelClass::convolution ? conv_efficiency
+                                                      : attention_efficiency;
   const Precision math = math_precision(p);
   const auto it = table.find(math);
   if (it != table.end()) return it->second;
-  throw std::out_of_range(fmt::format("GPU '{}' has no {} efficiency for {}", name,
-                                      k == KernelClass::gemm ? "gemm" : "convolution", to_string(math)));
+  const char* kind = k == KernelClass::gemm          ? "gemm"
+                     : k == KernelClass::convolution ? "convolution"
+                                                     : "fused attention";
+  throw std::out_of_range(fmt::format("GPU '{}' has no {} efficiency for {}", name, kind, to_string(math)));
 }
 
 GpuProfile parse_profile(const std::string& json_text, const std::string& origin) {
@@ -199,13 +204,20 @@ GpuProfile parse_profile(const std::string& json_text, const std::string& origin
   g.pcie_bandwidth = r.positive(links, "/links", "pcie_bandwidth", "bytes/s per direction");
 
   const json& eff = r.member(doc, "", "efficiency", "an object with gemm and convolution");
-  r.expect_object(eff, "/efficiency", {"gemm", "convolution"});
+  r.expect_object(eff, "/efficiency", {"gemm", "convolution", "attention"});
   g.gemm_efficiency = r.by_precision(r.member(eff, "/efficiency", "gemm", "an object of fractions by precision"),
                                      "/efficiency/gemm", true);
   g.conv_efficiency = r.by_precision(r.member(eff, "/efficiency", "convolution", "an object of fractions by precision"),
                                      "/efficiency/convolution", true);
   check_same_precisions(r, g.peak_flops, g.gemm_efficiency, "/efficiency/gemm");
   check_same_precisions(r, g.peak_flops, g.conv_efficiency, "/efficiency/convolution");
+  if (eff.contains("attention")) {
+    g.attention_efficiency = r.by_precision(eff.at("attention"), "/efficiency/attention", true);
+    for (const auto& [p, value] : g.attention_efficiency)
+      if (!g.peak_flops.contains(p))
+        r.fail(pointer("/efficiency/attention", std::string(to_string(p))),
+               fmt::format("/peak_flops has no {} entry", to_string(p)));
+  }
 
   g.launch_overhead = r.non_negative(doc, "", "launch_overhead", "seconds");
   if (doc.contains("compute_units")) {

@@ -12,7 +12,9 @@
 namespace dtsim::calibration {
 
 // Which efficiency applies to a kernel.
-enum class KernelClass : std::uint8_t { gemm, convolution, memory };
+// attention: a fused attention kernel (FlashAttention; Dao et al. 2022, Dao 2023), whose GEMMs and softmax run in
+// one kernel that never writes the s^2 scores to memory.
+enum class KernelClass : std::uint8_t { gemm, convolution, memory, attention };
 
 struct GpuProfile {
   std::string name;         // preset key, e.g. "v100"
@@ -29,6 +31,9 @@ struct GpuProfile {
   // Fraction of peak that sustained kernels reach (v0: one constant per class and precision).
   std::map<Precision, double> gemm_efficiency;
   std::map<Precision, double> conv_efficiency;
+  // Fused attention kernels' fraction of peak, forward and backward together, where the GPU has them (FlashAttention-2
+  // needs Ampere or newer and fp16/bf16); empty: attention runs unfused.
+  std::map<Precision, double> attention_efficiency;
   double memory_efficiency = 1.0; // fraction of memory_bandwidth reached by streaming kernels
   double launch_overhead = 0;     // seconds added to every kernel
   // Streaming multiprocessors: a GEMM runs in waves of output tiles over them (0: no wave model, GEMMs at
@@ -41,6 +46,7 @@ struct GpuProfile {
 
   double peak(Precision p) const; // throws std::out_of_range with a clear message if unsupported
   double efficiency(KernelClass k, Precision p) const;
+  bool has_fused_attention(Precision p) const { return attention_efficiency.contains(math_precision(p)); }
 };
 
 // Profile by preset name ("v100", "a100-80gb", ...) from the embedded files.

@@ -35,6 +35,12 @@ double backward_factor(LayerKind kind) {
   return is_gemm_like(kind) || kind == LayerKind::attention ? 2.0 : 1.0;
 }
 
+double attention_score_bytes(const AttentionShape& a, double element_bytes) {
+  const double scores =
+      static_cast<double>(a.heads) * static_cast<double>(a.sequence) * static_cast<double>(a.sequence);
+  return a.dropout ? scores * (2 * element_bytes + 1) : scores * element_bytes;
+}
+
 std::vector<GemmShape> forward_gemms(const Layer& l, std::int64_t batch) {
   if (l.kind == LayerKind::attention && l.attention.sequence > 0) {
     const auto& a = l.attention;

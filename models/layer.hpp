@@ -40,8 +40,14 @@ struct GemmShape {
 // The attention core of one sample: `heads` of Q K^T (s x s x head_dim) and P V (s x head_dim x s).
 struct AttentionShape {
   std::int64_t sequence = 0, heads = 0, head_dim = 0;
-  bool causal = false; // a causal mask: fused (flash) kernels skip the masked half
+  bool causal = false;  // a causal mask: fused (flash) kernels skip the masked half
+  bool dropout = false; // dropout on the attention probabilities (BERT, GPT-2/3; not Llama)
 };
+
+// Bytes one sample's unfused attention core keeps for backward beyond Q, K and V: the softmax output (a s^2
+// elements) and, with dropout, its mask (1 byte each) and its output (a s^2): Korthikanti et al. 2022's 5 a s^2 b
+// at 2-byte elements. Fused (flash) kernels keep none of it: they recompute the scores in backward.
+double attention_score_bytes(const AttentionShape& shape, double element_bytes);
 
 // A mixture-of-experts layer: parameters hold all `experts`; each token's FLOPs are those of the `top_k` it is
 // routed to (Shazeer et al. 2017; Fedus et al. 2021).
@@ -64,6 +70,14 @@ struct Layer {
   AttentionShape attention;         // attention
   ExpertShape moe;                  // expert layers
   bool sparse_gradient = false;     // embedding tables: backward touches only the rows looked up
+  // What backward needs of this op, per sample (Korthikanti et al. 2022, "Reducing Activation Recomputation in
+  // Large Transformer Models", section 4.1): the activation elements it keeps (usually its input; none for a
+  // residual add; none for an input another op already keeps), and bytes kept whatever the precision (dropout
+  // masks at 1 byte per element, token indices). An unfused attention core's scores are not in here: see
+  // attention_score_bytes().
+  std::int64_t saved_elements = 0;
+  std::int64_t saved_fixed_bytes = 0;
+  int block = -1; // the repeated block (transformer layer) this op belongs to; -1 outside (embeddings, heads)
 };
 
 // The GEMMs `batch` samples run in a layer's forward: its `gemm` with m scaled by the batch, or an attention

@@ -37,6 +37,9 @@ void NetBuilder::push(const std::string& name, LayerKind kind, double forward_fl
   l.parameters = parameters;
   l.input_elements = input_elements;
   l.output_elements = out.elements();
+  // What torchvision-style CNNs keep for backward: every op's output, except the elementwise ops (ReLU, residual
+  // adds), which run in place over a tensor another op keeps, or need only their output's sign.
+  l.saved_elements = kind == LayerKind::elementwise ? 0 : out.elements();
   layers_.push_back(std::move(l));
   shape_ = out;
 }

@@ -79,9 +79,14 @@ public:
     l.parameters = parameters;
     l.input_elements = input_elements;
     l.output_elements = output_elements;
+    l.saved_elements = input_elements; // most ops keep their input for backward; callers adjust the rest
+    l.block = block_;
     layers_.push_back(std::move(l));
     return layers_.back();
   }
+
+  // The ops pushed from now on belong to block `index` (-1: outside the blocks).
+  void set_block(int index) { block_ = index; }
 
   // `count` GEMMs [m x k] x [k x n] per sample with `parameters` weights.
   Layer& gemm(std::string name, std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t count,
@@ -97,8 +102,18 @@ public:
     return gemm(std::move(name), m, n, k, 1, n * k + (bias ? n : 0));
   }
 
-  void elementwise(std::string name, double flops_per_element, std::int64_t elements, int inputs = 1) {
-    push(std::move(name), LayerKind::elementwise, flops_per_element * d(elements), 0, inputs * elements, elements);
+  // An activation function keeps its inputs for backward (GELU's input; SwiGLU's two).
+  Layer& elementwise(std::string name, double flops_per_element, std::int64_t elements, int inputs = 1) {
+    return push(std::move(name), LayerKind::elementwise, flops_per_element * d(elements), 0, inputs * elements,
+                elements);
+  }
+
+  // A residual add keeps nothing (its backward passes the gradient through); with dropout on the branch (fused
+  // bias-dropout-add, as Megatron-LM runs it) it keeps the branch's mask, 1 byte per element.
+  void residual_add(std::string name, std::int64_t elements, bool dropout) {
+    Layer& l = elementwise(std::move(name), kElementwiseFlops + (dropout ? 1 : 0), elements, 2);
+    l.saved_elements = 0;
+    l.saved_fixed_bytes = dropout ? elements : 0;
   }
 
   void norm(std::string name, Norm kind, std::int64_t rows, std::int64_t width) {
@@ -111,6 +126,7 @@ public:
 
 private:
   std::vector<Layer> layers_;
+  int block_ = -1;
 };
 
 // The spec with its defaults resolved.
@@ -238,7 +254,10 @@ private:
     if (!owns_table) params = 0;
     if (s_.adaptive.cutoffs.empty()) {
       if (owns_table) params += s_.vocabulary * h;
-      b_.push(name, LayerKind::embedding, d(tables * tokens * h), params, tokens, tokens * h);
+      // Backward needs the token indices (int64), and with dropout the mask over the embedding output.
+      Layer& e = b_.push(name, LayerKind::embedding, d(tables * tokens * h), params, tokens, tokens * h);
+      e.saved_elements = 0;
+      e.saved_fixed_bytes = 8 * tokens + (s_.dropout ? tokens * h : 0);
     } else {
       const auto bs = bands(s_, tokens);
       std::int64_t looked_up = 0;
@@ -257,8 +276,10 @@ private:
   void stack(const std::string& prefix, int blocks, std::int64_t tokens, bool causal, std::int64_t memory) {
     for (int i = 0; i < blocks; ++i) {
       const bool moe = s_.moe.experts > 0 && i % s_.moe.every == s_.moe.every - 1;
+      b_.set_block(blocks_++);
       block(fmt::format("{}layers.{}.", prefix, i), tokens, causal, i == 0, memory, moe);
     }
+    b_.set_block(-1);
   }
 
   // One block. memory > 0: a decoder block that also attends to `memory` encoder tokens.
@@ -267,12 +288,12 @@ private:
     const std::int64_t h = dims_.h;
     if (pre) b_.norm(p + "attn_norm", s_.norm, s, h);
     self_attention(p + "attn.", s, causal, first);
-    b_.elementwise(p + "attn_add", kElementwiseFlops, s * h, 2);
+    b_.residual_add(p + "attn_add", s * h, s_.dropout);
     if (!pre) b_.norm(p + "attn_norm", s_.norm, s, h);
     if (memory > 0) {
       if (pre) b_.norm(p + "cross_attn_norm", s_.norm, s, h);
       cross_attention(p + "cross_attn.", s, memory);
-      b_.elementwise(p + "cross_attn_add", kElementwiseFlops, s * h, 2);
+      b_.residual_add(p + "cross_attn_add", s * h, s_.dropout);
       if (!pre) b_.norm(p + "cross_attn_norm", s_.norm, s, h);
     }
     if (pre) b_.norm(p + "mlp_norm", s_.norm, s, h);
@@ -280,7 +301,7 @@ private:
       experts(p + "moe.", s);
     else
       ffn(p + "mlp.", s);
-    b_.elementwise(p + "mlp_add", kElementwiseFlops, s * h, 2);
+    b_.residual_add(p + "mlp_add", s * h, s_.dropout);
     if (!pre) b_.norm(p + "mlp_norm", s_.norm, s, h);
   }
 
@@ -291,7 +312,7 @@ private:
     const std::int64_t bias = (first && s_.positions == Positions::relative_bias) ? s_.relative_buckets * m.a : 0;
     Layer& core = b_.push(p + "core", LayerKind::attention, 2.0 * 2.0 * d(s) * d(s) * d(m.q()), bias,
                           s * (m.q() + 2 * m.kv()), s * m.q());
-    core.attention = {s, m.a, m.d, causal};
+    core.attention = {s, m.a, m.d, causal, s_.dropout};
     b_.linear(p + "out", s, m.h, m.q(), s_.biases);
   }
 
@@ -302,16 +323,21 @@ private:
     b_.linear(p + "q", s, m.q(), m.h, s_.biases);
     b_.linear(p + "kv", memory, 2 * m.kv(), m.h, s_.biases);
     const std::int64_t probabilities = s * memory * m.a;
-    b_.gemm(p + "scores", s, memory, m.d, m.a, 0).input_elements = s * m.q() + memory * m.kv(); // Q K^T
-    b_.push(p + "softmax", LayerKind::softmax, kSoftmaxFlops * d(probabilities), 0, probabilities, probabilities);
-    b_.gemm(p + "context", s, m.d, memory, m.a, 0).input_elements = probabilities + memory * m.kv(); // P V
+    Layer& scores = b_.gemm(p + "scores", s, memory, m.d, m.a, 0); // Q K^T
+    scores.input_elements = scores.saved_elements = s * m.q() + memory * m.kv();
+    // Softmax backward needs its output, which P V keeps as its input: the softmax keeps nothing of its own.
+    b_.push(p + "softmax", LayerKind::softmax, kSoftmaxFlops * d(probabilities), 0, probabilities, probabilities)
+        .saved_elements = 0;
+    Layer& context = b_.gemm(p + "context", s, m.d, memory, m.a, 0); // P V
+    context.input_elements = context.saved_elements = probabilities + memory * m.kv();
+    if (s_.dropout) context.saved_fixed_bytes = probabilities; // the probabilities' dropout mask
     b_.linear(p + "out", s, m.h, m.q(), s_.biases);
   }
 
   void ffn(const std::string& p, std::int64_t s) {
     const std::int64_t h = dims_.h, f = dims_.f;
     b_.linear(p + "up", s, f, h, s_.biases);
-    if (s_.gated_ffn) b_.linear(p + "gate", s, f, h, s_.biases);
+    if (s_.gated_ffn) b_.linear(p + "gate", s, f, h, s_.biases).saved_elements = 0; // shares up's input
     b_.elementwise(p + "act", activation_flops(s_.activation) + (s_.gated_ffn ? 1 : 0), s * f, s_.gated_ffn ? 2 : 1);
     b_.linear(p + "down", s, h, f, s_.biases);
   }
@@ -380,6 +406,7 @@ private:
   const TransformerSpec& s_;
   Dims dims_;
   Builder b_;
+  int blocks_ = 0; // blocks built so far, encoder and decoder together
 };
 
 // ---- Published configurations ----
@@ -415,9 +442,9 @@ TransformerSpec bert(std::string name, int layers, std::int64_t hidden, int head
   return s;
 }
 
-// Llama 2 (Touvron et al. 2023, Table 1 and Hugging Face's configs): pre-norm RMSNorm, SwiGLU, no biases, rotary
-// positions, untied LM head. Llama 3 (Dubey et al. 2024, Table 3): the same with GQA (8 kv heads) at every size
-// and a vocabulary of 128,256 (Hugging Face's config; the paper rounds it to 128K).
+// Llama 2 (Touvron et al. 2023, Table 1 and Hugging Face's configs): pre-norm RMSNorm, SwiGLU, no biases, no
+// dropout, rotary positions, untied LM head. Llama 3 (Dubey et al. 2024, Table 3): the same with GQA (8 kv heads) at
+// every size and a vocabulary of 128,256 (Hugging Face's config; the paper rounds it to 128K).
 TransformerSpec llama(std::string name, int layers, std::int64_t hidden, int heads, int kv_heads,
                       std::int64_t ffn_hidden, std::int64_t vocabulary, std::int64_t sequence) {
   TransformerSpec s;
@@ -435,6 +462,7 @@ TransformerSpec llama(std::string name, int layers, std::int64_t hidden, int hea
   s.positions = Positions::rotary;
   s.norm = Norm::rms_norm;
   s.biases = false;
+  s.dropout = false; // Llama's and Mixtral's configs: attention_dropout 0.0, no hidden dropout
   return s;
 }
 

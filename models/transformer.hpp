@@ -65,7 +65,10 @@ struct TransformerSpec {
   std::int64_t max_positions = 0; // learned: rows of the position table; 0 = sequence
   int relative_buckets = 32;      // relative_bias: buckets per head
   Norm norm = Norm::layer_norm;
-  bool biases = true;          // linear layers carry biases (GPT, BERT); Llama and T5 have none
+  bool biases = true; // linear layers carry biases (GPT, BERT); Llama and T5 have none
+  // Dropout after the embeddings, on the attention probabilities and on each residual branch (GPT-2/3, BERT, T5
+  // train with 0.1); Llama and Mixtral train without. Its masks are part of the activation memory.
+  bool dropout = true;
   bool causal = true;          // decoder-only (masked self-attention); false: a bidirectional encoder (BERT)
   bool post_norm = false;      // BERT: normalize after each residual add (else before each sub-block: pre-norm)
   bool embedding_norm = false; // BERT: LayerNorm over the summed embeddings

@@ -6,7 +6,15 @@
 namespace dtsim::graph {
 
 std::string_view to_string(Stream s) {
-  return s == Stream::compute ? "compute" : "comm";
+  switch (s) {
+  case Stream::compute:
+    return "compute";
+  case Stream::comm:
+    return "comm";
+  case Stream::input:
+    return "input";
+  }
+  return "unknown";
 }
 
 namespace {
@@ -26,6 +34,9 @@ void validate_program(const ExecutionGraph& graph, const Program& program, std::
         throw std::invalid_argument(
             fmt::format("program {} op {} '{}': collectives run on the comm stream", index, i, op.name));
     }
+    if (op.stream == Stream::input && !std::holds_alternative<Compute>(op.body))
+      throw std::invalid_argument(fmt::format(
+          "program {} op {} '{}': the input stream runs data loading (Compute ops) only", index, i, op.name));
     if (const auto* p = std::get_if<SendRecv>(&op.body)) {
       if (p->peer < 0 || p->peer >= graph.rank_count())
         throw std::invalid_argument(fmt::format("program {} op {} '{}': unknown peer {}", index, i, op.name, p->peer));

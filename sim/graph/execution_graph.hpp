@@ -1,7 +1,8 @@
 #pragma once
-// The per-rank execution graph: what each GPU rank does in one training iteration, as ops on two
-// streams with dependencies. A plain value type built by sim/plan and replayed by sim/engine; it is
-// testable without SimGrid and a different engine could replay it.
+// The per-rank execution graph: what each GPU rank does in one training iteration, as ops on three streams
+// with dependencies (compute and communication, as CUDA streams; input, the host's data loader). A plain
+// value type built by sim/plan and replayed by sim/engine; it is testable without SimGrid and a different
+// engine could replay it.
 //
 // Replay semantics (as CUDA streams): the ops of one stream run one at a time in program order; an op
 // also waits for every op in `deps` (same rank, earlier in the program, usually on the other stream).
@@ -16,11 +17,13 @@
 
 namespace dtsim::graph {
 
-enum class Stream : std::uint8_t { compute = 0, comm = 1 };
-inline constexpr int kStreamCount = 2;
+// `input` is the host's data loading (DataLoader workers decoding and augmenting the next batch): it runs beside
+// the GPU's streams, and the rank's next iteration starts only once its batch is ready.
+enum class Stream : std::uint8_t { compute = 0, comm = 1, input = 2 };
+inline constexpr int kStreamCount = 3;
 std::string_view to_string(Stream s);
 
-// A kernel on the compute stream. Its duration was priced by the plan from the GPU profile;
+// A kernel on the compute stream, or the data loader's work on the input stream. Its duration was priced by the plan;
 // flops and bytes are kept for reports and for engines that price ops themselves.
 struct Compute {
   double seconds = 0;

@@ -13,20 +13,23 @@ namespace dtsim::plan {
 struct MemoryItem {
   std::string name; // "weights", "activations", ...
   double bytes = 0;
+  std::string detail; // how it was counted: "fp32 master + 2 states, 4 + 8 B/parameter, ZeRO-1 shard of 8"
 };
 
 struct MemoryEstimate {
-  std::vector<MemoryItem> items;
-  double capacity = 0; // the GPU's memory, bytes
-  double total() const;
+  std::vector<MemoryItem> items;      // on each GPU
+  std::vector<MemoryItem> host_items; // moved to the host by offloading
+  double capacity = 0;                // the GPU's memory, bytes
+  double total() const;               // of `items`
+  bool fits() const { return capacity <= 0 || total() <= capacity; }
 };
 
 struct Plan {
   graph::ExecutionGraph graph;
   MemoryEstimate memory;                         // per GPU
-  double gradient_bytes = 0;                     // bytes each rank all-reduces per iteration
-  int buckets = 0;                               // all-reduce operations per iteration
-  std::vector<std::string> allreduce_algorithms; // the algorithms they run (auto resolved), sorted
+  double gradient_bytes = 0;                     // gradient bytes each rank reduces per iteration
+  int buckets = 0;                               // gradient reductions (all-reduce or ZeRO's reduce-scatter)
+  std::vector<std::string> allreduce_algorithms; // the algorithms its collectives run (auto resolved), sorted
 };
 
 // The plan cannot run: it does not fit, or the scenario asks for something the planner cannot build.
@@ -37,8 +40,17 @@ public:
 
 Plan make_plan(const scenario::Scenario& scenario);
 
-// Per-GPU memory of data-parallel training (weights, gradients, optimizer states, saved activations,
-// gradient buckets). Exposed for `explain` and tests.
+// Per-GPU memory of data-parallel training (weights, gradients, optimizer states, saved activations, temporary
+// buffers, communication buckets), with ZeRO's sharding and offloading applied. Exposed for `explain` and tests.
 MemoryEstimate estimate_memory(const scenario::Scenario& scenario);
+
+// Bytes one op keeps for backward over `batch` samples (models::Layer::saved_elements at the precision's element
+// size, its fixed bytes, and an unfused attention core's scores unless selective recomputation drops them).
+double saved_activation_bytes(const models::Layer& layer, std::int64_t batch, calibration::Precision precision,
+                              scenario::AttentionKernel attention, scenario::Recompute recompute);
+
+// Throws PlanError when `memory` exceeds the GPU's capacity: the message names the largest items and the changes to
+// the scenario that would make it fit, each tried on the memory model.
+void check_fits(const scenario::Scenario& scenario, const MemoryEstimate& memory);
 
 } // namespace dtsim::plan

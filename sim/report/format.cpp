@@ -47,3 +47,21 @@ std::string format_percent(double fraction) {
 }
 
 } // namespace dtsim::report
+
+namespace dtsim::report {
+
+std::string format_memory(const plan::MemoryEstimate& memory) {
+  std::string out;
+  auto line = [&](std::string_view label, const std::string& value, const std::string& detail) {
+    out += fmt::format("  {:<28} {:>10}{}\n", label, value, detail.empty() ? "" : "  " + detail);
+  };
+  for (const auto& item : memory.items)
+    line(item.name, format_bytes(item.bytes), item.detail);
+  line("total", format_bytes(memory.total()),
+       fmt::format("of {}{}", format_bytes(memory.capacity), memory.fits() ? "" : "  DOES NOT FIT"));
+  for (const auto& item : memory.host_items)
+    line(item.name + " (host)", format_bytes(item.bytes), item.detail + ", offloaded to host memory");
+  return out;
+}
+
+} // namespace dtsim::report

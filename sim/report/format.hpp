@@ -1,5 +1,7 @@
 #pragma once
 // Figures with their units, scaled for reading: "142.3 ms", "97.6 MiB", "9.41 Gbps".
+#include "sim/plan/plan.hpp"
+
 #include <string>
 
 namespace dtsim::report {
@@ -10,5 +12,9 @@ std::string format_bytes(double bytes);                              // binary p
 std::string format_bandwidth(double bytes_per_second);               // network convention: bits per second (Gbps)
 std::string format_rate(double per_second, const std::string& unit); // "1234.5 images/s"
 std::string format_percent(double fraction);
+
+// The memory breakdown as report lines: each item with its size and how it was counted, the total against the
+// GPU's capacity ("DOES NOT FIT" when over), and what offloading keeps on the host.
+std::string format_memory(const plan::MemoryEstimate& memory);
 
 } // namespace dtsim::report

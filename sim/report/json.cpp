@@ -33,10 +33,15 @@ json to_json(const RunResult& r) {
                      {"utilization", l.utilization}});
   json memory = {{"items", json::array()}};
   for (const auto& item : r.memory.items)
-    memory["items"].push_back({{"name", item.name}, {"bytes", item.bytes}});
+    memory["items"].push_back({{"name", item.name}, {"bytes", item.bytes}, {"detail", item.detail}});
+  if (!r.memory.host_items.empty()) {
+    memory["host_items"] = json::array();
+    for (const auto& item : r.memory.host_items)
+      memory["host_items"].push_back({{"name", item.name}, {"bytes", item.bytes}, {"detail", item.detail}});
+  }
   memory["total_bytes"] = r.memory.total();
   memory["capacity_bytes"] = r.memory.capacity;
-  return {
+  json out = {
       {"dtsim_result_version", 1},
       {"name", r.name},
       {"nodes", r.nodes},
@@ -63,6 +68,15 @@ json to_json(const RunResult& r) {
       {"transfers", r.transfers},
       {"scenario", r.scenario},
   };
+  // Only when the scenario models the input pipeline (its "input" section).
+  if (r.input.modeled)
+    out["input_pipeline"] = {{"input_samples_per_second", r.input.samples_per_second},
+                             {"cpu_samples_per_second", r.input.cpu_samples_per_second},
+                             {"storage_samples_per_second", r.input.storage_samples_per_second},
+                             {"loader_seconds_per_iteration", r.input.loader_seconds},
+                             {"gpu_seconds_per_iteration", r.input.gpu_seconds},
+                             {"bounds_iteration", r.input.bounds_iteration()}};
+  return out;
 }
 
 RunResult run_result_from_json(const json& j) {
@@ -91,10 +105,21 @@ RunResult run_result_from_json(const json& j) {
   const auto& m = j.at("memory_per_gpu");
   r.memory.capacity = m.at("capacity_bytes");
   for (const auto& item : m.at("items"))
-    r.memory.items.push_back({item.at("name"), item.at("bytes")});
+    r.memory.items.push_back({item.at("name"), item.at("bytes"), item.value("detail", "")});
+  if (const auto host = m.find("host_items"); host != m.end())
+    for (const auto& item : *host)
+      r.memory.host_items.push_back({item.at("name"), item.at("bytes"), item.value("detail", "")});
   r.simulated_seconds = j.at("simulated_seconds");
   r.transfers = j.at("transfers");
   r.scenario = j.at("scenario");
+  if (const auto it = j.find("input_pipeline"); it != j.end()) {
+    r.input.modeled = true;
+    r.input.samples_per_second = it->at("input_samples_per_second");
+    r.input.cpu_samples_per_second = it->at("cpu_samples_per_second");
+    r.input.storage_samples_per_second = it->at("storage_samples_per_second");
+    r.input.loader_seconds = it->at("loader_seconds_per_iteration");
+    r.input.gpu_seconds = it->at("gpu_seconds_per_iteration");
+  }
   return r;
 }
 

@@ -18,7 +18,7 @@ struct Distribution {
 Distribution distribution(std::vector<double> samples); // nearest-rank percentiles
 
 // Seconds per iteration, averaged over ranks: compute-stream busy, communication not hidden behind
-// compute, and neither (waiting on other ranks). They add up to the iteration time.
+// compute, and neither (waiting on other ranks, or on the input pipeline). They add up to the iteration time.
 struct Breakdown {
   double compute = 0;
   double exposed_communication = 0;
@@ -30,6 +30,19 @@ struct LinkUsage {
   double bandwidth = 0;   // bytes/s
   double bytes = 0;       // carried over the whole run, warm-up included
   double utilization = 0; // bytes / (bandwidth * simulated time)
+};
+
+// The input pipeline (scenario "input"), when the scenario models one: each node's loading rate, what a GPU's batch
+// costs the loader per iteration, and the GPU's own work per iteration, from the start of the iteration to its last
+// compute or communication op (what the iteration would last if data were free).
+struct InputStage {
+  bool modeled = false;
+  double samples_per_second = 0;         // the node's rate, shared by its GPUs
+  double cpu_samples_per_second = 0;     // cores x samples per core per second
+  double storage_samples_per_second = 0; // storage bandwidth / sample bytes; 0 = no storage bound
+  double loader_seconds = 0;             // per iteration, per GPU
+  double gpu_seconds = 0;                // per iteration (mean over measured iterations of the slowest rank)
+  bool bounds_iteration() const { return modeled && loader_seconds > gpu_seconds; }
 };
 
 struct RunResult {
@@ -55,6 +68,7 @@ struct RunResult {
   std::vector<std::string> allreduce_algorithms;
   std::vector<LinkUsage> busiest_links; // highest utilization first
   plan::MemoryEstimate memory;
+  InputStage input;
   double simulated_seconds = 0;
   std::uint64_t transfers = 0;
   nlohmann::json scenario; // canonical scenario, so a result says what produced it

@@ -1,4 +1,5 @@
 // From a replay's raw timelines to the figures a run reports.
+#include "sim/plan/input_pipeline.hpp"
 #include "sim/report/result.hpp"
 
 #include <algorithm>
@@ -33,6 +34,33 @@ double overlap_within(const std::vector<engine::Interval>& a, const std::vector<
       ++j;
   }
   return total;
+}
+
+// The input stage's rates and, from the timelines, the GPU's own work per measured iteration: from the rank's start
+// of the iteration to its last compute or communication op, the slowest rank's, averaged over iterations.
+InputStage input_stage(const scenario::Scenario& s, const engine::ReplayResult& replay, std::size_t first,
+                       std::size_t total) {
+  InputStage in;
+  const auto rates = plan::input_rates(s);
+  if (rates.seconds_per_iteration <= 0) return in;
+  in.modeled = true;
+  in.samples_per_second = rates.samples_per_second;
+  in.cpu_samples_per_second = rates.cpu_samples_per_second;
+  in.storage_samples_per_second = rates.storage_samples_per_second;
+  in.loader_seconds = rates.seconds_per_iteration;
+  std::vector<double> gpu(total, 0.0);
+  for (const auto& rank : replay.ranks)
+    for (auto stream : {graph::Stream::compute, graph::Stream::comm})
+      for (const auto& interval : rank.streams[static_cast<int>(stream)]) {
+        const std::size_t i = interval.iteration;
+        if (i < first || i >= total) continue;
+        const double start = i > 0 && i - 1 < rank.iteration_end.size() ? rank.iteration_end[i - 1] : 0.0;
+        gpu[i] = std::max(gpu[i], interval.end - start);
+      }
+  if (total > first)
+    in.gpu_seconds = std::accumulate(gpu.begin() + static_cast<std::ptrdiff_t>(first), gpu.end(), 0.0) /
+                     static_cast<double>(total - first);
+  return in;
 }
 
 } // namespace
@@ -108,6 +136,8 @@ RunResult summarize(const scenario::Scenario& s, const plan::Plan& plan, const e
     for (std::size_t i = first; i < std::min(total, rank.bytes_sent.size()); ++i)
       r.bytes_sent_per_gpu += rank.bytes_sent[i] / measured / ranks;
   }
+
+  r.input = input_stage(s, replay, first, total);
 
   for (const auto& link : replay.links) {
     if (link.bytes <= 0 || link.bandwidth <= 0 || replay.simulated_seconds <= 0) continue;

@@ -30,10 +30,27 @@ std::string format_summary(const RunResult& r) {
   line("communication (total)", format_seconds(r.communication_seconds) + "  (hidden: " +
                                     format_seconds(r.communication_seconds - r.breakdown.exposed_communication) + ")");
 
+  if (r.input.modeled) {
+    const auto& in = r.input;
+    out += "\nInput pipeline (data loading on each node's CPUs, the next batch while the GPU trains)\n";
+    line("input pipeline", format_rate(in.samples_per_second, r.sample_unit) + " per node, " +
+                               format_seconds(in.loader_seconds) + " per iteration per GPU");
+    std::string rates = "CPU " + format_rate(in.cpu_samples_per_second, r.sample_unit);
+    if (in.storage_samples_per_second > 0)
+      rates += ", storage " + format_rate(in.storage_samples_per_second, r.sample_unit);
+    line("loading rates", rates);
+    line("GPU work per iteration",
+         format_seconds(in.gpu_seconds) + (in.bounds_iteration()
+                                               ? fmt::format(": the input pipeline bounds the iteration (the GPU waits "
+                                                             "{} for data)",
+                                                             format_seconds(in.loader_seconds - in.gpu_seconds))
+                                               : std::string(": the input pipeline is hidden behind it")));
+  }
+
   out += "\nTraffic\n";
-  line("gradients all-reduced", format_bytes(r.gradient_bytes) + fmt::format(" in {} buckets", r.buckets));
+  line("gradients reduced", format_bytes(r.gradient_bytes) + fmt::format(" in {} buckets", r.buckets));
   if (!r.allreduce_algorithms.empty())
-    line("all-reduce algorithm", fmt::format("{}", fmt::join(r.allreduce_algorithms, ", ")));
+    line("collective algorithms", fmt::format("{}", fmt::join(r.allreduce_algorithms, ", ")));
   line("bytes sent per GPU", format_bytes(r.bytes_sent_per_gpu) + " per iteration");
   if (!r.busiest_links.empty()) {
     out += "\nBusiest links (mean utilization over the run)\n";
@@ -53,10 +70,7 @@ std::string format_summary(const RunResult& r) {
     }
   }
 
-  out += "\nMemory per GPU\n";
-  for (const auto& item : r.memory.items)
-    line(item.name, format_bytes(item.bytes));
-  line("total", format_bytes(r.memory.total()) + " of " + format_bytes(r.memory.capacity));
+  out += "\nMemory per GPU\n" + format_memory(r.memory);
 
   out += fmt::format("\nSimulated {} of training ({} network transfers).\n", format_seconds(r.simulated_seconds),
                      r.transfers);

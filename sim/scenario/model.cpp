@@ -1,7 +1,9 @@
-// The "model" section: a preset name or an inline layer table, the batch and the precision.
+// The "model" section: a preset name, an inline layer table or a transformer spec (transformer_spec.cpp), the
+// batch and the precision.
 #include "models/zoo.hpp"
 #include "sim/scenario/reader.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
 #include <map>
 
@@ -25,9 +27,9 @@ models::Workload read_layers(const Object& model, const std::string& scenario_na
   w.name = scenario_name;
   std::map<std::string, std::size_t> seen;
   for (std::size_t i = 0; i < layers.size(); ++i) {
-    const Object l(
-        model.file(), &layers[i], fmt::format("{}/{}", pointer, i),
-        {"name", "kind", "forward_flops", "backward_flops", "parameters", "input_elements", "output_elements"});
+    const Object l(model.file(), &layers[i], fmt::format("{}/{}", pointer, i),
+                   {"name", "kind", "forward_flops", "backward_flops", "parameters", "input_elements",
+                    "output_elements", "saved_elements"});
     models::Layer layer;
     layer.name = l.string("name", std::nullopt);
     if (const auto [it, fresh] = seen.emplace(layer.name, i); !fresh)
@@ -39,6 +41,9 @@ models::Workload read_layers(const Object& model, const std::string& scenario_na
     layer.parameters = l.integer("parameters", 0, std::nullopt, kMax);
     layer.input_elements = l.integer("input_elements", 0, std::nullopt, kMax);
     layer.output_elements = l.integer("output_elements", 0, std::nullopt, kMax);
+    // As the CNN builders: an op keeps its output for backward, elementwise ops keep nothing of their own.
+    layer.saved_elements =
+        l.integer("saved_elements", 0, layer.kind == models::LayerKind::elementwise ? 0 : layer.output_elements, kMax);
     w.layers.push_back(std::move(layer));
   }
   return w;
@@ -57,29 +62,41 @@ const std::vector<std::string>& layer_kind_names() {
 }
 
 ModelSpec read_model(const Object& top, const std::string& scenario_name) {
-  const Object model = top.object("model", {"preset", "layers", "batch_per_gpu", "precision"});
+  const Object model =
+      top.object("model", {"preset", "layers", "transformer", "batch_per_gpu", "precision", "attention"});
   const auto presets = models::preset_names();
   if (!model.present())
-    top.fail("model", "missing; expected an object with \"preset\" (or \"layers\") and \"batch_per_gpu\"");
+    top.fail("model",
+             "missing; expected an object with \"preset\" (or \"layers\" or \"transformer\") and \"batch_per_gpu\"");
   ModelSpec spec;
-  const bool has_preset = model.has("preset");
-  const bool has_layers = model.has("layers");
-  if (has_preset && has_layers)
-    model.fail_here("both \"preset\" and \"layers\" given; give exactly one (a preset name or an inline layer table)");
-  if (!has_preset && !has_layers)
-    model.fail_here(fmt::format("missing \"preset\" or \"layers\"; give a preset (one of {}) or an inline layer table",
+  std::vector<std::string> given;
+  for (const char* form : {"preset", "layers", "transformer"})
+    if (model.has(form)) given.emplace_back(form);
+  if (given.size() > 1)
+    model.fail_here(fmt::format("{} given; give exactly one (a preset name, an inline layer table or a "
+                                "transformer spec)",
+                                given.size() == 2 ? fmt::format("both \"{}\" and \"{}\"", given[0], given[1])
+                                                  : "\"preset\", \"layers\" and \"transformer\""));
+  if (given.empty())
+    model.fail_here(fmt::format("missing \"preset\", \"layers\" or \"transformer\"; give a preset (one of {}), an "
+                                "inline layer table or a transformer spec",
                                 quoted_list(presets)));
-  if (has_preset) {
+  if (given[0] == "preset") {
     spec.preset = model.choice("preset", presets, "model preset", std::nullopt);
     auto workload = models::build_preset(spec.preset);
     if (!workload) model.fail("preset", fmt::format("model preset \"{}\" is listed but cannot be built", spec.preset));
     spec.workload = std::move(*workload);
-  } else {
+  } else if (given[0] == "layers") {
     spec.workload = read_layers(model, scenario_name);
+  } else {
+    read_transformer(model, scenario_name, spec);
   }
   spec.batch_per_gpu = static_cast<int>(model.integer("batch_per_gpu", 1, std::nullopt));
   const auto precision = model.choice("precision", calibration::precision_names(), "precision", "fp32");
   spec.precision = *calibration::parse_precision(precision);
+  const auto attention = model.choice("attention", attention_names(), "attention kernel", "auto");
+  spec.attention = static_cast<AttentionKernel>(
+      std::find(attention_names().begin(), attention_names().end(), attention) - attention_names().begin());
   return spec;
 }
 

@@ -76,6 +76,11 @@ std::string pointer_of_path(const std::string& dotted_path);
 
 // Sections of the document, one reader per file.
 ModelSpec read_model(const Object& top, const std::string& scenario_name);
+// model.transformer (transformer_spec.cpp): sets spec.transformer, resolved (a base's fields with the given ones
+// over them), and spec.workload, its layer table.
+void read_transformer(const Object& model, const std::string& scenario_name, ModelSpec& spec);
+// The resolved spec as model.transformer: every field, no base.
+json transformer_json(const models::TransformerSpec& spec);
 DatasetSpec read_dataset(const Object& top);
 // Fills cluster's network from "cluster.topology" (`instance_nics`: the instance's NIC count, 0 without one).
 void read_topology(const Object& cluster_section, int instance_nics, topologies::ClusterSpec& cluster);
@@ -83,14 +88,21 @@ const std::vector<std::string>& topology_kind_names();
 // Fills scenario.cluster and scenario.gpu; checks that the GPU supports the model's precision.
 void read_cluster(const Object& top, Scenario& scenario);
 TrainingSpec read_training(const Object& top);
+// Resolves model.attention "auto" for the scenario's GPU and checks that "flash" can run on it (after read_cluster).
+void resolve_attention(const Object& top, Scenario& scenario);
 RunSpec read_run(const Object& top);
 NetworkSpec read_network(const Object& top);
+// The optional "input" section (call after read_cluster: the cores default to the instance's vCPUs).
+std::optional<InputSpec> read_input(const Object& top, const Scenario& scenario);
 
 // Enum names, in declaration order.
 const std::vector<std::string>& strategy_names();
 const std::vector<std::string>& algorithm_names();
 const std::vector<std::string>& fidelity_names();
 const std::vector<std::string>& optimizer_names();
+const std::vector<std::string>& recompute_names();
+const std::vector<std::string>& offload_names();
+const std::vector<std::string>& attention_names();
 const std::vector<std::string>& network_model_names();
 const std::vector<std::string>& layer_kind_names();
 const std::vector<std::string>& fabric_names();

@@ -62,7 +62,7 @@ Scenario read_document(const std::string& origin, const json& document) {
   check_version(origin, document);
   const detail::Object top(
       origin, &document, "",
-      {"version", "name", "description", "model", "dataset", "cluster", "training", "run", "network"});
+      {"version", "name", "description", "model", "dataset", "cluster", "training", "run", "network", "input"});
   Scenario s;
   s.origin = origin;
   s.name = top.string("name", default_name(origin));
@@ -71,8 +71,10 @@ Scenario read_document(const std::string& origin, const json& document) {
   s.dataset = detail::read_dataset(top);
   detail::read_cluster(top, s);
   s.training = detail::read_training(top);
+  detail::resolve_attention(top, s);
   s.run = detail::read_run(top);
   s.network = detail::read_network(top);
+  s.input = detail::read_input(top, s);
   return s;
 }
 
@@ -126,6 +128,15 @@ std::string_view to_string(Fidelity f) {
 }
 std::string_view to_string(Optimizer o) {
   return detail::optimizer_names().at(static_cast<std::size_t>(o));
+}
+std::string_view to_string(Recompute r) {
+  return detail::recompute_names().at(static_cast<std::size_t>(r));
+}
+std::string_view to_string(Offload o) {
+  return detail::offload_names().at(static_cast<std::size_t>(o));
+}
+std::string_view to_string(AttentionKernel a) {
+  return detail::attention_names().at(static_cast<std::size_t>(a));
 }
 std::string_view to_string(NetworkModel m) {
   return detail::network_model_names().at(static_cast<std::size_t>(m));

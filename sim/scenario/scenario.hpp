@@ -3,11 +3,13 @@
 // validated, with defaults applied and references (model preset, GPU profile) resolved.
 #include "calibration/profile.hpp"
 #include "models/layer.hpp"
+#include "models/transformer.hpp"
 #include "sim/collectives/schedule.hpp"
 #include "topologies/cluster.hpp"
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -16,11 +18,19 @@ namespace dtsim::scenario {
 
 inline constexpr int kFormatVersion = 1;
 
+// How attention cores run: unfused (a GEMM for Q K^T, softmax and dropout kernels over the s^2 scores, a GEMM for
+// P V) or fused (FlashAttention: one kernel, no s^2 tensor in memory). `automatic` resolves, once the GPU is
+// known, to flash where the GPU's profile has a fused-attention efficiency for the precision, else plain.
+enum class AttentionKernel : std::uint8_t { automatic, plain, flash };
+
 struct ModelSpec {
-  std::string preset;        // empty when the layers were given inline
+  std::string preset;        // empty when the layers were given inline or as a transformer
   models::Workload workload; // resolved layer table
+  // model.transformer, resolved (a base's fields with the given ones over them); to_json writes it back.
+  std::optional<models::TransformerSpec> transformer;
   int batch_per_gpu = 32;
   calibration::Precision precision = calibration::Precision::fp32;
+  AttentionKernel attention = AttentionKernel::automatic; // resolved by load_scenario: never automatic after it
 };
 
 struct DatasetSpec {
@@ -31,6 +41,14 @@ struct DatasetSpec {
 enum class Strategy : std::uint8_t { allreduce };
 enum class Optimizer : std::uint8_t { sgd, momentum, adam };
 
+// Activation recomputation (Korthikanti et al. 2022): selective recomputes the attention core's s^2 part in
+// backward instead of keeping it; full keeps only each transformer block's input and reruns the block's forward.
+enum class Recompute : std::uint8_t { none, selective, full };
+
+// Where the optimizer's fp32 state lives: on the GPU, or in host memory with the step run by the CPU
+// (ZeRO-Offload, Ren et al. 2021): gradients go down and updated weights come back over PCIe.
+enum class Offload : std::uint8_t { none, optimizer };
+
 struct TrainingSpec {
   Strategy strategy = Strategy::allreduce;
   collectives::Algorithm algorithm = collectives::Algorithm::automatic; // of the gradient all-reduce
@@ -38,6 +56,13 @@ struct TrainingSpec {
   double first_bucket_bytes = 1.0 * 1024 * 1024;                        // DDP's first bucket is capped at 1 MiB
   bool overlap = true;                                                  // all-reduce buckets while backward runs
   Optimizer optimizer = Optimizer::momentum;
+  Recompute recompute = Recompute::none;
+  // ZeRO (Rajbhandari et al. 2020) over the data-parallel ranks: 1 shards the optimizer states, 2 also the
+  // gradients, 3 also the weights; 0 = plain data parallelism.
+  int zero_stage = 0;
+  Offload offload = Offload::none;
+  // Offload: the host's memory bandwidth the CPU optimizer step streams its states at, bytes/s.
+  double host_memory_bandwidth = 100e9;
 };
 
 // How collectives are replayed: every step's flows, or each phase as one set of flows with the latency
@@ -49,6 +74,15 @@ struct RunSpec {
   int warmup_iterations = 1; // simulated first, left out of the statistics
   std::uint64_t seed = 1;
   Fidelity fidelity = Fidelity::step;
+};
+
+// The input pipeline of each node (PyTorch DataLoader workers: read, decode, augment), a stage that can bound the
+// iteration when the GPUs train faster than the CPUs prepare batches. Absent: the GPUs never wait for data.
+struct InputSpec {
+  int cpu_cores = 0;                      // per node; the instance's vCPUs by default
+  double samples_per_core_per_second = 0; // decode + augmentation rate of one core
+  double sample_bytes = 0;                // bytes read per sample; 0 = not given
+  double storage_bandwidth = 0;           // bytes/s each node reads its samples at; 0 = no storage bound
 };
 
 enum class NetworkModel : std::uint8_t { lv08, cm02 };
@@ -71,6 +105,7 @@ struct Scenario {
   TrainingSpec training;
   RunSpec run;
   NetworkSpec network;
+  std::optional<InputSpec> input; // absent: no input stage
 
   int world_size() const { return cluster.gpu_count(); }
   int global_batch() const { return model.batch_per_gpu * world_size(); }
@@ -107,6 +142,9 @@ nlohmann::json to_json(const Scenario& scenario);
 std::string_view to_string(Strategy s);
 std::string_view to_string(Fidelity f);
 std::string_view to_string(Optimizer o);
+std::string_view to_string(Recompute r);
+std::string_view to_string(Offload o);
+std::string_view to_string(AttentionKernel a);
 std::string_view to_string(NetworkModel m);
 
 } // namespace dtsim::scenario

@@ -1,6 +1,8 @@
 // The small sections: dataset, training, run, network; and the names of the scenario's enums.
 #include "sim/scenario/reader.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 namespace dtsim::scenario::detail {
@@ -35,6 +37,18 @@ const std::vector<std::string>& optimizer_names() {
   static const std::vector<std::string> names{"sgd", "momentum", "adam"};
   return names;
 }
+const std::vector<std::string>& recompute_names() {
+  static const std::vector<std::string> names{"none", "selective", "full"};
+  return names;
+}
+const std::vector<std::string>& offload_names() {
+  static const std::vector<std::string> names{"none", "optimizer"};
+  return names;
+}
+const std::vector<std::string>& attention_names() {
+  static const std::vector<std::string> names{"auto", "plain", "flash"};
+  return names;
+}
 const std::vector<std::string>& network_model_names() {
   static const std::vector<std::string> names{"lv08", "cm02"};
   return names;
@@ -55,7 +69,8 @@ DatasetSpec read_dataset(const Object& top) {
 
 TrainingSpec read_training(const Object& top) {
   const Object section =
-      top.object("training", {"strategy", "algorithm", "bucket_size", "first_bucket_size", "overlap", "optimizer"});
+      top.object("training", {"strategy", "algorithm", "bucket_size", "first_bucket_size", "overlap", "optimizer",
+                              "recompute", "zero_stage", "offload", "host_memory_bandwidth"});
   TrainingSpec t;
   t.strategy = enum_of<Strategy>(
       strategy_names(), section.choice("strategy", strategy_names(), "strategy", std::string(to_string(t.strategy))));
@@ -66,7 +81,26 @@ TrainingSpec read_training(const Object& top) {
   t.overlap = section.boolean("overlap", t.overlap);
   t.optimizer = enum_of<Optimizer>(optimizer_names(), section.choice("optimizer", optimizer_names(), "optimizer",
                                                                      std::string(to_string(t.optimizer))));
+  t.recompute = enum_of<Recompute>(recompute_names(), section.choice("recompute", recompute_names(), "recompute mode",
+                                                                     std::string(to_string(t.recompute))));
+  t.zero_stage = static_cast<int>(section.integer("zero_stage", 0, t.zero_stage, 3));
+  t.offload = enum_of<Offload>(
+      offload_names(), section.choice("offload", offload_names(), "offload mode", std::string(to_string(t.offload))));
+  t.host_memory_bandwidth =
+      section.quantity("host_memory_bandwidth", Dimension::bandwidth, Bound::positive, t.host_memory_bandwidth);
   return t;
+}
+
+void resolve_attention(const Object& top, Scenario& s) {
+  auto& attention = s.model.attention;
+  const bool fused = s.gpu.has_fused_attention(calibration::attention_precision(s.model.precision));
+  if (attention == AttentionKernel::automatic) attention = fused ? AttentionKernel::flash : AttentionKernel::plain;
+  if (attention == AttentionKernel::flash && !fused)
+    throw ScenarioError(top.file(), top.pointer("model") + "/attention",
+                        fmt::format("\"flash\" needs a fused-attention kernel, and the {} profile has none for {} "
+                                    "(FlashAttention-2 runs on Ampere and newer GPUs in fp16 or bf16); use \"plain\" "
+                                    "or \"auto\"",
+                                    s.gpu.display_name, calibration::to_string(s.model.precision)));
 }
 
 RunSpec read_run(const Object& top) {

@@ -12,9 +12,15 @@ json link_json(const topologies::LinkSpec& link) {
 }
 
 json model_json(const ModelSpec& m) {
-  json out = {{"batch_per_gpu", m.batch_per_gpu}, {"precision", calibration::to_string(m.precision)}};
+  json out = {{"batch_per_gpu", m.batch_per_gpu},
+              {"precision", calibration::to_string(m.precision)},
+              {"attention", to_string(m.attention)}};
   if (!m.preset.empty()) {
     out["preset"] = m.preset;
+    return out;
+  }
+  if (m.transformer) {
+    out["transformer"] = detail::transformer_json(*m.transformer);
     return out;
   }
   json layers = json::array();
@@ -25,7 +31,8 @@ json model_json(const ModelSpec& m) {
                       {"backward_flops", l.backward_flops},
                       {"parameters", l.parameters},
                       {"input_elements", l.input_elements},
-                      {"output_elements", l.output_elements}});
+                      {"output_elements", l.output_elements},
+                      {"saved_elements", l.saved_elements}});
   out["layers"] = std::move(layers);
   return out;
 }
@@ -106,7 +113,11 @@ json to_json(const Scenario& s) {
         {"bucket_size", s.training.bucket_bytes},
         {"first_bucket_size", s.training.first_bucket_bytes},
         {"overlap", s.training.overlap},
-        {"optimizer", to_string(s.training.optimizer)}}},
+        {"optimizer", to_string(s.training.optimizer)},
+        {"recompute", to_string(s.training.recompute)},
+        {"zero_stage", s.training.zero_stage},
+        {"offload", to_string(s.training.offload)},
+        {"host_memory_bandwidth", s.training.host_memory_bandwidth}}},
       {"run",
        {{"iterations", s.run.iterations},
         {"warmup_iterations", s.run.warmup_iterations},
@@ -117,6 +128,14 @@ json to_json(const Scenario& s) {
   // "dataset" is optional and has no neutral value: it is left out when the samples per epoch are unknown.
   if (s.dataset.samples > 0) out["dataset"] = {{"samples", s.dataset.samples}, {"epochs", s.dataset.epochs}};
   if (!s.cluster.instance.empty()) out["cluster"]["instance"] = s.cluster.instance;
+  // "input" is optional too: without it the GPUs never wait for data. Its cores are written out, resolved.
+  if (s.input) {
+    const auto& in = *s.input;
+    json input = {{"cpu_cores", in.cpu_cores}, {"samples_per_core_per_second", in.samples_per_core_per_second}};
+    if (in.sample_bytes > 0) input["sample_bytes"] = in.sample_bytes;
+    if (in.storage_bandwidth > 0) input["storage_bandwidth"] = in.storage_bandwidth;
+    out["input"] = std::move(input);
+  }
   return out;
 }
 

@@ -34,7 +34,7 @@ TEST(BadScenario, MissingRequiredField) {
   EXPECT_SCENARIO_ERROR(error_of(patched({{"cluster", nullptr}})), "/cluster", "missing");
   EXPECT_SCENARIO_ERROR(error_of(patched({{"model", nullptr}})), "/model", "missing");
   EXPECT_SCENARIO_ERROR(error_of(patched({{"model", {{"preset", nullptr}}}})), "/model",
-                        "missing \"preset\" or \"layers\"");
+                        "missing \"preset\", \"layers\" or \"transformer\"");
 }
 
 TEST(BadScenario, WrongType) {

@@ -119,6 +119,19 @@ TEST(Overrides, UnknownKeysAreReportedWithDidYouMean) {
   EXPECT_SCENARIO_ERROR(section, "/trainign", "did you mean \"training\"?");
 }
 
+TEST(Overrides, ReachIntoATransformerSpec) {
+  const json bert = patched({{"model", {{"preset", nullptr}, {"transformer", {{"base", "bert-large"}}}}}});
+  const Scenario s = parse(bert, set({"model.transformer.sequence=128", "model.transformer.dropout=false"}));
+  EXPECT_EQ(s.model.transformer->sequence, 128);
+  EXPECT_EQ(s.model.transformer->max_positions, 512); // the base's position table
+  EXPECT_FALSE(s.model.transformer->dropout);
+  EXPECT_EQ(s.model.workload.parameter_count(), 336'226'108);
+  EXPECT_SCENARIO_ERROR(error_of(bert, set({"model.transformer.sequence=0"})), "/model/transformer/sequence",
+                        "expected an integer >= 1, got 0 (from --set model.transformer.sequence=0)");
+  EXPECT_SCENARIO_ERROR(error_of(bert, set({"model.transformer.heads=7"})), "/model/transformer",
+                        "hidden 1024 is not a multiple of heads 7");
+}
+
 TEST(Overrides, PathThroughANonObject) {
   const auto e = error_of(minimal(), set({"cluster.nodes.count=8"}));
   EXPECT_SCENARIO_ERROR(e, "/cluster/nodes", "cannot set \"count\" inside 2: not an object");

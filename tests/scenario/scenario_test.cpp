@@ -168,6 +168,24 @@ TEST(Scenario, CanonicalJsonOfInlineLayersRoundTrips) {
   EXPECT_EQ(to_json(parse_scenario(canonical.dump(), "x.json")), canonical);
 }
 
+TEST(Scenario, CanonicalJsonOfATransformerSpecRoundTrips) {
+  const Scenario s =
+      parse(patched({{"model", {{"preset", nullptr}, {"transformer", {{"base", "bert-large"}, {"sequence", 128}}}}}}));
+  const json canonical = to_json(s);
+  const json& t = canonical["model"]["transformer"];
+  EXPECT_FALSE(canonical["model"].contains("preset"));
+  EXPECT_FALSE(t.contains("base")); // every field written out instead
+  EXPECT_EQ(t["name"], "bert-large");
+  EXPECT_EQ(t["sequence"], 128);
+  EXPECT_EQ(t["max_positions"], 512);
+  EXPECT_EQ(t["positions"], "learned");
+  EXPECT_EQ(t["post_norm"], true);
+  const Scenario again = parse_scenario(canonical.dump(), "x.json");
+  EXPECT_EQ(to_json(again), canonical);
+  EXPECT_EQ(again.model.workload.parameter_count(), s.model.workload.parameter_count());
+  EXPECT_EQ(again.model.workload.forward_flops_per_sample(), s.model.workload.forward_flops_per_sample());
+}
+
 TEST(Scenario, EnumNames) {
   EXPECT_EQ(to_string(Strategy::allreduce), "allreduce");
   EXPECT_EQ(to_string(Fidelity::aggregate), "aggregate");

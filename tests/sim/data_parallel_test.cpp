@@ -2,6 +2,8 @@
 // The GPU and the network are made-up round numbers so that every op time can be written down here.
 #include "sim/simulate.hpp"
 
+#include "tests/sim/round_gpu.hpp"
+
 #include <gtest/gtest.h>
 
 namespace dtsim {
@@ -9,20 +11,7 @@ namespace {
 
 using calibration::Precision;
 
-// 10 TFLOP/s at 50% for GEMMs, 1 TB/s at 100% for memory-bound kernels, 10 us per launch.
-calibration::GpuProfile round_gpu() {
-  calibration::GpuProfile g;
-  g.name = "round";
-  g.display_name = "round-number GPU";
-  g.peak_flops = {{Precision::fp32, 10e12}};
-  g.gemm_efficiency = {{Precision::fp32, 0.5}};
-  g.conv_efficiency = {{Precision::fp32, 0.5}};
-  g.memory_bytes = 64e9;
-  g.memory_bandwidth = 1e12;
-  g.memory_efficiency = 1.0;
-  g.launch_overhead = 10e-6;
-  return g;
-}
+using test::round_gpu; // 10 TFLOP/s at 50% for GEMMs, 1 TB/s for memory-bound kernels, 10 us per launch
 
 models::Layer linear(std::string name) {
   // 1 GFLOP per sample forward, 2 backward; 1e6 parameters; 1000 activations in and out.

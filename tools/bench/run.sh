@@ -19,6 +19,7 @@ benchmarks=(
   "fat-tree-16384-gpus-platform|collective tools/bench/fat-tree-16384-gpus.json --op send-recv --sizes 1MiB --jobs 1|< 10 s, 4 GiB (issue 4)"
   "k-ary-fat-tree-16384-platform|collective tools/bench/k-ary-fat-tree-16384-gpus.json --op send-recv --sizes 1MiB --jobs 1|< 10 s, 4 GiB (issue 4)"
   "k-ary-fat-tree-16384-1m-routes|explain tools/bench/k-ary-fat-tree-16384-gpus.json|< 10 s, 4 GiB (issue 4: diameter over 64 x 16,384 routes, max-flow bisection)"
+  "gpt3-175b-layer-graph|explain tools/bench/gpt3-175b-layer-graph.json|< 50 ms (issue 5: GPT-3 175B's layer table and memory per GPU, process start included)"
   "alltoall-256mib-4096-aggregate|collective tools/bench/h100-nodes.json --op all-to-all --ranks 4096 --sizes 256MiB --fidelity aggregate --jobs 1|< 30 s, 4 GiB (issue 3)"
 )
 

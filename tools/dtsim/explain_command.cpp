@@ -128,11 +128,7 @@ int explain_command(const ExplainArgs& args) {
                               c.price_per_node_hour * c.nodes));
 
   out += "\nMemory per GPU (data parallel)\n";
-  const auto memory = plan::estimate_memory(s);
-  for (const auto& item : memory.items)
-    line(item.name, report::format_bytes(item.bytes));
-  line("total", fmt::format("{} of {}{}", report::format_bytes(memory.total()), report::format_bytes(memory.capacity),
-                            memory.total() > memory.capacity ? "  DOES NOT FIT" : ""));
+  out += report::format_memory(plan::estimate_memory(s));
 
   if (!args.path.empty()) {
     const auto [a, b] = parse_pair(args.path);

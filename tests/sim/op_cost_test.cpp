@@ -1,0 +1,113 @@
+// Kernels per layer (sim/plan/op_cost.hpp), attention plain and fused, by hand on a round-number GPU.
+#include "sim/plan/op_cost.hpp"
+
+#include <gtest/gtest.h>
+
+namespace dtsim::plan {
+namespace {
+
+using calibration::KernelClass;
+using calibration::Precision;
+using scenario::AttentionKernel;
+using scenario::Recompute;
+
+// 100 TFLOP/s fp16; GEMMs at 80%, fused attention at 50%; 1 TB/s at 100%; no launch cost; no SM count (no waves).
+calibration::GpuProfile round_gpu() {
+  calibration::GpuProfile g;
+  g.name = "round";
+  g.peak_flops = {{Precision::fp32, 10e12}, {Precision::fp16, 100e12}};
+  g.gemm_efficiency = {{Precision::fp32, 1}, {Precision::fp16, 0.8}};
+  g.conv_efficiency = g.gemm_efficiency;
+  g.attention_efficiency = {{Precision::fp16, 0.5}};
+  g.memory_bandwidth = 1e12;
+  g.memory_efficiency = 1;
+  return g;
+}
+
+// One attention core: s 1024, 16 heads of 64 (h 1024), with dropout; causal as given.
+models::Layer core(bool causal) {
+  models::Layer l;
+  l.name = "core";
+  l.kind = models::LayerKind::attention;
+  const double s = 1024, h = 1024;
+  l.forward_flops = 4 * s * s * h;
+  l.backward_flops = 2 * l.forward_flops;
+  l.input_elements = 3 * 1024 * 1024;
+  l.output_elements = 1024 * 1024;
+  l.attention = {1024, 16, 64, causal, true};
+  l.block = 0;
+  return l;
+}
+
+CostContext context(AttentionKernel a, Recompute r = Recompute::none) {
+  return {2, Precision::fp16, a, r};
+}
+
+// Unfused forward: Q K^T, softmax, dropout, P V. b = 2, so 32 head-samples and 32 x 1024^2 = 33.5M scores.
+// Softmax moves 2 x 2 B per score, dropout 2 x 2 + 1 B. The GEMMs do 4 s^2 d = 4 x 1024^2 x 64 FLOPs per head-sample
+// in all, each moving its A, B and C at 2 B.
+TEST(AttentionCost, UnfusedForwardByHand) {
+  const auto cost = forward_cost(core(true), context(AttentionKernel::plain));
+  ASSERT_EQ(cost.kernels.size(), 4u);
+  const double scores = 32.0 * 1024 * 1024;
+  EXPECT_EQ(cost.kernels[0].kind, KernelClass::gemm);
+  EXPECT_DOUBLE_EQ(cost.kernels[1].bytes, 4 * scores);
+  EXPECT_DOUBLE_EQ(cost.kernels[2].bytes, 5 * scores);
+  EXPECT_DOUBLE_EQ(cost.flops(), 4.0 * 1024 * 1024 * 64 * 32 + 5 * scores + scores);
+  // Q K^T: (s d + d s) inputs and s s output per head-sample, 2 B each.
+  EXPECT_DOUBLE_EQ(cost.kernels[0].bytes, (2.0 * 1024 * 64 + 1024.0 * 1024) * 32 * 2);
+  // Time: each GEMM's FLOPs at 80 TFLOP/s or its bytes at 1 TB/s, whichever is longer, plus the two memory kernels.
+  const auto gpu = round_gpu();
+  const double gemm_flops = 2.0 * 1024 * 1024 * 64 * 32;
+  const double qk = std::max(gemm_flops / 80e12, cost.kernels[0].bytes / 1e12);
+  const double pv = std::max(gemm_flops / 80e12, cost.kernels[3].bytes / 1e12);
+  EXPECT_NEAR(cost.seconds(gpu), qk + 4 * scores / 1e12 + 5 * scores / 1e12 + pv, 1e-12);
+}
+
+// Fused: one kernel of the two GEMMs' FLOPs at 50 TFLOP/s, halved by the causal mask; it reads Q, K, V and writes
+// the output (4 x 1024^2 elements per sample at 2 B), far below its compute time.
+TEST(AttentionCost, FlashForwardSkipsTheMaskedHalf) {
+  const auto gpu = round_gpu();
+  const double flops = 4.0 * 1024 * 1024 * 64 * 32;
+  const auto full = forward_cost(core(false), context(AttentionKernel::flash));
+  ASSERT_EQ(full.kernels.size(), 1u);
+  EXPECT_EQ(full.kernels[0].kind, KernelClass::attention);
+  EXPECT_DOUBLE_EQ(full.kernels[0].bytes, 4.0 * 1024 * 1024 * 2 * 2);
+  EXPECT_DOUBLE_EQ(full.seconds(gpu), flops / 50e12);
+  EXPECT_DOUBLE_EQ(forward_cost(core(true), context(AttentionKernel::flash)).seconds(gpu), flops / 2 / 50e12);
+}
+
+// FlashAttention-2's backward recomputes the scores: five GEMMs to the forward's two (2.5x its FLOPs). The unfused
+// backward does the model's 2x; selective recomputation adds the forward's Q K^T, softmax and dropout kernels.
+TEST(AttentionCost, BackwardFlops) {
+  const double forward_gemms = 4.0 * 1024 * 1024 * 64 * 32;
+  EXPECT_DOUBLE_EQ(backward_cost(core(false), context(AttentionKernel::flash)).flops(), 2.5 * forward_gemms);
+  const auto plain = backward_cost(core(false), context(AttentionKernel::plain));
+  const double scores = 32.0 * 1024 * 1024;
+  EXPECT_DOUBLE_EQ(plain.flops(), 2 * forward_gemms + scores /*dropout*/ + 5 * scores /*softmax*/);
+  const auto selective = backward_cost(core(false), context(AttentionKernel::plain, Recompute::selective));
+  EXPECT_EQ(selective.kernels.size(), plain.kernels.size() + 3);
+  EXPECT_DOUBLE_EQ(selective.flops() - plain.flops(), forward_gemms / 2 + 5 * scores + scores);
+}
+
+// Full recomputation reruns the forward of ops inside a block, not of the embedding or the head.
+TEST(AttentionCost, FullRecomputeRerunsBlockForwards) {
+  const auto gpu = round_gpu();
+  auto layer = core(false);
+  const auto ctx = context(AttentionKernel::flash, Recompute::full);
+  const double with = backward_cost(layer, ctx).seconds(gpu);
+  const double plain = backward_cost(layer, context(AttentionKernel::flash)).seconds(gpu);
+  EXPECT_DOUBLE_EQ(with, plain + forward_cost(layer, ctx).seconds(gpu));
+  layer.block = -1;
+  EXPECT_DOUBLE_EQ(backward_cost(layer, ctx).seconds(gpu), plain);
+}
+
+// Attention runs in bf16 in fp8 training (Transformer Engine's default), in fp16 under amp.
+TEST(AttentionCost, AttentionPrecision) {
+  EXPECT_EQ(calibration::attention_precision(Precision::fp8), Precision::bf16);
+  EXPECT_EQ(calibration::attention_precision(Precision::amp), Precision::fp16);
+  EXPECT_EQ(calibration::attention_precision(Precision::tf32), Precision::tf32);
+}
+
+} // namespace
+} // namespace dtsim::plan
