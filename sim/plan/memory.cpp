@@ -92,9 +92,11 @@ private:
          fmt::format("{} B/parameter ({}){}", b.weights, precision_note(s_.model.precision), shard_note(3))});
     MemoryItem gradients{"gradients", params() * b.gradients * shard(2),
                          fmt::format("{} B/parameter{}", b.gradients, shard_note(2))};
+    const int states = static_cast<int>(b.states / 4);
     MemoryItem optimizer{"optimizer states", params() * b.optimizer() * shard(1),
-                         fmt::format("{} {} B/parameter ({}{} states){}", to_string(s_.training.optimizer),
-                                     b.optimizer(), b.master > 0 ? "fp32 master + " : "", b.states / 4, shard_note(1))};
+                         fmt::format("{}: {} B/parameter ({}{} state{}){}", to_string(s_.training.optimizer),
+                                     b.optimizer(), b.master > 0 ? "fp32 master + " : "", states,
+                                     states == 1 ? "" : "s", shard_note(1))};
     (offload && stage() >= 2 ? m.host_items : m.items).push_back(std::move(gradients));
     (offload ? m.host_items : m.items).push_back(std::move(optimizer));
   }
@@ -120,8 +122,11 @@ private:
     }
     for (const auto& [block, input] : block_input)
       kept += input;
+    const bool attention =
+        std::any_of(layers.begin(), layers.end(), [](const auto& l) { return l.kind == models::LayerKind::attention; });
     m.items.push_back({"activations", kept,
-                       fmt::format("micro-batch {}, {} attention, recompute {}", batch, to_string(s_.model.attention),
+                       fmt::format("micro-batch {}{}, recompute {}", batch,
+                                   attention ? fmt::format(", {} attention", to_string(s_.model.attention)) : "",
                                    to_string(recompute))});
     if (!block_bytes.empty()) {
       const double working = std::max_element(block_bytes.begin(), block_bytes.end(), [](auto& a, auto& b) {
