@@ -90,6 +90,8 @@ void read_cluster(const Object& top, Scenario& scenario);
 TrainingSpec read_training(const Object& top);
 // Resolves model.attention "auto" for the scenario's GPU and checks that "flash" can run on it (after read_cluster).
 void resolve_attention(const Object& top, Scenario& scenario);
+// Full recomputation needs transformer blocks to recompute (after read_model and read_training).
+void check_recompute(const Object& top, const Scenario& scenario);
 RunSpec read_run(const Object& top);
 NetworkSpec read_network(const Object& top);
 // The optional "input" section (call after read_cluster: the cores default to the instance's vCPUs).

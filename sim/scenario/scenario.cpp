@@ -72,6 +72,7 @@ Scenario read_document(const std::string& origin, const json& document) {
   detail::read_cluster(top, s);
   s.training = detail::read_training(top);
   detail::resolve_attention(top, s);
+  detail::check_recompute(top, s);
   s.run = detail::read_run(top);
   s.network = detail::read_network(top);
   s.input = detail::read_input(top, s);

@@ -91,6 +91,17 @@ TrainingSpec read_training(const Object& top) {
   return t;
 }
 
+void check_recompute(const Object& top, const Scenario& s) {
+  const auto& layers = s.model.workload.layers;
+  if (s.training.recompute != Recompute::full ||
+      std::any_of(layers.begin(), layers.end(), [](const models::Layer& l) { return l.block >= 0; }))
+    return;
+  throw ScenarioError(top.file(), top.pointer("training") + "/recompute",
+                      fmt::format("\"full\" recomputes transformer blocks, and model \"{}\" has none; use \"none\" "
+                                  "(\"selective\" applies to unfused attention cores)",
+                                  s.model.workload.name));
+}
+
 void resolve_attention(const Object& top, Scenario& s) {
   auto& attention = s.model.attention;
   const bool fused = s.gpu.has_fused_attention(calibration::attention_precision(s.model.precision));

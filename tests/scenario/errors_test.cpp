@@ -37,6 +37,22 @@ TEST(BadScenario, MissingRequiredField) {
                         "missing \"preset\", \"layers\" or \"transformer\"");
 }
 
+// The memory and attention settings (issue 5): each bad value names its pointer.
+TEST(BadScenario, MemorySettings) {
+  EXPECT_SCENARIO_ERROR(error_of(patched({{"training", {{"zero_stage", 4}}}})), "/training/zero_stage",
+                        "expected an integer >= 0 and <= 3, got 4");
+  EXPECT_SCENARIO_ERROR(error_of(patched({{"training", {{"recompute", "some"}}}})), "/training/recompute",
+                        "unknown recompute mode \"some\"");
+  EXPECT_SCENARIO_ERROR(error_of(patched({{"training", {{"offload", "gpu"}}}})), "/training/offload",
+                        "unknown offload mode \"gpu\"");
+  // mlp-small has no transformer blocks to recompute.
+  EXPECT_SCENARIO_ERROR(error_of(patched({{"training", {{"recompute", "full"}}}})), "/training/recompute",
+                        "recomputes transformer blocks, and model \"mlp-small\" has none");
+  // V100 has no fused attention.
+  EXPECT_SCENARIO_ERROR(error_of(patched({{"model", {{"attention", "flash"}}}})), "/model/attention",
+                        "\"flash\" needs a fused-attention kernel");
+}
+
 TEST(BadScenario, WrongType) {
   EXPECT_SCENARIO_ERROR(error_of(patched({{"cluster", {{"nodes", "four"}}}})), "/cluster/nodes",
                         "expected an integer >= 1, got \"four\"");
