@@ -48,14 +48,16 @@ public:
 
     const auto& layers = s_.model.workload.layers;
     for (std::size_t i = 0; i < layers.size(); ++i)
-      add_compute(layers[i].name + " fwd", forward_cost(layers[i], context_), gather_deps(i, "fwd"));
+      hold(i, add_compute(layers[i].name + " fwd", forward_cost(layers[i], context_), gather_deps(i, Pass::forward)));
+    held_.clear(); // the forward's gathered weights are freed once it is over
 
     std::vector<std::uint32_t> reductions;
     Bucket bucket;
     std::uint32_t backward = 0;
     for (std::size_t i = layers.size(); i-- > 0;) {
       const auto& layer = layers[i];
-      backward = add_compute(layer.name + " bwd", backward_cost(layer, context_), gather_deps(i, "bwd"));
+      backward = add_compute(layer.name + " bwd", backward_cost(layer, context_), gather_deps(i, Pass::backward));
+      hold(i, backward);
       if (sharded_weights()) prefetch_backward_gather(i);
       if (layer.parameters == 0 || world == 1) continue;
       bucket.bytes += static_cast<double>(layer.parameters) * grad_bytes();
@@ -72,7 +74,7 @@ public:
     if (sharded_optimizer() && !sharded_weights() && world > 1)
       add_collective(Operation::all_gather, params * weight_bytes(), "allgather updated weights", {step});
     // The data loader prepares the next batch beside all of this; the next iteration waits for it.
-    add_input_stage(program, input_seconds_per_iteration(s_));
+    add_input_stage(program, input_rates(s_).seconds_per_iteration);
 
     plan.gradient_bytes = world > 1 ? params * grad_bytes() : 0;
     plan.buckets = static_cast<int>(reductions.size());
@@ -88,19 +90,35 @@ private:
 
   bool sharded_optimizer() const { return s_.training.zero_stage >= 1 && s_.world_size() > 1; }
   bool sharded_weights() const { return s_.training.zero_stage >= 3 && s_.world_size() > 1; }
-  // Bytes of a weight as the forward uses it (the 16-bit working copy in mixed precision).
+  // Bytes of a weight as the forward uses it: the 16-bit working copy in mixed precision (amp, fp16, bf16, fp8),
+  // fp32 otherwise; what ZeRO-3 gathers and ZeRO-1/2 all-gather after the step.
   double weight_bytes() const { return calibration::activation_bytes(s_.model.precision) == 4 ? 4 : 2; }
   double grad_bytes() const { return calibration::gradient_bytes(s_.model.precision); }
 
-  // ZeRO-3: the all-gather of layer i's weights that its forward (or backward) waits for, posted on first need.
-  std::vector<std::uint32_t> gather_deps(std::size_t i, const char* pass) {
+  enum class Pass : std::uint8_t { forward, backward };
+
+  // ZeRO-3: the all-gather of layer i's weights that its forward (or backward) waits for, posted on first need. At
+  // most two layers' weights are gathered at once (the one computing and the one prefetched, as FSDP's
+  // limit_all_gathers keeps it, and as memory.cpp counts them): a gather waits for the compute that frees the
+  // older of the two held.
+  std::vector<std::uint32_t> gather_deps(std::size_t i, Pass pass) {
     const auto& layer = s_.model.workload.layers[i];
     if (!sharded_weights() || layer.parameters == 0) return {};
-    auto& gathers = pass[0] == 'f' ? forward_gathers_ : backward_gathers_;
-    if (!gathers.contains(i))
-      gathers[i] = add_collective(Operation::all_gather, static_cast<double>(layer.parameters) * weight_bytes(),
-                                  fmt::format("allgather {} weights ({})", layer.name, pass), {});
+    auto& gathers = pass == Pass::forward ? forward_gathers_ : backward_gathers_;
+    if (!gathers.contains(i)) {
+      std::vector<std::uint32_t> frees;
+      if (held_.size() >= 2) frees.push_back(held_[held_.size() - 2]);
+      gathers[i] =
+          add_collective(Operation::all_gather, static_cast<double>(layer.parameters) * weight_bytes(),
+                         fmt::format("allgather {} weights ({})", layer.name, pass == Pass::forward ? "fwd" : "bwd"),
+                         std::move(frees));
+    }
     return {gathers[i]};
+  }
+
+  // ZeRO-3: layer i's compute op holds its gathered weights until it is done.
+  void hold(std::size_t i, std::uint32_t compute) {
+    if (sharded_weights() && s_.model.workload.layers[i].parameters > 0) held_.push_back(compute);
   }
 
   // FSDP's backward prefetch: once layer i's backward is queued, gather the next layer's weights before its
@@ -108,7 +126,7 @@ private:
   void prefetch_backward_gather(std::size_t i) {
     for (std::size_t j = i; j-- > 0;)
       if (s_.model.workload.layers[j].parameters > 0) {
-        gather_deps(j, "bwd");
+        gather_deps(j, Pass::backward);
         return;
       }
   }
@@ -182,6 +200,7 @@ private:
   std::vector<int> everyone_;                            // the data-parallel group: every rank
   std::map<std::size_t, std::uint32_t> forward_gathers_; // ZeRO-3: layer -> its weights' all-gather op
   std::map<std::size_t, std::uint32_t> backward_gathers_;
+  std::vector<std::uint32_t> held_; // ZeRO-3: compute ops of the layers holding gathered weights, oldest first
 };
 
 } // namespace

@@ -20,10 +20,6 @@ InputRates input_rates(const scenario::Scenario& s) {
   return r;
 }
 
-double input_seconds_per_iteration(const scenario::Scenario& s) {
-  return input_rates(s).seconds_per_iteration;
-}
-
 void add_input_stage(graph::Program& program, double seconds) {
   if (seconds <= 0) return;
   program.ops.push_back(graph::Op{"load batch", graph::Stream::input, graph::Compute{seconds, 0, 0}, {}});

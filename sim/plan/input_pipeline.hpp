@@ -22,9 +22,6 @@ struct InputRates {
 // All zero without an "input" section.
 InputRates input_rates(const scenario::Scenario& scenario);
 
-// Seconds a GPU's loader takes per iteration; 0 without an "input" section (no input stage).
-double input_seconds_per_iteration(const scenario::Scenario& scenario);
-
 // Adds the loader's "load batch" op to a program, on the input stream with no dependencies: it runs beside the
 // GPU's work, and the rank's next iteration waits for it. Does nothing when `seconds` is 0.
 void add_input_stage(graph::Program& program, double seconds);

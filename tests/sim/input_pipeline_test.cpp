@@ -50,7 +50,7 @@ scenario::InputSpec input(int cores, double per_core) {
 
 TEST(InputPipeline, NoSectionNoStage) {
   const auto s = one_linear();
-  EXPECT_DOUBLE_EQ(plan::input_seconds_per_iteration(s), 0);
+  EXPECT_DOUBLE_EQ(plan::input_rates(s).seconds_per_iteration, 0);
   const auto r = simulate(s).result;
   EXPECT_FALSE(r.input.modeled);
   EXPECT_NEAR(r.iteration.mean, kGpuWork, 1e-9);
@@ -116,7 +116,7 @@ TEST(InputPipeline, TheNodesGpusShareItsRate) {
   // Two GPUs on one node share 200 samples/s: each GPU's batch of 10 waits 2 x 10 / 200 = 100 ms.
   auto s = one_linear(2);
   s.input = input(2, 100);
-  EXPECT_DOUBLE_EQ(plan::input_seconds_per_iteration(s), 0.1);
+  EXPECT_DOUBLE_EQ(plan::input_rates(s).seconds_per_iteration, 0.1);
   const auto r = simulate(s).result;
   EXPECT_NEAR(r.iteration.mean, 0.1, 1e-9);
   EXPECT_NEAR(r.throughput, 200, 1e-6); // the node's rate, whatever its GPUs could do
