@@ -487,28 +487,36 @@ TransformerSpec wikitext103() {
   return s;
 }
 
+// The encoder-decoders of the MoE papers (T5-style, Raffel et al. 2020): `layers` encoder and as many decoder
+// blocks, a ReLU FFN, no biases; positions, norms and experts are each preset's own.
+TransformerSpec encoder_decoder(std::string name, int layers, std::int64_t hidden, int heads, std::int64_t ffn_hidden,
+                                std::int64_t sequence, std::int64_t decoder_sequence, std::int64_t vocabulary) {
+  TransformerSpec s;
+  s.name = std::move(name);
+  s.layers = layers;
+  s.decoder_layers = layers;
+  s.hidden = hidden;
+  s.heads = heads;
+  s.ffn_hidden = ffn_hidden;
+  s.activation = Activation::relu;
+  s.sequence = sequence;
+  s.decoder_sequence = decoder_sequence;
+  s.vocabulary = vocabulary;
+  s.biases = false;
+  return s;
+}
+
 // Switch-Base (Fedus et al. 2021, Table 9; google/flaxformer's switch_base.gin, Hugging Face's
 // google/switch-base-128): T5-base (12 encoder + 12 decoder blocks, h 768, 12 heads of 64, ReLU FFN 3072,
 // RMS-style T5 LayerNorm, no biases, 32-bucket relative position bias, tied 32,128-token vocabulary) with every
 // other FFN of each stack (the odd blocks) a Switch layer of 128 experts, top-1, capacity factor 1.25. T5's
 // span-corruption pre-training: 512 input and 114 target tokens (Raffel et al. 2020).
 TransformerSpec switch_base() {
-  TransformerSpec s;
-  s.name = "switch-base";
-  s.layers = 12;
-  s.decoder_layers = 12;
-  s.hidden = 768;
-  s.heads = 12;
+  TransformerSpec s = encoder_decoder("switch-base", 12, 768, 12, 3072, 512, 114, 32128);
   s.head_dim = 64;
-  s.ffn_hidden = 3072;
-  s.activation = Activation::relu;
-  s.sequence = 512;
-  s.decoder_sequence = 114;
-  s.vocabulary = 32128;
   s.positions = Positions::relative_bias;
   s.relative_buckets = 32;
   s.norm = Norm::rms_norm;
-  s.biases = false;
   s.moe = {128, 1, 1.25, 3072, 2};
   return s;
 }
@@ -528,19 +536,8 @@ TransformerSpec mixtral() {
 // the vocabulary's exact size or the norms; we take 1024 source and 1024 target tokens, the 64k shared
 // SentencePiece vocabulary, pre-norm LayerNorm, sinusoidal positions and no biases.
 TransformerSpec gshard() {
-  TransformerSpec s;
-  s.name = "gshard";
-  s.layers = 18;
-  s.decoder_layers = 18;
-  s.hidden = 1024;
-  s.heads = 16;
-  s.ffn_hidden = 8192;
-  s.activation = Activation::relu;
-  s.sequence = 1024;
-  s.decoder_sequence = 1024;
-  s.vocabulary = 64000;
+  TransformerSpec s = encoder_decoder("gshard", 18, 1024, 16, 8192, 1024, 1024, 64000);
   s.positions = Positions::sinusoidal;
-  s.biases = false;
   s.moe = {2048, 2, 1.0, 8192, 2};
   return s;
 }

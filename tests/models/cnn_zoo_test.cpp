@@ -5,6 +5,8 @@
 #include "models/net_builder.hpp"
 #include "models/zoo.hpp"
 
+#include "tests/models/workload_lookup.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,18 +15,8 @@
 namespace dtsim::models {
 namespace {
 
-const Layer& find(const Workload& w, const std::string& name) {
-  const auto it = std::find_if(w.layers.begin(), w.layers.end(), [&](const Layer& l) { return l.name == name; });
-  if (it == w.layers.end()) throw std::runtime_error("no layer " + name);
-  return *it;
-}
-
-double gemm_macs(const Workload& w) {
-  double macs = 0;
-  for (const auto& l : w.layers)
-    if (is_gemm_like(l.kind)) macs += l.forward_flops / 2; // 1 MAC = 2 FLOPs
-  return macs;
-}
+using test::find;
+using test::gemm_macs;
 
 int count(const Workload& w, LayerKind kind) {
   return static_cast<int>(

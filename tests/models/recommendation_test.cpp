@@ -2,6 +2,8 @@
 // embedding tables by hand (rows x dim, sparse gradients, no GEMM), the dot interaction by hand.
 #include "models/zoo.hpp"
 
+#include "tests/models/workload_lookup.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,11 +12,7 @@
 namespace dtsim::models {
 namespace {
 
-const Layer& find(const Workload& w, const std::string& name) {
-  const auto it = std::find_if(w.layers.begin(), w.layers.end(), [&](const Layer& l) { return l.name == name; });
-  if (it == w.layers.end()) throw std::runtime_error("no layer " + name);
-  return *it;
-}
+using test::find;
 
 std::vector<const Layer*> embeddings(const Workload& w) {
   std::vector<const Layer*> out;

@@ -1,6 +1,8 @@
 // ResNet-50 v1.5 against the figures torchvision and He et al. publish.
 #include "models/zoo.hpp"
 
+#include "tests/models/workload_lookup.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,18 +11,8 @@
 namespace dtsim::models {
 namespace {
 
-const Layer& find(const Workload& w, const std::string& name) {
-  const auto it = std::find_if(w.layers.begin(), w.layers.end(), [&](const Layer& l) { return l.name == name; });
-  if (it == w.layers.end()) throw std::runtime_error("no layer " + name);
-  return *it;
-}
-
-double gemm_macs(const Workload& w) {
-  double macs = 0;
-  for (const auto& l : w.layers)
-    if (is_gemm_like(l.kind)) macs += l.forward_flops / 2; // 1 MAC = 2 FLOPs
-  return macs;
-}
+using test::find;
+using test::gemm_macs;
 
 TEST(ResNet50, ParameterCountIsTorchvisionsPublished25557032) {
   // torchvision.models.resnet50: sum(p.numel() for p in model.parameters()) == 25,557,032.

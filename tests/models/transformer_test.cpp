@@ -2,6 +2,8 @@
 #include "models/transformer.hpp"
 #include "models/zoo.hpp"
 
+#include "tests/models/workload_lookup.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,14 +16,10 @@
 namespace dtsim::models {
 namespace {
 
+using test::find;
+
 Workload preset(const std::string& name) {
   return transformer(transformer_spec(name));
-}
-
-const Layer& find(const Workload& w, const std::string& name) {
-  const auto it = std::find_if(w.layers.begin(), w.layers.end(), [&](const Layer& l) { return l.name == name; });
-  if (it == w.layers.end()) throw std::runtime_error("no layer " + name);
-  return *it;
 }
 
 bool has(const Workload& w, const std::string& name) {

@@ -132,13 +132,8 @@ int collective_command(const CollectiveArgs& args) {
                               [&](std::size_t done, std::size_t total) { progress.update(done, total); });
   }
   std::cout << table(points, bench.op);
-  if (!args.csv_out.empty()) {
-    write_files({{args.csv_out, csv(points)}});
-    std::cout << fmt::format("Wrote {}\n", args.csv_out);
-  }
-  for (const auto& p : points)
-    if (!p.ok) return kExitFailed;
-  return kExitOk;
+  return finish_table(args.csv_out, csv(points),
+                      std::all_of(points.begin(), points.end(), [](const auto& p) { return p.ok; }));
 }
 
 } // namespace dtsim::cli

@@ -29,6 +29,14 @@ void check_writable(const std::vector<std::string>& paths) {
   }
 }
 
+int finish_table(const std::string& csv_path, const std::string& csv_text, bool every_point_ok) {
+  if (!csv_path.empty()) {
+    write_files({{csv_path, csv_text}});
+    std::cout << fmt::format("Wrote {}\n", csv_path);
+  }
+  return every_point_ok ? kExitOk : kExitFailed;
+}
+
 void write_files(const std::vector<OutputFile>& files) {
   for (const auto& file : files) {
     if (file.path.empty()) continue;

@@ -86,4 +86,8 @@ void check_writable(const std::vector<std::string>& paths);
 // Writes every file via a temporary and a rename, so no half-written file is ever left behind.
 void write_files(const std::vector<OutputFile>& files);
 
+// The end of a command that printed a table of points: writes the CSV (if a path was given, saying so on stdout)
+// and returns kExitFailed when any point failed, kExitOk otherwise.
+int finish_table(const std::string& csv_path, const std::string& csv_text, bool every_point_ok);
+
 } // namespace dtsim::cli

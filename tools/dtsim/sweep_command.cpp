@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <iostream>
 #include <thread>
 #include <unistd.h>
@@ -73,13 +75,8 @@ int sweep_command(const SweepArgs& args) {
                            fmt::format("batch {}", base.model.batch_per_gpu), base.cluster.gpus_per_node);
   std::cout << table(points, base.model.workload.sample_unit, base.dataset.samples > 0,
                      base.cluster.price_per_node_hour > 0);
-  if (!args.csv_out.empty()) {
-    write_files({{args.csv_out, csv(points)}});
-    std::cout << fmt::format("Wrote {}\n", args.csv_out);
-  }
-  for (const auto& p : points)
-    if (!p.ok) return kExitFailed;
-  return kExitOk;
+  return finish_table(args.csv_out, csv(points),
+                      std::all_of(points.begin(), points.end(), [](const auto& p) { return p.ok; }));
 }
 
 } // namespace dtsim::cli
