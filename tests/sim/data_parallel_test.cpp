@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 namespace dtsim {
 namespace {
 
@@ -147,6 +149,27 @@ TEST(Cost, PerHourPerEpochAndRunFollowTheIterationTime) {
   EXPECT_NEAR(r.epoch_seconds, epoch, 1e-6);
   EXPECT_NEAR(r.cost_per_epoch, 3.60 * epoch / 3600, 1e-9);
   EXPECT_NEAR(r.cost_of_run, 5 * 3.60 * epoch / 3600, 1e-9);
+}
+
+} // namespace
+} // namespace dtsim
+
+namespace dtsim {
+namespace {
+
+// ZeRO's traffic (Rajbhandari et al. 2020, section 7): stages 1 and 2 reduce-scatter the gradients and all-gather the
+// updated weights, (n-1)/n S each: the 2 (n-1)/n S of an all-reduce. Stage 3 gathers the weights twice (forward and
+// backward) and reduce-scatters the gradients: 3 (n-1)/n S, 1.5x. Here S = 3 layers x 1e6 fp32 parameters = 12 MB
+// on 4 ranks, so 18 MB and 27 MB per rank per iteration.
+TEST(DataParallel, ZeroStagesMoveWhatThePaperCounts) {
+  const double S = 3 * 1e6 * 4, n = 4;
+  const std::map<int, double> expected{
+      {0, 2 * (n - 1) / n * S}, {1, 2 * (n - 1) / n * S}, {2, 2 * (n - 1) / n * S}, {3, 3 * (n - 1) / n * S}};
+  for (const auto& [stage, bytes] : expected) {
+    auto s = base_scenario({linear("fc1"), linear("fc2"), linear("fc3")}, 4);
+    s.training.zero_stage = stage;
+    EXPECT_NEAR(simulate(s).result.bytes_sent_per_gpu, bytes, 1e-6 * bytes) << "stage " << stage;
+  }
 }
 
 } // namespace
