@@ -1,0 +1,126 @@
+#pragma once
+// How workers keep their models in agreement: the synchronization strategy (seed 001's optimization, scheduling and
+// parameter exchange), gradient compression around it, and stragglers to compare the schemes where they differ.
+// Plain values: parsed by sim/scenario, planned by sim/plan into execution graphs, named for `dtsim compare`.
+#include "sim/collectives/schedule.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dtsim::strategies {
+
+enum class Kind : std::uint8_t {
+  allreduce,        // decentralized synchronous: every gradient all-reduced (PyTorch DDP, Horovod)
+  parameter_server, // centralized: workers push gradients to servers and pull parameters back
+  dpsgd,            // D-PSGD (Lian et al. 2017): average with graph neighbours every iteration, synchronous
+  adpsgd,           // AD-PSGD (Lian et al. 2018): asynchronous pairwise averaging with a random peer
+  gossip,           // GoSGD (Blot et al. 2016): sum-weight gossip push to a random peer with probability p
+  easgd,            // EASGD (Zhang et al. 2015): elastic averaging with a centre variable every tau steps
+  local_sgd,        // local SGD / model averaging (Lin et al. 2020): all-reduce the model every H steps
+};
+
+// When a parameter server answers a worker's push (Ho et al. 2013 name the three).
+enum class Schedule : std::uint8_t {
+  synchronous,  // BSP: after every worker's gradient of the round is in (less the backup workers')
+  asynchronous, // ASP: at once, whatever the others do (DistBelief, Hogwild)
+  bounded,      // SSP (Petuum): at once, unless the worker is more than `staleness` iterations ahead of the slowest
+};
+
+enum class ServerPlacement : std::uint8_t {
+  dedicated, // the cluster's last nodes run the servers and train nothing
+  colocated, // a server on every worker node (BigDL, BytePS, MXNet's default k = n)
+};
+
+struct ServerLayout {
+  int count = 1; // shards; parameters are split among them by size. colocated: one per node when 0
+  ServerPlacement placement = ServerPlacement::dedicated;
+  bool hierarchical = false; // reduce inside each node first; one GPU per node talks to the servers (BytePS)
+};
+
+// The neighbours a D-PSGD worker averages with.
+enum class PeerGraph : std::uint8_t {
+  ring,        // left and right (Lian et al. 2017)
+  exponential, // peers at distance 1, 2, 4, ... (Assran et al. 2019, SGP)
+};
+
+struct StrategySpec {
+  Kind kind = Kind::allreduce;
+  Schedule schedule = Schedule::synchronous; // parameter_server, easgd
+  int staleness = 0;                         // bounded: how many iterations a worker may lead the slowest
+  ServerLayout servers;                      // parameter_server, easgd
+  bool sparse_embeddings = false;            // push only the embedding rows a batch touched (parameter_server)
+  PeerGraph graph = PeerGraph::ring;         // dpsgd
+  double probability = 0.1;                  // gossip: chance to push each iteration
+  int period = 1;                            // local_sgd: H; easgd: tau; parameter_server: push every `period`
+  int backup_workers = 0;                    // synchronous parameter_server: proceed with the first n - b
+  int accumulation = 1;                      // micro-batches accumulated per update (gradient accumulation)
+  std::optional<collectives::Algorithm> algorithm; // allreduce: a preset's exchange (FireCaffe: binomial tree)
+  std::string preset;                              // the seed-001 system it came from, if any
+};
+
+// Gradient compression (what is sent instead of dense fp32 or fp16 gradients).
+enum class CompressionKind : std::uint8_t {
+  none,
+  fp16,     // cast to 16 bits
+  sign,     // 1-bit / signSGD with error feedback (Seide et al. 2014; Karimireddy et al. 2019): 32x, plus scales
+  topk,     // the k% largest magnitudes, as (value, index) pairs (Lin et al. 2018, DGC); all-gathered
+  randomk,  // k% of the values at seeded random positions (Stich et al. 2018); indices from the shared seed
+  powersgd, // rank-r low-rank factors P and Q of each matrix (Vogels et al. 2019), all-reduced
+};
+
+struct CompressionSpec {
+  CompressionKind kind = CompressionKind::none;
+  double ratio = 0.01;       // topk, randomk: fraction of the values sent
+  int rank = 4;              // powersgd
+  bool error_feedback = true; // sign, topk, randomk: keep the residual and add it next time (one more buffer)
+};
+
+// Per-worker slowdown of compute: a fixed factor on chosen ranks, and seeded per-iteration jitter on every rank.
+enum class Jitter : std::uint8_t {
+  none,
+  lognormal,   // factor exp(N(0, scale^2))
+  uniform,     // factor 1 + U(0, scale)
+  exponential, // factor 1 + Exp(mean scale)
+};
+
+struct StragglerSpec {
+  std::vector<int> ranks; // workers that are always slower
+  double slowdown = 1;    // their compute time factor (>= 1)
+  Jitter jitter = Jitter::none;
+  double scale = 0; // jitter parameter (see Jitter)
+  bool any() const { return (!ranks.empty() && slowdown != 1) || (jitter != Jitter::none && scale > 0); }
+};
+
+// Short names, as `dtsim compare --strategies` and `"strategy": "ssp:3"` take them:
+//   allreduce, ps-sync, ps-async, ssp[:s], dpsgd, adpsgd, gossip[:p], easgd[:tau], local-sgd[:H], preset:NAME
+// Throws std::invalid_argument saying what was expected.
+StrategySpec parse_strategy_name(std::string_view name);
+std::string strategy_name(const StrategySpec& s); // the short name back ("ssp:3")
+
+std::string_view to_string(Kind k);
+std::string_view to_string(Schedule s);
+std::string_view to_string(ServerPlacement p);
+std::string_view to_string(PeerGraph g);
+std::string_view to_string(CompressionKind c);
+std::string_view to_string(Jitter j);
+
+// Seed 001's Table 1 (and Horovod, BytePS): each system's scheduling, exchange and topology as the table gives
+// them, and the strategy dtsim runs for it.
+struct Preset {
+  std::string name;        // "Petuum"
+  std::string citation;    // "Xing et al., 2015"
+  std::string parallelism; // "DP", "MP and DP"
+  std::string optimization;
+  std::string scheduling;
+  std::string exchange;
+  std::string topology;
+  std::optional<StrategySpec> strategy; // absent: needs model parallelism, which data-parallel strategies lack
+  std::string note;                     // what dtsim's mapping chooses where the table is silent
+};
+const std::vector<Preset>& presets();
+const Preset* find_preset(std::string_view name); // case-insensitive; nullptr if unknown
+
+} // namespace dtsim::strategies
