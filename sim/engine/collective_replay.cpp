@@ -101,6 +101,10 @@ const Replay::Pair& Replay::pair(int from, int to) {
 void Replay::account(int from, const Pair& route, double bytes, std::uint32_t it) {
   if ((++transfers_ & 0xffff) == 0 && options_.show_progress) show_progress(it);
   ranks_[from].timeline.bytes_sent[it] += bytes;
+  account_links(route, bytes);
+}
+
+void Replay::account_links(const Pair& route, double bytes) {
   for (int link : route.links)
     link_bytes_[link] += bytes;
 }

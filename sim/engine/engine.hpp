@@ -33,6 +33,30 @@ struct RankTimeline {
   std::vector<double> iteration_end;                              // time the rank finished each iteration
   std::array<std::vector<Interval>, graph::kStreamCount> streams; // busy intervals, per stream
   std::vector<double> bytes_sent;                                 // per iteration
+  double bytes_received = 0;     // over the run, from parameter servers and gossip peers (collectives: see bytes_sent)
+  std::uint64_t pushes_sent = 0; // gossip / AD-PSGD pushes to peers
+  std::uint64_t pushes_received = 0; // ... and from peers
+};
+
+// One gradient a parameter server applied (recorded by the first shard, for the first key of each iteration: one
+// record per worker iteration).
+struct AppliedUpdate {
+  double time = 0;
+  int worker = 0;
+  // Iterations the slowest running worker was behind this worker when it read the parameters this gradient was
+  // computed on (0 under BSP; at most s under SSP).
+  int staleness = 0;
+  int update_lag = 0; // updates the shard applied between that read and this gradient's (Lian et al. 2015's tau)
+};
+
+struct ServerStats {
+  int endpoint = 0;
+  double bytes_received = 0;
+  double bytes_sent = 0;
+  std::uint64_t pushes = 0;           // gradients received
+  std::uint64_t dropped = 0;          // late gradients of closed rounds (backup workers)
+  std::vector<double> round_ends;     // synchronous: when each round of the first key closed
+  std::vector<AppliedUpdate> updates; // first shard only
 };
 
 // One direction of one full-duplex link.
@@ -45,6 +69,7 @@ struct LinkLoad {
 struct ReplayResult {
   std::vector<RankTimeline> ranks;
   std::vector<LinkLoad> links;
+  std::vector<ServerStats> servers;
   double simulated_seconds = 0; // end of the last iteration
   std::uint64_t transfers = 0;  // point-to-point flows simulated
 };

@@ -32,6 +32,7 @@ ReplayResult Replay::run() {
         fmt::format("the graph has {} ranks but the cluster only {} GPUs", graph_.rank_count(), platform_.gpus.size()));
   index_programs();
   start_actors();
+  start_services();
   engine_->run();
   if (options_.show_progress && progress_shown_) std::fputs("\r\033[K", stderr);
   if (finished_streams_ != started_streams_) throw DeadlockError(deadlock_report());
@@ -111,12 +112,15 @@ void Replay::stream_loop(int rank, int stream) {
         return true;
       });
       status.wait = StreamStatus::Wait::running;
-      const double start = sg4::Engine::get_clock();
-      execute(rank, op, it, status);
-      state.timeline.streams[stream].push_back({start, sg4::Engine::get_clock(), index, it});
+      if ((it + 1) % op.every == 0) { // else skipped this iteration
+        const double start = sg4::Engine::get_clock();
+        execute(rank, op, it, status);
+        state.timeline.streams[stream].push_back({start, sg4::Engine::get_clock(), index, it});
+      }
       mark_done(state, index, it, per_iteration);
     }
   }
+  if (stream == static_cast<int>(graph::Stream::comm)) finish_with_servers(rank);
   status.wait = StreamStatus::Wait::finished;
   ++finished_streams_;
 }
@@ -129,7 +133,9 @@ void Replay::mark_done(RankState& state, std::uint32_t op, std::uint32_t it, std
 
 void Replay::execute(int rank, const graph::Op& op, std::uint32_t it, StreamStatus& status) {
   if (const auto* compute = std::get_if<graph::Compute>(&op.body)) {
-    sg4::this_actor::sleep_for(compute->seconds);
+    const auto& slowdown = graph_.compute_slowdown;
+    const bool straggles = op.stream == graph::Stream::compute && !slowdown.empty() && !slowdown[rank].empty();
+    sg4::this_actor::sleep_for(compute->seconds * (straggles ? slowdown[rank][it % slowdown[rank].size()] : 1.0));
   } else if (const auto* collective = std::get_if<graph::Collective>(&op.body)) {
     run_collective(rank, *collective, it, status);
   } else if (const auto* p2p = std::get_if<graph::SendRecv>(&op.body)) {
@@ -142,6 +148,12 @@ void Replay::execute(int rank, const graph::Op& op, std::uint32_t it, StreamStat
     } else {
       pair(p2p->peer, rank).mailbox->get<char>();
     }
+  } else if (const auto* exchange = std::get_if<graph::Exchange>(&op.body)) {
+    run_exchange(rank, *exchange, it, status);
+  } else if (const auto* push = std::get_if<graph::Push>(&op.body)) {
+    run_push(rank, *push, it, status);
+  } else if (const auto* push_pull = std::get_if<graph::PushPull>(&op.body)) {
+    run_push_pull(rank, *push_pull, it, status);
   }
 }
 
@@ -194,6 +206,8 @@ ReplayResult Replay::collect() {
       result.simulated_seconds = std::max(result.simulated_seconds, state.timeline.iteration_end.back());
     result.ranks.push_back(std::move(state.timeline));
   }
+  for (auto& server : servers_)
+    result.servers.push_back(std::move(server.stats));
   for (std::size_t i = 0; i < platform_.links.size(); ++i) {
     const auto* link = platform_.links[i];
     result.links.push_back({link->get_name(), link->get_bandwidth(), link_bytes_[i]});

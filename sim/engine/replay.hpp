@@ -52,6 +52,7 @@ private:
   void configure_engine();
   void index_programs();
   void start_actors();
+  void start_services(); // parameter servers and gossip inboxes, when the graph has them
   void stream_loop(int rank, int stream);
 
   template <class Pred> void wait_until(RankState& state, Pred ready) {
@@ -69,6 +70,47 @@ private:
   // Replays this rank's part of a collective: each step's transfers as concurrent flows, then the step's
   // GPU reduction, protocol overhead and (in aggregated schedules) the latency terms it stands for.
   void run_collective(int rank, const graph::Collective& c, std::uint32_t it, StreamStatus& status);
+
+  // Point-to-point ops beyond SendRecv (p2p.cpp): concurrent transfers with neighbours, and one-sided pushes into a
+  // peer's inbox (an actor per rank that takes whatever comes and answers when asked).
+  void run_exchange(int rank, const graph::Exchange& op, std::uint32_t it, StreamStatus& status);
+  void run_push(int rank, const graph::Push& op, std::uint32_t it, StreamStatus& status);
+  void inbox_loop(int rank);
+
+  // Parameter servers (servers.cpp): an actor per shard takes every worker's pushes as they arrive and answers each
+  // when its schedule allows.
+  struct PushMessage {
+    int key = 0;
+    double push_bytes = 0;
+    double pull_bytes = 0;
+    bool finished = false; // the worker is done: rounds no longer wait for it
+  };
+  struct ServerKey {
+    std::uint64_t version = 0;               // updates applied
+    std::vector<int> pending;                // synchronous: workers (positions) in the open round
+    std::vector<std::uint64_t> read_version; // per worker: the version its last answer carried
+    double pull_bytes = 0;
+  };
+  struct ServerState {
+    std::vector<int> workers;        // ranks that push to it
+    std::vector<bool> running;       // per worker position
+    std::vector<std::int64_t> clock; // per worker: iterations pushed (first key)
+    std::vector<int> read_lag;       // per worker: the slowest's lag when it last read (first key)
+    std::map<int, ServerKey> keys;
+    std::vector<std::pair<int, int>> held; // bounded: (worker, key) answers waiting for the slowest
+    ServerStats stats;
+  };
+  void run_push_pull(int rank, const graph::PushPull& op, std::uint32_t it, StreamStatus& status);
+  void finish_with_servers(int rank);
+  void server_loop(int server);
+  void server_push(int server, int worker, const PushMessage& message);
+  void close_rounds(int server);
+  void release_held(int server);
+  void answer(int server, int worker, int key);
+  void record_update(int server, int worker, const ServerKey& key);
+  std::int64_t slowest_clock(const ServerState& state) const;
+  sg4::Mailbox* push_mailbox(int rank, int server) const;
+  sg4::Mailbox* pull_mailbox(int server, int rank) const;
 
   // The latency terms an aggregated step stands for beyond the one its flows paid: each merged step's path
   // latency when the schedule names them, else the slowest outgoing path's for each extra term.
@@ -110,6 +152,7 @@ private:
 
   // Bytes per rank and per link.
   void account(int from, const Pair& route, double bytes, std::uint32_t it);
+  void account_links(const Pair& route, double bytes);
 
   // At most twice a second of wall time: simulated time reached, iteration, flows so far.
   void show_progress(std::uint32_t iteration);
@@ -136,6 +179,11 @@ private:
   int started_streams_ = 0;
   int finished_streams_ = 0;
   char token_ = 0; // the payload pointer of every message: only sizes are simulated
+  std::vector<ServerState> servers_;
+  std::vector<std::vector<int>> rank_servers_; // per rank: the servers its PushPull ops address
+  std::vector<PushMessage> finish_messages_;   // per rank
+  std::vector<double> push_reply_bytes_;       // per rank: what its current push asks its peer to answer with
+  std::vector<int> gossip_senders_;            // per rank: its own number, the payload of its pushes
 };
 
 } // namespace dtsim::engine::detail

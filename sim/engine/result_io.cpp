@@ -74,6 +74,19 @@ std::string encode(const ReplayResult& result) {
     w.values(rank.bytes_sent);
     for (const auto& stream : rank.streams)
       w.values(stream);
+    w.value(rank.bytes_received);
+    w.value(rank.pushes_sent);
+    w.value(rank.pushes_received);
+  }
+  w.value<std::uint64_t>(result.servers.size());
+  for (const auto& server : result.servers) {
+    w.value(server.endpoint);
+    w.value(server.bytes_received);
+    w.value(server.bytes_sent);
+    w.value(server.pushes);
+    w.value(server.dropped);
+    w.values(server.round_ends);
+    w.values(server.updates);
   }
   w.value<std::uint64_t>(result.links.size());
   for (const auto& link : result.links) {
@@ -95,6 +108,19 @@ ReplayResult decode(const std::string& bytes) {
     rank.bytes_sent = r.values<double>();
     for (auto& stream : rank.streams)
       stream = r.values<Interval>();
+    rank.bytes_received = r.value<double>();
+    rank.pushes_sent = r.value<std::uint64_t>();
+    rank.pushes_received = r.value<std::uint64_t>();
+  }
+  result.servers.resize(r.value<std::uint64_t>());
+  for (auto& server : result.servers) {
+    server.endpoint = r.value<int>();
+    server.bytes_received = r.value<double>();
+    server.bytes_sent = r.value<double>();
+    server.pushes = r.value<std::uint64_t>();
+    server.dropped = r.value<std::uint64_t>();
+    server.round_ends = r.values<double>();
+    server.updates = r.values<AppliedUpdate>();
   }
   result.links.resize(r.value<std::uint64_t>());
   for (auto& link : result.links) {

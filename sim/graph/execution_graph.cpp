@@ -37,10 +37,24 @@ void validate_program(const ExecutionGraph& graph, const Program& program, std::
     if (op.stream == Stream::input && !std::holds_alternative<Compute>(op.body))
       throw std::invalid_argument(fmt::format(
           "program {} op {} '{}': the input stream runs data loading (Compute ops) only", index, i, op.name));
-    if (const auto* p = std::get_if<SendRecv>(&op.body)) {
-      if (p->peer < 0 || p->peer >= graph.rank_count())
-        throw std::invalid_argument(fmt::format("program {} op {} '{}': unknown peer {}", index, i, op.name, p->peer));
-    }
+    const auto check_peer = [&](int peer, bool none_allowed) {
+      if ((peer < 0 && !(none_allowed && peer == -1)) || peer >= graph.rank_count())
+        throw std::invalid_argument(fmt::format("program {} op {} '{}': unknown peer {}", index, i, op.name, peer));
+    };
+    if (const auto* p = std::get_if<SendRecv>(&op.body)) check_peer(p->peer, false);
+    if (const auto* e = std::get_if<Exchange>(&op.body))
+      for (const auto& t : e->transfers)
+        check_peer(t.peer, false);
+    if (const auto* p = std::get_if<Push>(&op.body))
+      for (int peer : p->peers)
+        check_peer(peer, true);
+    if (const auto* p = std::get_if<PushPull>(&op.body))
+      for (const auto& shard : p->shards)
+        if (shard.server < 0 || shard.server >= static_cast<int>(graph.servers.size()))
+          throw std::invalid_argument(
+              fmt::format("program {} op {} '{}': unknown server {}", index, i, op.name, shard.server));
+    if (op.every == 0)
+      throw std::invalid_argument(fmt::format("program {} op {} '{}': runs every 0 iterations", index, i, op.name));
   }
 }
 
@@ -60,6 +74,8 @@ void validate(const ExecutionGraph& graph) {
       throw std::invalid_argument(fmt::format("a rank uses program {}, which does not exist", p));
   for (std::size_t i = 0; i < graph.programs.size(); ++i)
     validate_program(graph, graph.programs[i], i);
+  if (!graph.compute_slowdown.empty() && static_cast<int>(graph.compute_slowdown.size()) != graph.rank_count())
+    throw std::invalid_argument("compute_slowdown must have one row per rank");
   for (std::size_t g = 0; g < graph.groups.size(); ++g) {
     const auto& members = graph.groups[g];
     if (members.empty()) throw std::invalid_argument(fmt::format("group {} is empty", g));

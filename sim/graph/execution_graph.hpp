@@ -7,7 +7,9 @@
 // Replay semantics (as CUDA streams): the ops of one stream run one at a time in program order; an op
 // also waits for every op in `deps` (same rank, earlier in the program, usually on the other stream).
 // Ranks synchronize only through communication (collectives, send/recv). Iterations repeat the
-// program; a rank starts iteration i+1 when all of its ops of iteration i are done.
+// program; a rank starts iteration i+1 when all of its ops of iteration i are done. An op with `every` = k runs in
+// iterations k-1, 2k-1, ... only (local SGD's model averaging every H steps) and is skipped, done at once, otherwise.
+// Parameter servers are not ranks: they answer the ranks' PushPull ops as ExecutionGraph::servers says.
 #include "sim/collectives/schedule.hpp"
 
 #include <cstdint>
@@ -50,13 +52,47 @@ struct SendRecv {
   bool send = true;
 };
 
-using OpBody = std::variant<Compute, Collective, SendRecv>;
+// Concurrent transfers with several peers, all posted at once (D-PSGD's exchange with its neighbours); the peers post
+// the mirror image.
+struct Transfer {
+  int peer = 0;
+  double bytes = 0;
+  bool send = true;
+};
+struct Exchange {
+  std::vector<Transfer> transfers;
+};
+
+// A one-sided push into a peer's inbox: the peer posts nothing and takes it whenever it comes (GoSGD's gossip,
+// AD-PSGD). peers[i] is the peer of iteration i (-1: none that iteration); the list repeats if shorter than the
+// run. With reply_bytes > 0 the peer's inbox answers with that many bytes (AD-PSGD's pairwise averaging: the peer's
+// model comes back) and the op ends once the answer is in.
+struct Push {
+  std::vector<int> peers;
+  double bytes = 0;
+  double reply_bytes = 0;
+};
+
+// A worker's round trip to the parameter servers: its share of the gradient to each shard at once, then each
+// shard's parameters back (the pull). When a server answers is its schedule's business (Server).
+struct Shard {
+  int server = 0; // index into ExecutionGraph::servers
+  double push_bytes = 0;
+  double pull_bytes = 0;
+};
+struct PushPull {
+  std::vector<Shard> shards;
+  int key = 0; // which part of the model (a gradient bucket): servers aggregate and count rounds per key
+};
+
+using OpBody = std::variant<Compute, Collective, SendRecv, Exchange, Push, PushPull>;
 
 struct Op {
   std::string name; // shown in traces: "layer3.2.conv2 bwd", "allreduce bucket 4"
   Stream stream = Stream::compute;
   OpBody body;
   std::vector<std::uint32_t> deps; // indices of earlier ops of the same program
+  std::uint32_t every = 1;         // runs in every `every`-th iteration only (the last of each period)
 };
 
 // One program; ranks with the same role share it (all ranks of plain data parallelism do).
@@ -64,10 +100,29 @@ struct Program {
   std::vector<Op> ops;
 };
 
+// When a parameter-server shard answers a push (Ho et al. 2013):
+//   synchronous   once the round has (pushers - backup) gradients, or every pusher still running (BSP; with backup
+//                 workers, Chen et al. 2016, the late gradients of a closed round are dropped and answered at once)
+//   asynchronous  at once (ASP)
+//   bounded       at once, unless the pusher is more than `staleness` updates ahead of the slowest (SSP, Petuum)
+enum class ServerSchedule : std::uint8_t { synchronous, asynchronous, bounded };
+
+struct Server {
+  int endpoint = 0; // the GPU whose host runs it (its node's NIC carries the traffic)
+  ServerSchedule schedule = ServerSchedule::synchronous;
+  int staleness = 0;
+  int backup = 0;
+  double aggregate_seconds_per_byte = 0; // synchronous: summing each pushed byte into the round's gradient
+  double update_seconds_per_byte = 0;    // applying the optimizer to a byte of the shard (after a round, or a push)
+};
+
 struct ExecutionGraph {
   std::vector<Program> programs;
   std::vector<std::uint32_t> rank_program; // program index of each rank
   std::vector<std::vector<int>> groups;    // communicator groups: the ranks of each, in ring order
+  std::vector<Server> servers;             // parameter-server shards (PushPull ops address them)
+  // Per rank, per iteration: the factor its compute ops take longer by (stragglers); empty: 1 everywhere.
+  std::vector<std::vector<double>> compute_slowdown;
 
   int rank_count() const { return static_cast<int>(rank_program.size()); }
   const Program& program_of(int rank) const { return programs.at(rank_program.at(rank)); }

@@ -1,0 +1,78 @@
+// Point-to-point ops beyond SendRecv: D-PSGD's concurrent exchanges with neighbours, and the one-sided pushes of
+// gossip and AD-PSGD into a peer's inbox. An inbox is a mailbox with a permanent receiver (the peer's inbox actor),
+// so a push flows as soon as it is posted whatever the peer is doing, as MPI's eager messages and TCP do.
+#include "sim/engine/replay.hpp"
+
+#include <fmt/format.h>
+
+XBT_LOG_NEW_DEFAULT_CATEGORY(dtsim_p2p, "dtsim: exchanges and gossip pushes");
+
+namespace dtsim::engine::detail {
+
+void Replay::run_exchange(int rank, const graph::Exchange& op, std::uint32_t it, StreamStatus& status) {
+  status.wait = StreamStatus::Wait::peer;
+  std::vector<sg4::CommPtr> comms;
+  char* received = nullptr;
+  for (const auto& t : op.transfers) {
+    status.peer = t.peer;
+    if (t.send)
+      comms.push_back(pair(rank, t.peer).mailbox->put_async(&token_, flow_size(t.bytes)));
+    else
+      comms.push_back(pair(t.peer, rank).mailbox->get_async(&received));
+  }
+  sg4::Comm::wait_all(comms);
+  for (const auto& t : op.transfers)
+    if (t.send)
+      account(rank, pair(rank, t.peer), t.bytes, it);
+    else
+      ranks_[rank].timeline.bytes_received += t.bytes;
+}
+
+namespace {
+sg4::Mailbox* inbox(int rank) {
+  return sg4::Mailbox::by_name(fmt::format("inbox{}", rank));
+}
+sg4::Mailbox* reply_box(int rank) {
+  return sg4::Mailbox::by_name(fmt::format("reply{}", rank));
+}
+} // namespace
+
+void Replay::run_push(int rank, const graph::Push& op, std::uint32_t it, StreamStatus& status) {
+  if (op.peers.empty()) return;
+  const int peer = op.peers[it % op.peers.size()];
+  if (peer < 0) return; // no push this iteration (gossip's coin said no)
+  status.wait = StreamStatus::Wait::peer;
+  status.peer = peer;
+  // The payload says who pushed: the inbox answers the sender's reply mailbox.
+  push_reply_bytes_[rank] = op.reply_bytes;
+  int* sender = &gossip_senders_[rank];
+  inbox(peer)->put(sender, flow_size(op.bytes));
+  account(rank, pair(rank, peer), op.bytes, it);
+  ranks_[peer].timeline.bytes_received += op.bytes;
+  ++ranks_[rank].timeline.pushes_sent;
+  if (op.reply_bytes > 0) {
+    reply_box(rank)->get<char>();
+    ranks_[rank].timeline.bytes_received += op.reply_bytes;
+  }
+}
+
+// Takes every push into this rank's model (the averaging itself is a few vector ops, not modeled) and answers those
+// that ask for the rank's model back.
+void Replay::inbox_loop(int rank) {
+  auto* box = inbox(rank);
+  box->set_receiver(sg4::Actor::self());
+  for (;;) {
+    const int from = *box->get<int>();
+    const double reply = push_reply_bytes_[from];
+    auto& timeline = ranks_[rank].timeline;
+    ++timeline.pushes_received;
+    if (reply > 0) {
+      reply_box(from)->put_init(&token_, flow_size(reply))->detach();
+      timeline.bytes_sent[std::min<std::size_t>(timeline.bytes_sent.size() - 1, timeline.iteration_end.size())] +=
+          reply;
+      account_links(pair(rank, from), reply);
+    }
+  }
+}
+
+} // namespace dtsim::engine::detail

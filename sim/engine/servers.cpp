@@ -1,0 +1,217 @@
+// Parameter servers: one actor per shard. It keeps a receive posted on every worker's push mailbox, takes the pushes
+// in the order they arrive (their transfers share the server's NIC meanwhile), aggregates or applies each, and
+// answers with the shard's parameters when its schedule allows (graph::ServerSchedule). Answers are detached sends:
+// the server goes on with the next push while they flow.
+//
+// Staleness is measured where it arises. A worker's clock is the number of iterations it has pushed (its first key);
+// when it reads (gets an answer), the slowest running worker's clock is some iterations behind its own: that lag is
+// the staleness of the gradient it computes next (0 under BSP, at most s under SSP, Ho et al. 2013). The update lag
+// is the number of updates the shard applied between that read and the gradient's own update (tau in Lian et al.
+// 2015's analysis of asynchronous SGD).
+#include "sim/engine/replay.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+
+XBT_LOG_NEW_DEFAULT_CATEGORY(dtsim_servers, "dtsim: parameter servers");
+
+namespace dtsim::engine::detail {
+
+sg4::Mailbox* Replay::push_mailbox(int rank, int server) const {
+  return sg4::Mailbox::by_name(fmt::format("push{}>s{}", rank, server));
+}
+sg4::Mailbox* Replay::pull_mailbox(int server, int rank) const {
+  return sg4::Mailbox::by_name(fmt::format("pull s{}>{}", server, rank));
+}
+
+void Replay::start_services() {
+  rank_servers_.assign(graph_.rank_count(), {});
+  finish_messages_.assign(graph_.rank_count(), PushMessage{0, 0, 0, true});
+  push_reply_bytes_.assign(graph_.rank_count(), 0.0);
+  gossip_senders_.resize(graph_.rank_count());
+  servers_.assign(graph_.servers.size(), ServerState{});
+  bool pushes = false;
+  for (int r = 0; r < graph_.rank_count(); ++r) {
+    gossip_senders_[r] = r;
+    for (const auto& op : graph_.program_of(r).ops) {
+      pushes = pushes || std::holds_alternative<graph::Push>(op.body);
+      if (const auto* p = std::get_if<graph::PushPull>(&op.body))
+        for (const auto& shard : p->shards)
+          if (std::find(rank_servers_[r].begin(), rank_servers_[r].end(), shard.server) == rank_servers_[r].end())
+            rank_servers_[r].push_back(shard.server);
+    }
+    for (int s : rank_servers_[r])
+      servers_[s].workers.push_back(r);
+  }
+  for (std::size_t s = 0; s < servers_.size(); ++s) {
+    auto& state = servers_[s];
+    const auto n = state.workers.size();
+    state.running.assign(n, true);
+    state.clock.assign(n, 0);
+    state.read_lag.assign(n, 0);
+    state.stats.endpoint = graph_.servers[s].endpoint;
+    if (n == 0) continue;
+    // Daemons: the simulation ends with the workers, whatever the services are waiting for.
+    sg4::Actor::create(fmt::format("server{}", s), host(graph_.servers[s].endpoint), [this, s] {
+      sg4::Actor::self()->daemonize();
+      server_loop(static_cast<int>(s));
+    });
+  }
+  if (pushes)
+    for (int r = 0; r < graph_.rank_count(); ++r)
+      sg4::Actor::create(fmt::format("rank{}-inbox", r), platform_.gpus[r], [this, r] {
+        sg4::Actor::self()->daemonize();
+        inbox_loop(r);
+      });
+}
+
+void Replay::run_push_pull(int rank, const graph::PushPull& op, std::uint32_t it, StreamStatus& status) {
+  status.wait = StreamStatus::Wait::peer;
+  std::vector<PushMessage> messages;
+  messages.reserve(op.shards.size());
+  std::vector<sg4::CommPtr> comms;
+  char* answer = nullptr;
+  for (const auto& shard : op.shards) {
+    status.peer = graph_.servers[shard.server].endpoint;
+    messages.push_back({op.key, shard.push_bytes, shard.pull_bytes, false});
+    comms.push_back(push_mailbox(rank, shard.server)->put_async(&messages.back(), flow_size(shard.push_bytes)));
+    comms.push_back(pull_mailbox(shard.server, rank)->get_async(&answer));
+  }
+  sg4::Comm::wait_all(comms);
+  for (const auto& shard : op.shards) {
+    account(rank, pair(rank, graph_.servers[shard.server].endpoint), shard.push_bytes, it);
+    servers_[shard.server].stats.bytes_received += shard.push_bytes;
+    ranks_[rank].timeline.bytes_received += shard.pull_bytes;
+  }
+}
+
+// Tells every server this worker used that it is done, so rounds stop waiting for it (a message of no bytes, after
+// the worker's last iteration has ended). Not detached: the simulation must not end with it in flight.
+void Replay::finish_with_servers(int rank) {
+  for (int s : rank_servers_[rank])
+    push_mailbox(rank, s)->put(&finish_messages_[rank], 0);
+}
+
+void Replay::server_loop(int s) {
+  auto& state = servers_[s];
+  const int n = static_cast<int>(state.workers.size());
+  std::vector<int> listening(n); // worker positions with a receive posted
+  std::vector<sg4::CommPtr> receives(n);
+  std::vector<PushMessage*> received(n, nullptr);
+  for (int i = 0; i < n; ++i) {
+    listening[i] = i;
+    receives[i] = push_mailbox(state.workers[i], s)->get_async(&received[i]);
+  }
+  while (!receives.empty()) {
+    const auto k = static_cast<std::size_t>(sg4::Comm::wait_any(receives));
+    const int worker = listening[k];
+    const PushMessage message = *received[worker];
+    if (message.finished) {
+      state.running[worker] = false;
+      receives.erase(receives.begin() + static_cast<std::ptrdiff_t>(k));
+      listening.erase(listening.begin() + static_cast<std::ptrdiff_t>(k));
+    } else {
+      receives[k] = push_mailbox(state.workers[worker], s)->get_async(&received[worker]);
+      server_push(s, worker, message);
+    }
+    close_rounds(s);
+    release_held(s);
+  }
+}
+
+std::int64_t Replay::slowest_clock(const ServerState& state) const {
+  std::int64_t slowest = std::numeric_limits<std::int64_t>::max();
+  for (std::size_t i = 0; i < state.clock.size(); ++i)
+    if (state.running[i]) slowest = std::min(slowest, state.clock[i]);
+  return slowest == std::numeric_limits<std::int64_t>::max() ? 0 : slowest;
+}
+
+void Replay::server_push(int s, int worker, const PushMessage& message) {
+  auto& state = servers_[s];
+  const auto& spec = graph_.servers[s];
+  auto& key = state.keys[message.key];
+  key.read_version.resize(state.workers.size(), 0);
+  key.pull_bytes = message.pull_bytes;
+  ++state.stats.pushes;
+  if (message.key == 0) ++state.clock[worker];
+  if (spec.schedule == graph::ServerSchedule::synchronous) {
+    // A gradient computed on parameters older than the current ones belongs to a round closed without it (backup
+    // workers): dropped, and answered at once with the current parameters.
+    if (spec.backup > 0 && key.read_version[worker] < key.version) {
+      ++state.stats.dropped;
+      answer(s, worker, message.key);
+      return;
+    }
+    sg4::this_actor::sleep_for(message.push_bytes * spec.aggregate_seconds_per_byte);
+    key.pending.push_back(worker);
+    return;
+  }
+  sg4::this_actor::sleep_for(message.pull_bytes * spec.update_seconds_per_byte);
+  if (message.key == 0) record_update(s, worker, key);
+  ++key.version;
+  if (spec.schedule == graph::ServerSchedule::bounded && state.clock[worker] - slowest_clock(state) > spec.staleness)
+    state.held.emplace_back(worker, message.key);
+  else
+    answer(s, worker, message.key);
+}
+
+// Synchronous rounds close once (pushers - backup) gradients are in, or every worker still running has pushed.
+void Replay::close_rounds(int s) {
+  auto& state = servers_[s];
+  const auto& spec = graph_.servers[s];
+  if (spec.schedule != graph::ServerSchedule::synchronous) return;
+  const int running = static_cast<int>(std::count(state.running.begin(), state.running.end(), true));
+  const int needed = std::max(1, std::min(static_cast<int>(state.workers.size()) - spec.backup, running));
+  for (auto& [id, key] : state.keys) {
+    if (static_cast<int>(key.pending.size()) < needed) continue;
+    sg4::this_actor::sleep_for(key.pull_bytes * spec.update_seconds_per_byte);
+    if (id == 0) {
+      for (int worker : key.pending)
+        record_update(s, worker, key);
+      state.stats.round_ends.push_back(sg4::Engine::get_clock());
+    }
+    ++key.version;
+    const auto pending = std::move(key.pending);
+    key.pending.clear();
+    for (int worker : pending)
+      answer(s, worker, id);
+  }
+}
+
+void Replay::release_held(int s) {
+  auto& state = servers_[s];
+  const auto& spec = graph_.servers[s];
+  auto& held = state.held;
+  for (std::size_t i = 0; i < held.size();) {
+    const auto [worker, key] = held[i];
+    if (state.clock[worker] - slowest_clock(state) <= spec.staleness) {
+      held.erase(held.begin() + static_cast<std::ptrdiff_t>(i));
+      answer(s, worker, key);
+    } else {
+      ++i;
+    }
+  }
+}
+
+void Replay::record_update(int s, int worker, const ServerKey& key) {
+  if (s != 0) return; // every shard sees the same gradients; the first one's record stands for them
+  auto& state = servers_[s];
+  state.stats.updates.push_back({sg4::Engine::get_clock(), state.workers[worker], state.read_lag[worker],
+                                 static_cast<int>(key.version - key.read_version[worker])});
+}
+
+// The worker reads the shard: the version it gets, and how far the slowest running worker is behind it.
+void Replay::answer(int s, int worker, int key_id) {
+  auto& state = servers_[s];
+  auto& key = state.keys[key_id];
+  key.read_version[worker] = key.version;
+  if (key_id == 0) state.read_lag[worker] = static_cast<int>(state.clock[worker] - slowest_clock(state));
+  const int rank = state.workers[worker];
+  pull_mailbox(s, rank)->put_init(&token_, flow_size(key.pull_bytes))->detach();
+  state.stats.bytes_sent += key.pull_bytes;
+  account_links(pair(graph_.servers[s].endpoint, rank), key.pull_bytes);
+}
+
+} // namespace dtsim::engine::detail
