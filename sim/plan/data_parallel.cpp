@@ -3,7 +3,8 @@
 // reverse layer order (the first bucket capped at 1 MiB, the rest at bucket_cap_mb = 25 MiB; a bucket
 // closes once it reaches its cap), and each bucket's all-reduce starts on the communication stream as
 // soon as backward has produced all of its gradients. The optimizer step waits for every bucket.
-// Without overlap, one all-reduce of all gradients follows backward.
+// Without overlap, one all-reduce of all gradients follows backward. With gradient accumulation the first
+// micro-batches run without communication (DDP's no_sync) and the last one's backward fills the buckets.
 //
 // ZeRO (Rajbhandari et al. 2020) as DeepSpeed and FSDP run it: stages 1 and 2 reduce-scatter the gradient buckets
 // (each rank keeps the sum of its shard), step their shard of the parameters and all-gather the updated weights, the
@@ -11,204 +12,253 @@
 // its forward and again before its backward (prefetched one layer ahead), 1.5x the traffic of plain data
 // parallelism. With optimizer offload (ZeRO-Offload, Ren et al. 2021) the step runs on the host CPU: the gradient
 // shard goes down and the updated weights come back over PCIe.
+//
+// Other strategies change what a closed bucket becomes and what follows the step: strategy_ops.cpp.
+#include "sim/plan/data_parallel.hpp"
 #include "sim/graph/collective_request.hpp"
 #include "sim/plan/input_pipeline.hpp"
-#include "sim/plan/op_cost.hpp"
-#include "sim/plan/plan.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <map>
-#include <set>
 
 namespace dtsim::plan {
+namespace detail {
 
 using collectives::Operation;
 using graph::Op;
 using graph::Stream;
+using strategies::Kind;
 
-namespace {
+DataParallelPlanner::DataParallelPlanner(const scenario::Scenario& s)
+    : s_(s), strategy_(s.training.strategy), context_(CostContext::of(s)), layout_(strategy_layout(s)) {}
 
-class DataParallelPlanner {
-public:
-  explicit DataParallelPlanner(const scenario::Scenario& s) : s_(s), context_(CostContext::of(s)) {}
+Plan DataParallelPlanner::build() {
+  Plan plan;
+  plan.memory = estimate_memory(s_);
+  check_fits(s_, plan.memory);
+  graph_ = &plan.graph;
+  const int workers = layout_.workers;
+  for (int r = 0; r < workers; ++r)
+    everyone_.push_back(r);
+  plan.graph.groups.push_back(everyone_);
+  if (strategies::uses_servers(strategy_) && strategy_.servers.hierarchical)
+    for (int node = 0; node * s_.cluster.gpus_per_node < workers; ++node) {
+      std::vector<int> members;
+      for (int g = 0; g < s_.cluster.gpus_per_node; ++g)
+        members.push_back(node * s_.cluster.gpus_per_node + g);
+      plan.graph.groups.push_back(std::move(members));
+    }
+  const int iterations = s_.run.warmup_iterations + s_.run.iterations;
+  if (strategy_.kind == Kind::gossip || strategy_.kind == Kind::adpsgd)
+    peers_ =
+        random_peers(workers, iterations, strategy_.kind == Kind::gossip ? strategy_.probability : 1.0, s_.run.seed);
+  plan.graph.servers = server_specs(s_, layout_);
+  plan.graph.compute_slowdown = compute_slowdown(s_, workers, iterations);
 
-  Plan build() {
-    Plan plan;
-    plan.memory = estimate_memory(s_);
-    check_fits(s_, plan.memory);
-    auto& program = plan.graph.programs.emplace_back();
-    program_ = &program;
-    const int world = s_.world_size();
-    plan.graph.rank_program.assign(world, 0);
-    for (int r = 0; r < world; ++r)
-      everyone_.push_back(r);
-    plan.graph.groups.push_back(everyone_);
+  // Ranks share one program unless their peers or roles differ.
+  const bool per_rank = strategy_.kind == Kind::dpsgd || strategy_.kind == Kind::gossip ||
+                        strategy_.kind == Kind::adpsgd ||
+                        (strategies::uses_servers(strategy_) && strategy_.servers.hierarchical);
+  for (int r = 0; r < (per_rank ? workers : 1); ++r) {
+    program_ = &plan.graph.programs.emplace_back();
+    build_program(r);
+  }
+  plan.graph.rank_program.resize(workers);
+  for (int r = 0; r < workers; ++r)
+    plan.graph.rank_program[r] = per_rank ? r : 0;
 
-    const auto& layers = s_.model.workload.layers;
+  const double params = static_cast<double>(s_.model.workload.parameter_count());
+  plan.gradient_bytes = workers > 1 || strategies::uses_servers(strategy_) ? params * grad_bytes() : 0;
+  plan.allreduce_algorithms.assign(algorithms_.begin(), algorithms_.end());
+  plan.buckets = buckets_;
+  plan.workers = workers;
+  plan.samples_per_worker_iteration = static_cast<double>(s_.model.batch_per_gpu) * strategy_.accumulation;
+  plan.spectral_gap = spectral_gap(s_, workers);
+  plan.wire_bytes = compressed_bytes_;
+  plan.dense_bytes = dense_bytes_;
+  return plan;
+}
+
+void DataParallelPlanner::build_program(int rank) {
+  rank_ = rank;
+  held_.clear();
+  has_exchange_ = false;
+  compressed_bytes_ = dense_bytes_ = 0;
+  add_model_exchange_before();
+  std::vector<std::uint32_t> reductions;
+  add_iteration_compute(reductions);
+  buckets_ = static_cast<int>(reductions.size());
+  if (worker_steps()) {
+    const double params = static_cast<double>(s_.model.workload.parameter_count());
+    const double shard = sharded_optimizer() ? params / layout_.workers : params;
+    auto deps = reductions;
+    deps.push_back(last_backward_);
+    if (has_exchange_) deps.push_back(exchange_);
+    const std::uint32_t step = add_step(shard, std::move(deps));
+    if (sharded_optimizer() && !sharded_weights())
+      add_collective(Operation::all_gather, params * weight_bytes(), "allgather updated weights", {step});
+    add_model_exchange_after(step);
+  }
+  // The data loader prepares the next batch beside all of this; the next iteration waits for it.
+  add_input_stage(*program_, input_rates(s_).seconds_per_iteration);
+}
+
+// Forward and backward of every micro-batch; the last one's gradients fill the buckets (when the strategy reduces
+// gradients at all: model-averaging schemes step on their own gradients).
+void DataParallelPlanner::add_iteration_compute(std::vector<std::uint32_t>& reductions) {
+  const auto& layers = s_.model.workload.layers;
+  const bool reduces =
+      strategy_.kind == Kind::allreduce || (strategy_.kind == Kind::parameter_server && strategy_.period == 1);
+  const bool communicates = reduces && (layout_.workers > 1 || strategies::uses_servers(strategy_));
+  const int micro_batches = strategy_.accumulation;
+  for (int mb = 0; mb < micro_batches; ++mb) {
+    const auto suffix = micro_batches > 1 ? fmt::format(" (micro-batch {})", mb + 1) : std::string();
+    forward_gathers_.clear();
+    backward_gathers_.clear();
     for (std::size_t i = 0; i < layers.size(); ++i)
-      hold(i, add_compute(layers[i].name + " fwd", forward_cost(layers[i], context_), gather_deps(i, Pass::forward)));
+      hold(i, add_compute(layers[i].name + " fwd" + suffix, forward_cost(layers[i], context_),
+                          gather_deps(i, Pass::forward)));
     held_.clear(); // the forward's gathered weights are freed once it is over
-
-    std::vector<std::uint32_t> reductions;
+    const bool last = mb + 1 == micro_batches;
     Bucket bucket;
-    std::uint32_t backward = 0;
     for (std::size_t i = layers.size(); i-- > 0;) {
       const auto& layer = layers[i];
-      backward = add_compute(layer.name + " bwd", backward_cost(layer, context_), gather_deps(i, Pass::backward));
-      hold(i, backward);
+      last_backward_ =
+          add_compute(layer.name + " bwd" + suffix, backward_cost(layer, context_), gather_deps(i, Pass::backward));
+      hold(i, last_backward_);
       if (sharded_weights()) prefetch_backward_gather(i);
-      if (layer.parameters == 0 || world == 1) continue;
+      if (!last || !communicates || layer.parameters == 0) continue;
       bucket.bytes += static_cast<double>(layer.parameters) * grad_bytes();
-      bucket.ready_after = backward;
+      bucket.elements += static_cast<double>(layer.parameters);
+      bucket.layers.push_back(i);
+      bucket.ready_after = last_backward_;
       const double cap = reductions.empty() ? s_.training.first_bucket_bytes : s_.training.bucket_bytes;
       if (s_.training.overlap && bucket.bytes >= cap) reductions.push_back(close_bucket(bucket, reductions.size()));
     }
-    if (!s_.training.overlap) bucket.ready_after = backward; // one reduction once backward is over
+    if (!last) continue;
+    if (!s_.training.overlap) bucket.ready_after = last_backward_; // one reduction once backward is over
     if (bucket.bytes > 0) reductions.push_back(close_bucket(bucket, reductions.size()));
-
-    const double params = static_cast<double>(s_.model.workload.parameter_count());
-    const double shard = sharded_optimizer() ? params / world : params;
-    const std::uint32_t step = add_step(shard, reductions);
-    if (sharded_optimizer() && !sharded_weights() && world > 1)
-      add_collective(Operation::all_gather, params * weight_bytes(), "allgather updated weights", {step});
-    // The data loader prepares the next batch beside all of this; the next iteration waits for it.
-    add_input_stage(program, input_rates(s_).seconds_per_iteration);
-
-    plan.gradient_bytes = world > 1 ? params * grad_bytes() : 0;
-    plan.buckets = static_cast<int>(reductions.size());
-    plan.allreduce_algorithms.assign(algorithms_.begin(), algorithms_.end());
-    return plan;
   }
+}
 
-private:
-  struct Bucket {
-    double bytes = 0;
-    std::uint32_t ready_after = 0; // the backward op that produced its last gradient
-  };
+bool DataParallelPlanner::sharded_optimizer() const {
+  return s_.training.zero_stage >= 1 && layout_.workers > 1;
+}
+bool DataParallelPlanner::sharded_weights() const {
+  return s_.training.zero_stage >= 3 && layout_.workers > 1;
+}
+// Bytes of a weight as the forward uses it: the 16-bit working copy in mixed precision (amp, fp16, bf16, fp8),
+// fp32 otherwise; what ZeRO-3 gathers and ZeRO-1/2 all-gather after the step.
+double DataParallelPlanner::weight_bytes() const {
+  return calibration::activation_bytes(s_.model.precision) == 4 ? 4 : 2;
+}
+double DataParallelPlanner::grad_bytes() const {
+  return calibration::gradient_bytes(s_.model.precision);
+}
 
-  bool sharded_optimizer() const { return s_.training.zero_stage >= 1 && s_.world_size() > 1; }
-  bool sharded_weights() const { return s_.training.zero_stage >= 3 && s_.world_size() > 1; }
-  // Bytes of a weight as the forward uses it: the 16-bit working copy in mixed precision (amp, fp16, bf16, fp8),
-  // fp32 otherwise; what ZeRO-3 gathers and ZeRO-1/2 all-gather after the step.
-  double weight_bytes() const { return calibration::activation_bytes(s_.model.precision) == 4 ? 4 : 2; }
-  double grad_bytes() const { return calibration::gradient_bytes(s_.model.precision); }
+// ZeRO-3: the all-gather of layer i's weights that its forward (or backward) waits for, posted on first need. At
+// most two layers' weights are gathered at once (the one computing and the one prefetched, as FSDP's
+// limit_all_gathers keeps it, and as memory.cpp counts them): a gather waits for the compute that frees the
+// older of the two held.
+std::vector<std::uint32_t> DataParallelPlanner::gather_deps(std::size_t i, Pass pass) {
+  const auto& layer = s_.model.workload.layers[i];
+  if (!sharded_weights() || layer.parameters == 0) return {};
+  auto& gathers = pass == Pass::forward ? forward_gathers_ : backward_gathers_;
+  if (!gathers.contains(i)) {
+    std::vector<std::uint32_t> frees;
+    if (held_.size() >= 2) frees.push_back(held_[held_.size() - 2]);
+    gathers[i] = add_collective(
+        Operation::all_gather, static_cast<double>(layer.parameters) * weight_bytes(),
+        fmt::format("allgather {} weights ({})", layer.name, pass == Pass::forward ? "fwd" : "bwd"), std::move(frees));
+  }
+  return {gathers[i]};
+}
 
-  enum class Pass : std::uint8_t { forward, backward };
+// ZeRO-3: layer i's compute op holds its gathered weights until it is done.
+void DataParallelPlanner::hold(std::size_t i, std::uint32_t compute) {
+  if (sharded_weights() && s_.model.workload.layers[i].parameters > 0) held_.push_back(compute);
+}
 
-  // ZeRO-3: the all-gather of layer i's weights that its forward (or backward) waits for, posted on first need. At
-  // most two layers' weights are gathered at once (the one computing and the one prefetched, as FSDP's
-  // limit_all_gathers keeps it, and as memory.cpp counts them): a gather waits for the compute that frees the
-  // older of the two held.
-  std::vector<std::uint32_t> gather_deps(std::size_t i, Pass pass) {
-    const auto& layer = s_.model.workload.layers[i];
-    if (!sharded_weights() || layer.parameters == 0) return {};
-    auto& gathers = pass == Pass::forward ? forward_gathers_ : backward_gathers_;
-    if (!gathers.contains(i)) {
-      std::vector<std::uint32_t> frees;
-      if (held_.size() >= 2) frees.push_back(held_[held_.size() - 2]);
-      gathers[i] =
-          add_collective(Operation::all_gather, static_cast<double>(layer.parameters) * weight_bytes(),
-                         fmt::format("allgather {} weights ({})", layer.name, pass == Pass::forward ? "fwd" : "bwd"),
-                         std::move(frees));
+// FSDP's backward prefetch: once layer i's backward is queued, gather the next layer's weights before its
+// gradients are reduced.
+void DataParallelPlanner::prefetch_backward_gather(std::size_t i) {
+  for (std::size_t j = i; j-- > 0;)
+    if (s_.model.workload.layers[j].parameters > 0) {
+      gather_deps(j, Pass::backward);
+      return;
     }
-    return {gathers[i]};
+}
+
+std::uint32_t DataParallelPlanner::add_op(graph::Op op) {
+  program_->ops.push_back(std::move(op));
+  return static_cast<std::uint32_t>(program_->ops.size() - 1);
+}
+
+std::uint32_t DataParallelPlanner::add_collective(Operation op, double bytes, std::string name,
+                                                  std::vector<std::uint32_t> deps, int group) {
+  graph::Collective c;
+  c.op = op;
+  c.bytes = bytes;
+  c.group = group;
+  c.algorithm = resolve_algorithm(c, group);
+  c.aggregate = s_.run.fidelity == scenario::Fidelity::aggregate;
+  c.reduce_seconds_per_byte = s_.gpu.reduce_seconds_per_byte();
+  return add_op(Op{std::move(name), Stream::comm, c, std::move(deps)});
+}
+
+std::uint32_t DataParallelPlanner::add_compute(std::string name, const OpCost& cost, std::vector<std::uint32_t> deps) {
+  return add_op(Op{std::move(name), Stream::compute, graph::Compute{cost.seconds(s_.gpu), cost.flops(), cost.bytes()},
+                   std::move(deps)});
+}
+
+// The optimizer step over this rank's parameters, once every gradient is reduced. Offloaded, the host streams
+// the states at its memory bandwidth between the gradients' trip down and the weights' trip back over PCIe.
+std::uint32_t DataParallelPlanner::add_step(double parameters, std::vector<std::uint32_t> deps) {
+  const OpCost step = optimizer_step_cost(parameters, parameter_tensors(), s_);
+  if (s_.training.offload == scenario::Offload::none) return add_compute("optimizer step", step, std::move(deps));
+  const double pcie = parameters * (grad_bytes() + weight_bytes()) / s_.gpu.pcie_bandwidth;
+  const double host = step.bytes() / s_.training.host_memory_bandwidth;
+  return add_op(Op{"optimizer step (host CPU, offloaded)", Stream::compute,
+                   graph::Compute{pcie + host, 0, step.bytes()}, std::move(deps)});
+}
+
+// The scenario's all-reduce algorithm (or the strategy preset's); `auto` picks per size and cluster as NCCL would.
+// An algorithm the cluster cannot run (in-switch without reducing switches, hierarchical on uneven nodes) is
+// the scenario's error, reported before anything is simulated.
+collectives::Algorithm DataParallelPlanner::resolve_algorithm(graph::Collective c, int group) {
+  // training.algorithm names the gradient all-reduce's; ZeRO's reduce-scatters and all-gathers pick their own.
+  const auto chosen = strategy_.algorithm.value_or(s_.training.algorithm);
+  c.algorithm = c.op == Operation::all_reduce && group == 0 ? chosen : collectives::Algorithm::automatic;
+  auto request = graph::collective_request(c, graph_->groups.at(group), s_.cluster);
+  request.algorithm = graph::resolved_algorithm(request);
+  try {
+    collectives::make_schedule(request);
+  } catch (const std::invalid_argument& e) {
+    throw PlanError(fmt::format("training.algorithm \"{}\" cannot run on this cluster: {}",
+                                collectives::to_string(request.algorithm), e.what()));
   }
+  algorithms_.insert(std::string(collectives::to_string(request.algorithm)));
+  return request.algorithm;
+}
 
-  // ZeRO-3: layer i's compute op holds its gathered weights until it is done.
-  void hold(std::size_t i, std::uint32_t compute) {
-    if (sharded_weights() && s_.model.workload.layers[i].parameters > 0) held_.push_back(compute);
-  }
+int DataParallelPlanner::parameter_tensors() const {
+  return static_cast<int>(std::count_if(s_.model.workload.layers.begin(), s_.model.workload.layers.end(),
+                                        [](const models::Layer& l) { return l.parameters > 0; }));
+}
 
-  // FSDP's backward prefetch: once layer i's backward is queued, gather the next layer's weights before its
-  // gradients are reduced.
-  void prefetch_backward_gather(std::size_t i) {
-    for (std::size_t j = i; j-- > 0;)
-      if (s_.model.workload.layers[j].parameters > 0) {
-        gather_deps(j, Pass::backward);
-        return;
-      }
-  }
-
-  std::uint32_t close_bucket(Bucket& bucket, std::size_t index) {
-    const bool scatter = sharded_optimizer();
-    const auto op = scatter ? Operation::reduce_scatter : Operation::all_reduce;
-    const auto name = fmt::format("{} bucket {} ({:.2f} MiB)", scatter ? "reducescatter" : "allreduce", index,
-                                  bucket.bytes / (1 << 20));
-    const auto id = add_collective(op, bucket.bytes, name, {bucket.ready_after});
-    bucket = Bucket{};
-    return id;
-  }
-
-  std::uint32_t add_collective(Operation op, double bytes, std::string name, std::vector<std::uint32_t> deps) {
-    graph::Collective c;
-    c.op = op;
-    c.bytes = bytes;
-    c.algorithm = resolve_algorithm(c);
-    c.aggregate = s_.run.fidelity == scenario::Fidelity::aggregate;
-    c.reduce_seconds_per_byte = s_.gpu.reduce_seconds_per_byte();
-    program_->ops.push_back(Op{std::move(name), Stream::comm, c, std::move(deps)});
-    return static_cast<std::uint32_t>(program_->ops.size() - 1);
-  }
-
-  std::uint32_t add_compute(std::string name, const OpCost& cost, std::vector<std::uint32_t> deps) {
-    program_->ops.push_back(Op{std::move(name), Stream::compute,
-                               graph::Compute{cost.seconds(s_.gpu), cost.flops(), cost.bytes()}, std::move(deps)});
-    return static_cast<std::uint32_t>(program_->ops.size() - 1);
-  }
-
-  // The optimizer step over this rank's parameters, once every gradient is reduced. Offloaded, the host streams
-  // the states at its memory bandwidth between the gradients' trip down and the weights' trip back over PCIe.
-  std::uint32_t add_step(double parameters, std::vector<std::uint32_t> deps) {
-    const OpCost step = optimizer_step_cost(parameters, parameter_tensors(), s_);
-    if (s_.training.offload == scenario::Offload::none) return add_compute("optimizer step", step, std::move(deps));
-    const double pcie = parameters * (grad_bytes() + weight_bytes()) / s_.gpu.pcie_bandwidth;
-    const double host = step.bytes() / s_.training.host_memory_bandwidth;
-    program_->ops.push_back(Op{"optimizer step (host CPU, offloaded)", Stream::compute,
-                               graph::Compute{pcie + host, 0, step.bytes()}, std::move(deps)});
-    return static_cast<std::uint32_t>(program_->ops.size() - 1);
-  }
-
-  // The scenario's all-reduce algorithm; `auto` picks per bucket size and cluster as NCCL would.
-  // An algorithm the cluster cannot run (in-switch without reducing switches, hierarchical on uneven nodes) is
-  // the scenario's error, reported before anything is simulated.
-  collectives::Algorithm resolve_algorithm(graph::Collective c) {
-    // training.algorithm names the gradient all-reduce's; ZeRO's reduce-scatters and all-gathers pick their own.
-    c.algorithm = c.op == Operation::all_reduce ? s_.training.algorithm : collectives::Algorithm::automatic;
-    auto request = graph::collective_request(c, everyone_, s_.cluster);
-    request.algorithm = graph::resolved_algorithm(request);
-    try {
-      collectives::make_schedule(request);
-    } catch (const std::invalid_argument& e) {
-      throw PlanError(fmt::format("training.algorithm \"{}\" cannot run on this cluster: {}",
-                                  collectives::to_string(request.algorithm), e.what()));
-    }
-    algorithms_.insert(std::string(collectives::to_string(request.algorithm)));
-    return request.algorithm;
-  }
-
-  int parameter_tensors() const {
-    return static_cast<int>(std::count_if(s_.model.workload.layers.begin(), s_.model.workload.layers.end(),
-                                          [](const models::Layer& l) { return l.parameters > 0; }));
-  }
-
-  const scenario::Scenario& s_;
-  CostContext context_;
-  graph::Program* program_ = nullptr;                    // the program being built (plan.graph owns it)
-  std::set<std::string> algorithms_;                     // every collective algorithm the plan uses
-  std::vector<int> everyone_;                            // the data-parallel group: every rank
-  std::map<std::size_t, std::uint32_t> forward_gathers_; // ZeRO-3: layer -> its weights' all-gather op
-  std::map<std::size_t, std::uint32_t> backward_gathers_;
-  std::vector<std::uint32_t> held_; // ZeRO-3: compute ops of the layers holding gathered weights, oldest first
-};
-
-} // namespace
+} // namespace detail
 
 Plan make_plan(const scenario::Scenario& scenario) {
-  if (scenario.training.strategy != scenario::Strategy::allreduce)
-    throw PlanError("only the allreduce strategy can be planned so far");
-  return DataParallelPlanner(scenario).build();
+  const auto& t = scenario.training;
+  if (t.zero_stage > 0 && t.strategy.kind != strategies::Kind::allreduce)
+    throw PlanError(fmt::format("training.zero_stage {} shards the all-reduce's optimizer states; strategy \"{}\" "
+                                "keeps whole models (use zero_stage 0)",
+                                t.zero_stage, strategies::strategy_name(t.strategy)));
+  if (t.compression.kind != strategies::CompressionKind::none && t.zero_stage > 0)
+    throw PlanError("training.compression works on whole gradients; ZeRO's reduce-scatter of compressed shards is not "
+                    "modeled (use zero_stage 0)");
+  return detail::DataParallelPlanner(scenario).build();
 }
 
 } // namespace dtsim::plan

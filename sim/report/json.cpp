@@ -22,6 +22,46 @@ Distribution distribution_from_json(const json& j) {
   return d;
 }
 
+json to_json(const StrategyMetrics& m) {
+  return {{"name", m.name},
+          {"workers", m.workers},
+          {"servers", m.servers},
+          {"asynchronous", m.asynchronous},
+          {"updates_per_second", m.updates_per_second},
+          {"staleness_iterations", to_json(m.staleness)},
+          {"staleness_histogram", m.staleness_histogram},
+          {"mean_update_lag_updates", m.mean_update_lag},
+          {"dropped_gradients", m.dropped},
+          {"barrier_wait_seconds_per_iteration", m.barrier_wait},
+          {"bytes_received_per_worker_per_iteration", m.bytes_received_per_worker},
+          {"server_bytes_per_second", m.server_bytes_per_second},
+          {"server_nic_utilization", m.server_nic_utilization},
+          {"gossip_rounds_per_worker_per_iteration", m.gossip_rounds_per_worker},
+          {"spectral_gap", m.spectral_gap},
+          {"compression_ratio", m.compression_ratio}};
+}
+
+StrategyMetrics strategy_from_json(const json& j) {
+  StrategyMetrics m;
+  m.name = j.at("name");
+  m.workers = j.at("workers");
+  m.servers = j.at("servers");
+  m.asynchronous = j.at("asynchronous");
+  m.updates_per_second = j.at("updates_per_second");
+  m.staleness = distribution_from_json(j.at("staleness_iterations"));
+  m.staleness_histogram = j.at("staleness_histogram").get<std::vector<std::uint64_t>>();
+  m.mean_update_lag = j.at("mean_update_lag_updates");
+  m.dropped = j.at("dropped_gradients");
+  m.barrier_wait = j.at("barrier_wait_seconds_per_iteration");
+  m.bytes_received_per_worker = j.at("bytes_received_per_worker_per_iteration");
+  m.server_bytes_per_second = j.at("server_bytes_per_second");
+  m.server_nic_utilization = j.at("server_nic_utilization");
+  m.gossip_rounds_per_worker = j.at("gossip_rounds_per_worker_per_iteration");
+  m.spectral_gap = j.at("spectral_gap");
+  m.compression_ratio = j.at("compression_ratio");
+  return m;
+}
+
 } // namespace
 
 json to_json(const RunResult& r) {
@@ -64,6 +104,7 @@ json to_json(const RunResult& r) {
       {"allreduce_algorithms", r.allreduce_algorithms},
       {"busiest_links", links},
       {"memory_per_gpu", memory},
+      {"strategy", to_json(r.strategy)},
       {"simulated_seconds", r.simulated_seconds},
       {"transfers", r.transfers},
       {"scenario", r.scenario},
@@ -109,6 +150,7 @@ RunResult run_result_from_json(const json& j) {
   if (const auto host = m.find("host_items"); host != m.end())
     for (const auto& item : *host)
       r.memory.host_items.push_back({item.at("name"), item.at("bytes"), item.value("detail", "")});
+  r.strategy = strategy_from_json(j.at("strategy"));
   r.simulated_seconds = j.at("simulated_seconds");
   r.transfers = j.at("transfers");
   r.scenario = j.at("scenario");

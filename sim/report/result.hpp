@@ -45,6 +45,27 @@ struct InputStage {
   bool bounds_iteration() const { return modeled && loader_seconds > gpu_seconds; }
 };
 
+// What the synchronization strategy did (sim/strategies). Asynchronous throughput is not progress: a gradient
+// computed on parameters `staleness` iterations old moves the model less usefully (README, "Staleness").
+struct StrategyMetrics {
+  std::string name = "allreduce";                 // short name ("ssp:3", "preset:Petuum")
+  int workers = 0;                                // GPUs that train
+  int servers = 0;                                // parameter-server shards
+  bool asynchronous = false;                      // workers do not wait for each other every iteration
+  double updates_per_second = 0;                  // gradients the servers applied per second (0 without servers)
+  Distribution staleness;                         // iterations, per applied gradient (servers; empty otherwise)
+  std::vector<std::uint64_t> staleness_histogram; // applied gradients with staleness 0, 1, 2, ...
+  double mean_update_lag = 0;                     // updates applied between a gradient's read and its own update
+  std::uint64_t dropped = 0;                      // late gradients dropped (backup workers)
+  double barrier_wait = 0;              // seconds per iteration a worker waits on others (the breakdown's idle)
+  double bytes_received_per_worker = 0; // per iteration
+  double server_bytes_per_second = 0;   // busiest shard, received + sent
+  double server_nic_utilization = 0;    // busiest shard's NIC: its busier direction's bytes / (bandwidth x time)
+  double gossip_rounds_per_worker = 0;  // pushes sent and received per worker per iteration
+  double spectral_gap = -1;             // 1 - |lambda_2| of the averaging; -1 where workers average exactly
+  double compression_ratio = 1;         // dense gradient bytes over the bytes sent
+};
+
 struct RunResult {
   std::string name;
   int nodes = 0;
@@ -69,6 +90,7 @@ struct RunResult {
   std::vector<LinkUsage> busiest_links; // highest utilization first
   plan::MemoryEstimate memory;
   InputStage input;
+  StrategyMetrics strategy;
   double simulated_seconds = 0;
   std::uint64_t transfers = 0;
   nlohmann::json scenario; // canonical scenario, so a result says what produced it

@@ -63,6 +63,81 @@ InputStage input_stage(const scenario::Scenario& s, const engine::ReplayResult& 
   return in;
 }
 
+bool asynchronous(const strategies::StrategySpec& strategy) {
+  using strategies::Kind;
+  switch (strategy.kind) {
+  case Kind::allreduce:
+  case Kind::dpsgd:
+  case Kind::local_sgd:
+    return false;
+  case Kind::parameter_server:
+  case Kind::easgd:
+    return strategy.schedule != strategies::Schedule::synchronous || strategy.backup_workers > 0;
+  case Kind::adpsgd:
+  case Kind::gossip:
+    return true;
+  }
+  return false;
+}
+
+// Workers that do not wait for each other each run at their own pace: each one's iterations are timed on its own
+// clock, from the end of its warm-up to the end of its last iteration. Returns the mean seconds per iteration of
+// each worker.
+std::vector<double> own_pace(const engine::ReplayResult& replay, std::size_t first, std::size_t total) {
+  std::vector<double> periods;
+  for (const auto& rank : replay.ranks) {
+    if (rank.iteration_end.size() < total || total <= first) continue;
+    const double start = first ? rank.iteration_end[first - 1] : 0.0;
+    periods.push_back((rank.iteration_end[total - 1] - start) / static_cast<double>(total - first));
+  }
+  return periods;
+}
+
+StrategyMetrics strategy_metrics(const scenario::Scenario& s, const plan::Plan& plan,
+                                 const engine::ReplayResult& replay, double lo, double hi, double measured) {
+  StrategyMetrics m;
+  m.name = strategies::strategy_name(s.training.strategy);
+  m.workers = plan.workers;
+  m.servers = static_cast<int>(replay.servers.size());
+  m.asynchronous = asynchronous(s.training.strategy);
+  m.spectral_gap = plan.spectral_gap;
+  if (plan.wire_bytes > 0) m.compression_ratio = plan.dense_bytes / plan.wire_bytes;
+  const double ranks = static_cast<double>(std::max<std::size_t>(1, replay.ranks.size()));
+  const double total_iterations = static_cast<double>(s.run.warmup_iterations + s.run.iterations);
+  for (const auto& rank : replay.ranks) {
+    m.bytes_received_per_worker += rank.bytes_received / total_iterations / ranks;
+    m.gossip_rounds_per_worker +=
+        static_cast<double>(rank.pushes_sent + rank.pushes_received) / total_iterations / ranks;
+  }
+  if (replay.servers.empty()) return m;
+  const auto& first = replay.servers.front();
+  std::vector<double> staleness;
+  double lag = 0, applied = 0;
+  for (const auto& u : first.updates) {
+    staleness.push_back(u.staleness);
+    lag += u.update_lag;
+    if (m.staleness_histogram.size() <= static_cast<std::size_t>(u.staleness))
+      m.staleness_histogram.resize(u.staleness + 1, 0);
+    ++m.staleness_histogram[u.staleness];
+    if (u.time > lo && u.time <= hi) ++applied;
+  }
+  m.staleness = distribution(std::move(staleness));
+  if (!first.updates.empty()) m.mean_update_lag = lag / static_cast<double>(first.updates.size());
+  if (hi > lo) m.updates_per_second = applied / (hi - lo);
+  (void)measured;
+  const double nic = s.cluster.nic.bandwidth;
+  for (const auto& server : replay.servers) {
+    m.dropped += server.dropped;
+    if (replay.simulated_seconds <= 0) continue;
+    m.server_bytes_per_second =
+        std::max(m.server_bytes_per_second, (server.bytes_received + server.bytes_sent) / replay.simulated_seconds);
+    if (nic > 0)
+      m.server_nic_utilization = std::max(m.server_nic_utilization, std::max(server.bytes_received, server.bytes_sent) /
+                                                                        (nic * replay.simulated_seconds));
+  }
+  return m;
+}
+
 } // namespace
 
 Distribution distribution(std::vector<double> samples) {
@@ -88,7 +163,7 @@ RunResult summarize(const scenario::Scenario& s, const plan::Plan& plan, const e
   r.name = s.name;
   r.nodes = s.cluster.nodes;
   r.gpus = s.world_size();
-  r.global_batch = s.global_batch();
+  r.global_batch = static_cast<int>(plan.workers * plan.samples_per_worker_iteration);
   r.sample_unit = s.model.workload.sample_unit;
   r.gradient_bytes = plan.gradient_bytes;
   r.buckets = plan.buckets;
@@ -110,6 +185,30 @@ RunResult summarize(const scenario::Scenario& s, const plan::Plan& plan, const e
     durations.push_back(ends[i] - (i ? ends[i - 1] : 0.0));
   r.iteration = distribution(durations);
   if (r.iteration.mean > 0) r.throughput = r.global_batch / r.iteration.mean;
+  if (asynchronous(s.training.strategy)) {
+    // Workers keep their own pace: the time per iteration is each worker's, the throughput the sum of their rates.
+    const auto periods = own_pace(replay, first, total);
+    r.iteration = distribution(periods);
+    r.throughput = 0;
+    for (double p : periods)
+      if (p > 0) r.throughput += plan.samples_per_worker_iteration / p;
+  }
+  if (s.training.strategy.backup_workers > 0 && !replay.servers.empty()) {
+    // Backup workers: progress is the rounds the servers close, each with the first n - b gradients; the stragglers'
+    // late gradients are dropped and count for nothing.
+    const auto& rounds = replay.servers.front().round_ends;
+    const auto& updates = replay.servers.front().updates;
+    const double from = first < rounds.size() ? rounds[first - (first ? 1 : 0)] : 0.0;
+    std::vector<double> periods;
+    for (std::size_t i = std::max<std::size_t>(first, 1); i < rounds.size(); ++i)
+      periods.push_back(rounds[i] - rounds[i - 1]);
+    r.iteration = distribution(periods);
+    const auto applied = std::count_if(updates.begin(), updates.end(), [&](const engine::AppliedUpdate& u) {
+      return u.time > from && rounds.size() > 1 && u.time <= rounds.back();
+    });
+    if (!rounds.empty() && rounds.back() > from)
+      r.throughput = static_cast<double>(applied) * plan.samples_per_worker_iteration / (rounds.back() - from);
+  }
   if (s.dataset.samples > 0 && r.throughput > 0)
     r.epoch_seconds = static_cast<double>(s.dataset.samples) / r.throughput;
   r.epochs = s.dataset.epochs;
@@ -138,6 +237,8 @@ RunResult summarize(const scenario::Scenario& s, const plan::Plan& plan, const e
   }
 
   r.input = input_stage(s, replay, first, total);
+  r.strategy = strategy_metrics(s, plan, replay, lo, hi, measured);
+  r.strategy.barrier_wait = r.breakdown.idle;
 
   for (const auto& link : replay.links) {
     if (link.bytes <= 0 || link.bandwidth <= 0 || replay.simulated_seconds <= 0) continue;

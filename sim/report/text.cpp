@@ -47,6 +47,35 @@ std::string format_summary(const RunResult& r) {
                                                : std::string(": the input pipeline is hidden behind it")));
   }
 
+  const auto& st = r.strategy;
+  if (st.name != "allreduce" || st.compression_ratio != 1) {
+    out += fmt::format("\nStrategy: {}{}\n", st.name, st.asynchronous ? " (workers do not wait for each other)" : "");
+    line("workers",
+         fmt::format("{} GPUs{}", st.workers,
+                     st.servers > 0 ? fmt::format(", {} server shard{}", st.servers, st.servers == 1 ? "" : "s")
+                                    : std::string()));
+    if (st.servers > 0) {
+      line("updates applied", format_rate(st.updates_per_second, "gradients"));
+      line("staleness (mean / p99 / max)",
+           fmt::format("{:.2f} / {:.0f} / {:.0f} iterations", st.staleness.mean, st.staleness.p99, st.staleness.max));
+      line("update lag (mean)",
+           fmt::format("{:.2f} updates between a gradient's read and its update", st.mean_update_lag));
+      if (st.dropped > 0) line("dropped gradients", fmt::format("{} (late for their round)", st.dropped));
+      line("busiest server", format_bandwidth(st.server_bytes_per_second) + ", NIC " +
+                                 format_percent(st.server_nic_utilization) + " busy");
+    }
+    line("waiting on others", format_seconds(st.barrier_wait) + " per iteration");
+    line("bytes received per worker", format_bytes(st.bytes_received_per_worker) + " per iteration");
+    if (st.gossip_rounds_per_worker > 0)
+      line("gossip rounds per worker",
+           fmt::format("{:.2f} per iteration (pushes sent and received)", st.gossip_rounds_per_worker));
+    if (st.spectral_gap >= 0)
+      line("spectral gap",
+           fmt::format("{:.4f} (1 - |lambda_2| of the averaging; larger mixes faster)", st.spectral_gap));
+    if (st.compression_ratio != 1)
+      line("compression", fmt::format("{:.1f}x fewer gradient bytes", st.compression_ratio));
+  }
+
   out += "\nTraffic\n";
   line("gradients reduced", format_bytes(r.gradient_bytes) + fmt::format(" in {} buckets", r.buckets));
   if (!r.allreduce_algorithms.empty())

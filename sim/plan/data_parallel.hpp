@@ -1,0 +1,85 @@
+#pragma once
+// Plan-private: the data-parallel planner. Every worker runs forward and backward on its own micro-batches; what
+// happens to the gradients is the strategy's business. data_parallel.cpp builds the compute, PyTorch DDP's buckets
+// and ZeRO; strategy_ops.cpp the parameter servers, the model-averaging schemes and gradient compression.
+#include "sim/plan/op_cost.hpp"
+#include "sim/plan/plan.hpp"
+#include "sim/plan/strategy_layout.hpp"
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace dtsim::plan::detail {
+
+class DataParallelPlanner {
+public:
+  explicit DataParallelPlanner(const scenario::Scenario& s);
+  Plan build();
+
+private:
+  struct Bucket {
+    double bytes = 0;
+    double elements = 0;
+    std::vector<std::size_t> layers;
+    std::uint32_t ready_after = 0; // the backward op that produced its last gradient
+  };
+  enum class Pass : std::uint8_t { forward, backward };
+
+  // One rank's program (programs are shared when every rank's would be the same).
+  void build_program(int rank);
+  void add_iteration_compute(std::vector<std::uint32_t>& reductions);
+  std::uint32_t add_step(double parameters, std::vector<std::uint32_t> deps);
+
+  // data_parallel.cpp: DDP and ZeRO.
+  bool sharded_optimizer() const;
+  bool sharded_weights() const;
+  double weight_bytes() const;
+  double grad_bytes() const;
+  std::vector<std::uint32_t> gather_deps(std::size_t i, Pass pass);
+  void hold(std::size_t i, std::uint32_t compute);
+  void prefetch_backward_gather(std::size_t i);
+  std::uint32_t add_collective(collectives::Operation op, double bytes, std::string name,
+                               std::vector<std::uint32_t> deps, int group = 0);
+  std::uint32_t add_compute(std::string name, const OpCost& cost, std::vector<std::uint32_t> deps);
+  std::uint32_t add_op(graph::Op op);
+  collectives::Algorithm resolve_algorithm(graph::Collective c, int group);
+  int parameter_tensors() const;
+
+  // strategy_ops.cpp: what a closed bucket of gradients becomes, and the model exchange after the step.
+  std::uint32_t close_bucket(Bucket& bucket, std::size_t index);
+  std::uint32_t compress(const Bucket& bucket, std::size_t index, std::vector<std::uint32_t> deps);
+  double wire_bytes(const Bucket& bucket, collectives::Operation& op) const;
+  std::uint32_t push_pull(double push_bytes, double pull_bytes, int key, std::string name,
+                          std::vector<std::uint32_t> deps);
+  std::uint32_t push_bucket(const Bucket& bucket, std::size_t index, std::vector<std::uint32_t> deps);
+  void add_model_exchange_before(); // posted with the iteration's first ops (D-PSGD, AD-PSGD, gossip)
+  void add_model_exchange_after(std::uint32_t step);
+  double model_bytes() const;
+  bool worker_steps() const; // false where the servers apply the optimizer
+  int node_group(int rank) const;
+
+  const scenario::Scenario& s_;
+  const strategies::StrategySpec& strategy_;
+  CostContext context_;
+  StrategyLayout layout_;
+  int rank_ = 0;                                         // the rank whose program is being built
+  graph::ExecutionGraph* graph_ = nullptr;               // the plan's graph
+  graph::Program* program_ = nullptr;                    // the program being built (graph_ owns it)
+  std::set<std::string> algorithms_;                     // every collective algorithm the plan uses
+  std::vector<int> everyone_;                            // the data-parallel group: every worker
+  std::vector<std::vector<int>> peers_;                  // gossip, AD-PSGD: per worker, per iteration
+  std::vector<std::vector<int>> neighbours_;             // D-PSGD: per worker
+  std::map<std::size_t, std::uint32_t> forward_gathers_; // ZeRO-3: layer -> its weights' all-gather op
+  std::map<std::size_t, std::uint32_t> backward_gathers_;
+  std::vector<std::uint32_t> held_; // ZeRO-3: compute ops of the layers holding gathered weights, oldest first
+  std::uint32_t last_backward_ = 0; // the iteration's last backward op
+  std::uint32_t exchange_ = 0;      // D-PSGD: the neighbour exchange the step waits for
+  bool has_exchange_ = false;
+  int buckets_ = 0;             // gradient reductions (all-reduce, ZeRO's reduce-scatter or pushes) per iteration
+  double compressed_bytes_ = 0; // per iteration, what the gradients were sent as
+  double dense_bytes_ = 0;      // ... and what they would have been
+};
+
+} // namespace dtsim::plan::detail

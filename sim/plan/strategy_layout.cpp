@@ -1,0 +1,127 @@
+#include "sim/plan/strategy_layout.hpp"
+#include "sim/plan/op_cost.hpp"
+#include "sim/strategies/mixing.hpp"
+
+#include <cmath>
+#include <numbers>
+#include <random>
+
+namespace dtsim::plan {
+
+using strategies::Kind;
+
+StrategyLayout strategy_layout(const scenario::Scenario& s) {
+  StrategyLayout layout;
+  const auto& c = s.cluster;
+  layout.workers = c.gpu_count();
+  if (!strategies::uses_servers(s.training.strategy)) return layout;
+  const auto& servers = s.training.strategy.servers;
+  const bool dedicated = servers.placement == strategies::ServerPlacement::dedicated;
+  const int count = servers.count > 0 ? servers.count : c.nodes;
+  // Dedicated servers run on the first GPU's host of each of the last `count` nodes; co-located ones on the first
+  // `count` nodes, beside the workers.
+  const int first_node = dedicated ? c.nodes - count : 0;
+  if (dedicated) layout.workers = first_node * c.gpus_per_node;
+  for (int j = 0; j < count; ++j)
+    layout.server_endpoints.push_back(((first_node + j) % c.nodes) * c.gpus_per_node);
+  return layout;
+}
+
+std::vector<graph::Server> server_specs(const scenario::Scenario& s, const StrategyLayout& layout) {
+  const auto& strategy = s.training.strategy;
+  graph::Server spec;
+  using strategies::Schedule;
+  spec.schedule = strategy.schedule == Schedule::synchronous    ? graph::ServerSchedule::synchronous
+                  : strategy.schedule == Schedule::asynchronous ? graph::ServerSchedule::asynchronous
+                                                                : graph::ServerSchedule::bounded;
+  spec.staleness = strategy.staleness;
+  spec.backup = strategy.backup_workers;
+  const double host = s.training.host_memory_bandwidth;
+  const double weight = calibration::gradient_bytes(s.model.precision);
+  spec.aggregate_seconds_per_byte = 3.0 / host;
+  spec.update_seconds_per_byte = optimizer_step_bytes(s.training.optimizer, s.model.precision) / weight / host;
+  std::vector<graph::Server> specs;
+  for (int endpoint : layout.server_endpoints) {
+    spec.endpoint = endpoint;
+    specs.push_back(spec);
+  }
+  return specs;
+}
+
+namespace {
+
+// Uniform in [0, 1) from 53 random bits: the same numbers with every standard library (std::*_distribution are not
+// specified bit for bit), so a seed gives the same run everywhere.
+double uniform(std::mt19937_64& rng) {
+  return static_cast<double>(rng() >> 11) * 0x1.0p-53;
+}
+
+double standard_normal(std::mt19937_64& rng) { // Box-Muller
+  const double u = 1.0 - uniform(rng), v = uniform(rng);
+  return std::sqrt(-2.0 * std::log(u)) * std::cos(2 * std::numbers::pi * v);
+}
+
+double jitter_factor(strategies::Jitter jitter, double scale, std::mt19937_64& rng) {
+  switch (jitter) {
+  case strategies::Jitter::lognormal:
+    return std::exp(scale * standard_normal(rng));
+  case strategies::Jitter::uniform:
+    return 1 + scale * uniform(rng);
+  case strategies::Jitter::exponential:
+    return 1 - scale * std::log(1.0 - uniform(rng));
+  case strategies::Jitter::none:
+    break;
+  }
+  return 1;
+}
+
+} // namespace
+
+std::vector<std::vector<double>> compute_slowdown(const scenario::Scenario& s, int workers, int iterations) {
+  const auto& stragglers = s.stragglers;
+  if (!stragglers.any()) return {};
+  std::vector<std::vector<double>> factors(workers, std::vector<double>(iterations, 1.0));
+  for (int r : stragglers.ranks)
+    if (r < workers) factors[r].assign(iterations, stragglers.slowdown);
+  if (stragglers.jitter != strategies::Jitter::none) {
+    std::mt19937_64 rng(s.run.seed ^ 0x5354524147474c45ULL); // "STRAGGLE": a stream of its own
+    for (int it = 0; it < iterations; ++it)
+      for (int r = 0; r < workers; ++r)
+        factors[r][it] *= jitter_factor(stragglers.jitter, stragglers.scale, rng);
+  }
+  return factors;
+}
+
+std::vector<std::vector<int>> random_peers(int workers, int iterations, double probability, std::uint64_t seed) {
+  std::mt19937_64 rng(seed ^ 0x474f535349505321ULL); // "GOSSIP!"
+  std::vector<std::vector<int>> peers(workers, std::vector<int>(iterations, -1));
+  for (int it = 0; it < iterations; ++it)
+    for (int r = 0; r < workers; ++r) {
+      const bool push = uniform(rng) < probability;
+      const int other = static_cast<int>(uniform(rng) * (workers - 1));
+      if (push && workers > 1) peers[r][it] = other >= r ? other + 1 : other;
+    }
+  return peers;
+}
+
+double spectral_gap(const scenario::Scenario& s, int workers) {
+  const auto& strategy = s.training.strategy;
+  switch (strategy.kind) {
+  case Kind::dpsgd:
+    return strategies::spectral_gap(strategies::mixing_matrix(strategy.graph, workers), workers);
+  case Kind::gossip:
+    return strategies::spectral_gap(strategies::expected_gossip_matrix(workers, strategy.probability), workers);
+  case Kind::adpsgd:
+    return strategies::spectral_gap(strategies::expected_gossip_matrix(workers, 1.0), workers);
+  default:
+    return -1;
+  }
+}
+
+double touched_fraction(const models::Layer& layer, std::int64_t batch) {
+  if (layer.parameters <= 0) return 0;
+  return 1 - std::exp(-static_cast<double>(batch) * static_cast<double>(layer.output_elements) /
+                      static_cast<double>(layer.parameters));
+}
+
+} // namespace dtsim::plan

@@ -1,0 +1,186 @@
+// What each strategy makes of the gradients and the model (seed 001's parameter exchange):
+//   allreduce         each bucket all-reduced (compressed formats that cannot be summed are all-gathered)
+//   parameter_server  each bucket pushed to the shards, split by size, and the shard's parameters pulled back; the
+//                     servers run the optimizer (Li et al. 2014, "Scaling distributed machine learning with the
+//                     parameter server"). Hierarchical: reduced to each node's first GPU first, which alone talks to
+//                     the servers, then broadcast in the node (BytePS, Jiang et al. 2020). With period > 1 the model
+//                     itself goes to the servers every `period` steps (SparkNet's averaging through the driver).
+//   dpsgd             the model exchanged with the graph neighbours while the gradient is computed; the step mixes
+//                     them (x_{k+1} = sum_j W_ij x_j - lr g(x_k), Lian et al. 2017)
+//   adpsgd            the model pushed to a random peer, whose model comes back (Lian et al. 2018), beside compute
+//   gossip            with probability p the model (and its sum weight) pushed to a random peer (Blot et al. 2016)
+//   local_sgd         the model all-reduced every H steps (Lin et al. 2020, "Don't use large mini-batches")
+//   easgd             the model sent to the centre variable's server every tau steps and the centre pulled back
+//                     (Zhang et al. 2015)
+#include "sim/plan/data_parallel.hpp"
+#include "sim/strategies/compression.hpp"
+#include "sim/strategies/mixing.hpp"
+
+#include <fmt/format.h>
+
+namespace dtsim::plan::detail {
+
+using collectives::Operation;
+using graph::Op;
+using graph::Stream;
+using strategies::Kind;
+
+bool DataParallelPlanner::worker_steps() const {
+  return !(strategy_.kind == Kind::parameter_server && strategy_.period == 1);
+}
+
+double DataParallelPlanner::model_bytes() const {
+  return static_cast<double>(s_.model.workload.parameter_count()) * weight_bytes();
+}
+
+int DataParallelPlanner::node_group(int rank) const {
+  return 1 + rank / s_.cluster.gpus_per_node;
+}
+
+// The bytes a bucket goes out as, and the collective that can carry them.
+double DataParallelPlanner::wire_bytes(const Bucket& bucket, Operation& op) const {
+  const auto& spec = s_.training.compression;
+  if (spec.kind == strategies::CompressionKind::none) return bucket.bytes;
+  double bytes = 0;
+  for (std::size_t i : bucket.layers) {
+    const auto& layer = s_.model.workload.layers[i];
+    // PowerSGD factors each weight matrix: a GEMM's weight is n x (k x count); anything else is a vector.
+    std::int64_t rows = layer.parameters, cols = 1;
+    if (layer.gemm.n > 0 && layer.gemm.k > 0 && layer.parameters >= layer.gemm.n * layer.gemm.k) {
+      rows = layer.gemm.n;
+      cols = layer.parameters / layer.gemm.n;
+    }
+    const auto wire = strategies::wire_format(spec, static_cast<double>(layer.parameters), grad_bytes(), rows, cols);
+    bytes += wire.total();
+    op = wire.operation;
+  }
+  return bytes;
+}
+
+// The compressor's kernel on the compute stream, once the bucket's gradients are in (DGC and PowerSGD's hooks run
+// there, delaying the backward that follows).
+std::uint32_t DataParallelPlanner::compress(const Bucket& bucket, std::size_t index, std::vector<std::uint32_t> deps) {
+  const auto& spec = s_.training.compression;
+  OpCost cost;
+  for (std::size_t i : bucket.layers) {
+    const auto& layer = s_.model.workload.layers[i];
+    const auto work = strategies::compression_work(
+        spec, static_cast<double>(layer.parameters), grad_bytes(), layer.gemm.n > 0 ? layer.gemm.n : layer.parameters,
+        layer.gemm.n > 0 ? layer.parameters / layer.gemm.n : 1, layout_.workers);
+    calibration::KernelCost kernel;
+    kernel.kind = work.flops > 0 && spec.kind == strategies::CompressionKind::powersgd
+                      ? calibration::KernelClass::gemm
+                      : calibration::KernelClass::memory;
+    kernel.precision = s_.model.precision;
+    kernel.flops = work.flops;
+    kernel.bytes = work.bytes;
+    cost.kernels.push_back(kernel);
+  }
+  return add_compute(fmt::format("compress bucket {} ({})", index, strategies::to_string(spec.kind)), cost,
+                     std::move(deps));
+}
+
+std::uint32_t DataParallelPlanner::close_bucket(Bucket& bucket, std::size_t index) {
+  std::vector<std::uint32_t> deps{bucket.ready_after};
+  const bool compressed = s_.training.compression.kind != strategies::CompressionKind::none;
+  if (compressed) deps = {compress(bucket, index, std::move(deps))};
+  std::uint32_t id = 0;
+  if (strategy_.kind == Kind::parameter_server) {
+    id = push_bucket(bucket, index, std::move(deps));
+  } else {
+    const bool scatter = sharded_optimizer();
+    Operation op = scatter ? Operation::reduce_scatter : Operation::all_reduce;
+    double bytes = wire_bytes(bucket, op);
+    dense_bytes_ += bucket.bytes;
+    compressed_bytes_ += bytes;
+    // An all-gather's buffer is every worker's contribution (nccl-tests' convention).
+    if (op == Operation::all_gather) bytes *= layout_.workers;
+    const auto name = fmt::format("{} bucket {} ({:.2f} MiB)", collectives::to_string(op), index, bytes / (1 << 20));
+    id = add_collective(op, bytes, name, std::move(deps));
+  }
+  bucket = Bucket{};
+  return id;
+}
+
+// A bucket to the parameter servers: its gradients (sparse rows of embedding tables, compressed values) out, the
+// updated parameters back.
+std::uint32_t DataParallelPlanner::push_bucket(const Bucket& bucket, std::size_t index,
+                                               std::vector<std::uint32_t> deps) {
+  Operation op = Operation::all_reduce;
+  double push = wire_bytes(bucket, op);
+  double pull = bucket.elements * weight_bytes();
+  if (strategy_.sparse_embeddings)
+    for (std::size_t i : bucket.layers) {
+      const auto& layer = s_.model.workload.layers[i];
+      if (!layer.sparse_gradient) continue;
+      const double saved = 1 - touched_fraction(layer, s_.model.batch_per_gpu * strategy_.accumulation);
+      push -= saved * static_cast<double>(layer.parameters) * grad_bytes() * (push / bucket.bytes);
+      pull -= saved * static_cast<double>(layer.parameters) * weight_bytes();
+    }
+  dense_bytes_ += bucket.bytes;
+  compressed_bytes_ += push;
+  const auto name = fmt::format("push-pull bucket {} ({:.2f} MiB)", index, push / (1 << 20));
+  if (!strategy_.servers.hierarchical) return push_pull(push, pull, static_cast<int>(index), name, std::move(deps));
+  // BytePS: the node's GPUs reduce to the first, which alone pushes and pulls, then broadcasts.
+  const int group = node_group(rank_);
+  const bool leader = rank_ % s_.cluster.gpus_per_node == 0;
+  auto last = add_collective(Operation::reduce, bucket.bytes, fmt::format("reduce bucket {} in node", index),
+                             std::move(deps), group);
+  if (leader) last = push_pull(push, pull, static_cast<int>(index), name, {last});
+  return add_collective(Operation::broadcast, bucket.elements * weight_bytes(),
+                        fmt::format("broadcast bucket {} in node", index), {last}, group);
+}
+
+std::uint32_t DataParallelPlanner::push_pull(double push_bytes, double pull_bytes, int key, std::string name,
+                                             std::vector<std::uint32_t> deps) {
+  graph::PushPull op;
+  op.key = key;
+  const auto shards = static_cast<double>(layout_.server_endpoints.size());
+  for (std::size_t j = 0; j < layout_.server_endpoints.size(); ++j)
+    op.shards.push_back({static_cast<int>(j), push_bytes / shards, pull_bytes / shards});
+  return add_op(Op{std::move(name), Stream::comm, op, std::move(deps)});
+}
+
+// Exchanges that run beside the iteration's compute: posted first on the communication stream, waiting for nothing.
+void DataParallelPlanner::add_model_exchange_before() {
+  const double model = model_bytes();
+  switch (strategy_.kind) {
+  case Kind::dpsgd: {
+    graph::Exchange exchange;
+    if (neighbours_.empty()) neighbours_ = strategies::neighbours(strategy_.graph, layout_.workers);
+    for (int peer : neighbours_[rank_]) {
+      exchange.transfers.push_back({peer, model, true});
+      exchange.transfers.push_back({peer, model, false});
+    }
+    if (exchange.transfers.empty()) return;
+    exchange_ = add_op(Op{"exchange model with neighbours", Stream::comm, exchange, {}});
+    has_exchange_ = true;
+    return;
+  }
+  case Kind::gossip: // the model and its sum weight (one fp32)
+    add_op(Op{"gossip model to a random peer", Stream::comm, graph::Push{peers_[rank_], model + 4, 0}, {}});
+    return;
+  case Kind::adpsgd:
+    add_op(Op{"average model with a random peer", Stream::comm, graph::Push{peers_[rank_], model, model}, {}});
+    return;
+  default:
+    return;
+  }
+}
+
+// Model averaging every `period` steps, after the step.
+void DataParallelPlanner::add_model_exchange_after(std::uint32_t step) {
+  const double model = model_bytes();
+  std::uint32_t id = 0;
+  if (strategy_.kind == Kind::local_sgd && layout_.workers > 1)
+    id = add_collective(Operation::all_reduce, model, "allreduce model (average)", {step});
+  else if (strategies::uses_servers(strategy_))
+    id = push_pull(model, model, 0,
+                   strategy_.kind == Kind::easgd ? "elastic exchange with the centre" : "push-pull model (average)",
+                   {step});
+  else
+    return;
+  program_->ops[id].every = static_cast<std::uint32_t>(strategy_.period);
+}
+
+} // namespace dtsim::plan::detail
