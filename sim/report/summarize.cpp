@@ -196,18 +196,27 @@ RunResult summarize(const scenario::Scenario& s, const plan::Plan& plan, const e
   if (s.training.strategy.backup_workers > 0 && !replay.servers.empty()) {
     // Backup workers: progress is the rounds the servers close, each with the first n - b gradients; the stragglers'
     // late gradients are dropped and count for nothing.
-    const auto& rounds = replay.servers.front().round_ends;
+    // Rounds count until the first worker is done: after that the stragglers' leftover iterations close rounds on
+    // their own, which a real job (stopping after its rounds) would not run.
+    double done = replay.simulated_seconds;
+    for (const auto& rank : replay.ranks)
+      if (!rank.iteration_end.empty()) done = std::min(done, rank.iteration_end.back());
+    std::vector<double> rounds;
+    for (double t : replay.servers.front().round_ends)
+      if (t <= done) rounds.push_back(t);
     const auto& updates = replay.servers.front().updates;
-    const double from = first < rounds.size() ? rounds[first - (first ? 1 : 0)] : 0.0;
+    const std::size_t from = std::min(first, rounds.empty() ? 0 : rounds.size() - 1);
     std::vector<double> periods;
-    for (std::size_t i = std::max<std::size_t>(first, 1); i < rounds.size(); ++i)
+    for (std::size_t i = std::max<std::size_t>(from, 1); i < rounds.size(); ++i)
       periods.push_back(rounds[i] - rounds[i - 1]);
     r.iteration = distribution(periods);
-    const auto applied = std::count_if(updates.begin(), updates.end(), [&](const engine::AppliedUpdate& u) {
-      return u.time > from && rounds.size() > 1 && u.time <= rounds.back();
-    });
-    if (!rounds.empty() && rounds.back() > from)
-      r.throughput = static_cast<double>(applied) * plan.samples_per_worker_iteration / (rounds.back() - from);
+    if (rounds.size() > from + 1) {
+      const double lo_round = rounds[from], hi_round = rounds.back();
+      const auto applied = std::count_if(updates.begin(), updates.end(), [&](const engine::AppliedUpdate& u) {
+        return u.time > lo_round && u.time <= hi_round;
+      });
+      r.throughput = static_cast<double>(applied) * plan.samples_per_worker_iteration / (hi_round - lo_round);
+    }
   }
   if (s.dataset.samples > 0 && r.throughput > 0)
     r.epoch_seconds = static_cast<double>(s.dataset.samples) / r.throughput;

@@ -88,6 +88,18 @@ const std::vector<std::string>& topology_kind_names();
 // Fills scenario.cluster and scenario.gpu; checks that the GPU supports the model's precision.
 void read_cluster(const Object& top, Scenario& scenario);
 TrainingSpec read_training(const Object& top);
+// training.strategy and training.compression (strategy.cpp): each a name or an object.
+strategies::StrategySpec read_strategy(const Object& training);
+strategies::CompressionSpec read_compression(const Object& training);
+// What the strategy asks of the cluster (after read_cluster and read_training): dedicated server nodes leave a
+// node to train, backup workers are fewer than the workers.
+void check_strategy(const Object& top, const Scenario& scenario);
+// The optional "stragglers" section (after check_strategy: its ranks are the strategy's workers).
+strategies::StragglerSpec read_stragglers(const Object& top, const Scenario& scenario);
+// The resolved values, every field written out, as read_strategy, read_compression and read_stragglers take them.
+json strategy_json(const strategies::StrategySpec& spec);
+json compression_json(const strategies::CompressionSpec& spec);
+json stragglers_json(const strategies::StragglerSpec& spec);
 // Resolves model.attention "auto" for the scenario's GPU and checks that "flash" can run on it (after read_cluster).
 void resolve_attention(const Object& top, Scenario& scenario);
 // Full recomputation needs transformer blocks to recompute (after read_model and read_training).
@@ -98,7 +110,6 @@ NetworkSpec read_network(const Object& top);
 std::optional<InputSpec> read_input(const Object& top, const Scenario& scenario);
 
 // Enum names, in declaration order.
-const std::vector<std::string>& strategy_names();
 const std::vector<std::string>& algorithm_names();
 const std::vector<std::string>& fidelity_names();
 const std::vector<std::string>& optimizer_names();

@@ -60,9 +60,9 @@ std::string default_name(const std::string& origin) {
 
 Scenario read_document(const std::string& origin, const json& document) {
   check_version(origin, document);
-  const detail::Object top(
-      origin, &document, "",
-      {"version", "name", "description", "model", "dataset", "cluster", "training", "run", "network", "input"});
+  const detail::Object top(origin, &document, "",
+                           {"version", "name", "description", "model", "dataset", "cluster", "training", "run",
+                            "network", "input", "stragglers"});
   Scenario s;
   s.origin = origin;
   s.name = top.string("name", default_name(origin));
@@ -73,6 +73,8 @@ Scenario read_document(const std::string& origin, const json& document) {
   s.training = detail::read_training(top);
   detail::resolve_attention(top, s);
   detail::check_recompute(top, s);
+  detail::check_strategy(top, s);
+  s.stragglers = detail::read_stragglers(top, s);
   s.run = detail::read_run(top);
   s.network = detail::read_network(top);
   s.input = detail::read_input(top, s);
@@ -121,9 +123,6 @@ Scenario load_scenario(const std::string& path, const std::vector<Override>& ove
   return parse_scenario(text.str(), path, overrides);
 }
 
-std::string_view to_string(Strategy s) {
-  return detail::strategy_names().at(static_cast<std::size_t>(s));
-}
 std::string_view to_string(Fidelity f) {
   return detail::fidelity_names().at(static_cast<std::size_t>(f));
 }

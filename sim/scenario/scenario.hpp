@@ -5,6 +5,7 @@
 #include "models/layer.hpp"
 #include "models/transformer.hpp"
 #include "sim/collectives/schedule.hpp"
+#include "sim/strategies/strategy.hpp"
 #include "topologies/cluster.hpp"
 
 #include <cstdint>
@@ -38,7 +39,6 @@ struct DatasetSpec {
   int epochs = 1;           // epochs of the whole training run, for its time and cost
 };
 
-enum class Strategy : std::uint8_t { allreduce };
 enum class Optimizer : std::uint8_t { sgd, momentum, adam };
 
 // Activation recomputation (Korthikanti et al. 2022): selective recomputes the attention core's s^2 part in
@@ -50,7 +50,8 @@ enum class Recompute : std::uint8_t { none, selective, full };
 enum class Offload : std::uint8_t { none, optimizer };
 
 struct TrainingSpec {
-  Strategy strategy = Strategy::allreduce;
+  strategies::StrategySpec strategy;       // how workers keep their models in agreement (all-reduce by default)
+  strategies::CompressionSpec compression; // what the gradients are sent as
   collectives::Algorithm algorithm = collectives::Algorithm::automatic; // of the gradient all-reduce
   double bucket_bytes = 25.0 * 1024 * 1024;                             // PyTorch DDP bucket_cap_mb = 25 (MiB)
   double first_bucket_bytes = 1.0 * 1024 * 1024;                        // DDP's first bucket is capped at 1 MiB
@@ -105,7 +106,8 @@ struct Scenario {
   TrainingSpec training;
   RunSpec run;
   NetworkSpec network;
-  std::optional<InputSpec> input; // absent: no input stage
+  std::optional<InputSpec> input;       // absent: no input stage
+  strategies::StragglerSpec stragglers; // slower workers; none by default
 
   int world_size() const { return cluster.gpu_count(); }
   int global_batch() const { return model.batch_per_gpu * world_size(); }
@@ -139,7 +141,6 @@ Scenario parse_scenario(const std::string& json_text, const std::string& origin,
 // The resolved scenario in canonical form (every default spelled out, base units), echoed in results.
 nlohmann::json to_json(const Scenario& scenario);
 
-std::string_view to_string(Strategy s);
 std::string_view to_string(Fidelity f);
 std::string_view to_string(Optimizer o);
 std::string_view to_string(Recompute r);

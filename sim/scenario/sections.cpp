@@ -1,4 +1,5 @@
-// The small sections: dataset, training, run, network; and the names of the scenario's enums.
+// The small sections: dataset, training (its strategy and compression in strategy.cpp), run, network; and the names
+// of the scenario's enums.
 #include "sim/scenario/reader.hpp"
 
 #include <fmt/format.h>
@@ -15,10 +16,6 @@ template <typename Enum> Enum enum_of(const std::vector<std::string>& names, con
 
 } // namespace
 
-const std::vector<std::string>& strategy_names() {
-  static const std::vector<std::string> names{"allreduce"};
-  return names;
-}
 // "auto" and the all-reduce algorithms sim/collectives implements.
 const std::vector<std::string>& algorithm_names() {
   static const std::vector<std::string> names = [] {
@@ -70,10 +67,10 @@ DatasetSpec read_dataset(const Object& top) {
 TrainingSpec read_training(const Object& top) {
   const Object section =
       top.object("training", {"strategy", "algorithm", "bucket_size", "first_bucket_size", "overlap", "optimizer",
-                              "recompute", "zero_stage", "offload", "host_memory_bandwidth"});
+                              "recompute", "zero_stage", "offload", "host_memory_bandwidth", "compression"});
   TrainingSpec t;
-  t.strategy = enum_of<Strategy>(
-      strategy_names(), section.choice("strategy", strategy_names(), "strategy", std::string(to_string(t.strategy))));
+  t.strategy = read_strategy(section);
+  t.compression = read_compression(section);
   t.algorithm = *collectives::parse_algorithm(section.choice("algorithm", algorithm_names(), "all-reduce algorithm",
                                                              std::string(collectives::to_string(t.algorithm))));
   t.bucket_bytes = section.quantity("bucket_size", Dimension::bytes, Bound::positive, t.bucket_bytes);

@@ -108,7 +108,8 @@ json to_json(const Scenario& s) {
         {"price_per_hour", c.price_per_node_hour},
         {"topology", topology_json(c)}}},
       {"training",
-       {{"strategy", to_string(s.training.strategy)},
+       {{"strategy", detail::strategy_json(s.training.strategy)},
+        {"compression", detail::compression_json(s.training.compression)},
         {"algorithm", collectives::to_string(s.training.algorithm)},
         {"bucket_size", s.training.bucket_bytes},
         {"first_bucket_size", s.training.first_bucket_bytes},
@@ -136,6 +137,8 @@ json to_json(const Scenario& s) {
     if (in.storage_bandwidth > 0) input["storage_bandwidth"] = in.storage_bandwidth;
     out["input"] = std::move(input);
   }
+  // "stragglers" is left out when no worker is slowed: the section's absence means exactly that.
+  if (s.stragglers.any()) out["stragglers"] = detail::stragglers_json(s.stragglers);
   return out;
 }
 

@@ -38,6 +38,8 @@ struct ServerLayout {
   int count = 1; // shards; parameters are split among them by size. colocated: one per node when 0
   ServerPlacement placement = ServerPlacement::dedicated;
   bool hierarchical = false; // reduce inside each node first; one GPU per node talks to the servers (BytePS)
+
+  bool operator==(const ServerLayout&) const = default;
 };
 
 // The neighbours a D-PSGD worker averages with.
@@ -48,17 +50,19 @@ enum class PeerGraph : std::uint8_t {
 
 struct StrategySpec {
   Kind kind = Kind::allreduce;
-  Schedule schedule = Schedule::synchronous; // parameter_server, easgd
-  int staleness = 0;                         // bounded: how many iterations a worker may lead the slowest
-  ServerLayout servers;                      // parameter_server, easgd
-  bool sparse_embeddings = false;            // push only the embedding rows a batch touched (parameter_server)
-  PeerGraph graph = PeerGraph::ring;         // dpsgd
-  double probability = 0.1;                  // gossip: chance to push each iteration
-  int period = 1;                            // local_sgd: H; easgd: tau; parameter_server: push every `period`
-  int backup_workers = 0;                    // synchronous parameter_server: proceed with the first n - b
-  int accumulation = 1;                      // micro-batches accumulated per update (gradient accumulation)
+  Schedule schedule = Schedule::synchronous;       // parameter_server, easgd
+  int staleness = 0;                               // bounded: how many iterations a worker may lead the slowest
+  ServerLayout servers;                            // parameter_server, easgd
+  bool sparse_embeddings = false;                  // push only the embedding rows a batch touched (parameter_server)
+  PeerGraph graph = PeerGraph::ring;               // dpsgd
+  double probability = 0.1;                        // gossip: chance to push each iteration
+  int period = 1;                                  // local_sgd: H; easgd: tau; parameter_server: push every `period`
+  int backup_workers = 0;                          // synchronous parameter_server: proceed with the first n - b
+  int accumulation = 1;                            // micro-batches accumulated per update (gradient accumulation)
   std::optional<collectives::Algorithm> algorithm; // allreduce: a preset's exchange (FireCaffe: binomial tree)
   std::string preset;                              // the seed-001 system it came from, if any
+
+  bool operator==(const StrategySpec&) const = default;
 };
 
 // Gradient compression (what is sent instead of dense fp32 or fp16 gradients).
@@ -73,9 +77,11 @@ enum class CompressionKind : std::uint8_t {
 
 struct CompressionSpec {
   CompressionKind kind = CompressionKind::none;
-  double ratio = 0.01;       // topk, randomk: fraction of the values sent
-  int rank = 4;              // powersgd
+  double ratio = 0.01;        // topk, randomk: fraction of the values sent
+  int rank = 4;               // powersgd
   bool error_feedback = true; // sign, topk, randomk: keep the residual and add it next time (one more buffer)
+
+  bool operator==(const CompressionSpec&) const = default;
 };
 
 // Per-worker slowdown of compute: a fixed factor on chosen ranks, and seeded per-iteration jitter on every rank.
@@ -92,6 +98,8 @@ struct StragglerSpec {
   Jitter jitter = Jitter::none;
   double scale = 0; // jitter parameter (see Jitter)
   bool any() const { return (!ranks.empty() && slowdown != 1) || (jitter != Jitter::none && scale > 0); }
+
+  bool operator==(const StragglerSpec&) const = default;
 };
 
 // Short names, as `dtsim compare --strategies` and `"strategy": "ssp:3"` take them:
@@ -99,6 +107,8 @@ struct StragglerSpec {
 // Throws std::invalid_argument saying what was expected.
 StrategySpec parse_strategy_name(std::string_view name);
 std::string strategy_name(const StrategySpec& s); // the short name back ("ssp:3")
+// What a kind's short name without a parameter gives (parameter_server: "ps-sync"; easgd: "easgd", tau 4).
+StrategySpec default_strategy(Kind k);
 
 std::string_view to_string(Kind k);
 std::string_view to_string(Schedule s);
@@ -106,6 +116,32 @@ std::string_view to_string(ServerPlacement p);
 std::string_view to_string(PeerGraph g);
 std::string_view to_string(CompressionKind c);
 std::string_view to_string(Jitter j);
+
+// The inverses of to_string: exactly the names it writes; nullopt for any other.
+std::optional<Kind> parse_kind(std::string_view name);
+std::optional<Schedule> parse_schedule(std::string_view name);
+std::optional<ServerPlacement> parse_placement(std::string_view name);
+std::optional<PeerGraph> parse_peer_graph(std::string_view name);
+std::optional<CompressionKind> parse_compression_kind(std::string_view name);
+std::optional<Jitter> parse_jitter(std::string_view name);
+// Every name to_string writes, in declaration order (for "expected one of" messages).
+std::vector<std::string> kind_names();
+std::vector<std::string> schedule_names();
+std::vector<std::string> placement_names();
+std::vector<std::string> peer_graph_names();
+std::vector<std::string> compression_kind_names();
+std::vector<std::string> jitter_names();
+
+// The short-name forms parse_strategy_name takes, as messages and `dtsim list strategies` show them:
+// "allreduce", "ps-sync", ..., "ssp[:S]", ..., "preset:NAME".
+std::vector<std::string> strategy_forms();
+
+// Parameter servers (and EASGD's centre variable) run on server nodes only when the kind has servers and they are
+// dedicated; those nodes (the cluster's last ones) train nothing.
+bool uses_servers(const StrategySpec& s); // parameter_server, easgd
+int dedicated_server_nodes(const StrategySpec& s);
+// The GPUs that train: every GPU but those of dedicated server nodes.
+int worker_count(const StrategySpec& s, int nodes, int gpus_per_node);
 
 // Seed 001's Table 1 (and Horovod, BytePS): each system's scheduling, exchange and topology as the table gives
 // them, and the strategy dtsim runs for it.
@@ -121,6 +157,7 @@ struct Preset {
   std::string note;                     // what dtsim's mapping chooses where the table is silent
 };
 const std::vector<Preset>& presets();
-const Preset* find_preset(std::string_view name); // case-insensitive; nullptr if unknown
+// Case, spaces, '-' and '_' ignored ("parameter-server" finds "Parameter Server"); nullptr if unknown.
+const Preset* find_preset(std::string_view name);
 
 } // namespace dtsim::strategies

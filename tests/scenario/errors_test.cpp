@@ -172,7 +172,7 @@ TEST(BadScenario, OtherUnknownNames) {
   EXPECT_SCENARIO_ERROR(error_of(patched({{"training", {{"optimizer", "adamw"}}}})), "/training/optimizer",
                         "unknown optimizer \"adamw\"; did you mean \"adam\"?");
   EXPECT_SCENARIO_ERROR(error_of(patched({{"training", {{"strategy", "parameter_server"}}}})), "/training/strategy",
-                        "expected one of \"allreduce\"");
+                        "unknown strategy \"parameter_server\"; expected allreduce, ps-sync, ps-async, ssp[:S]");
   EXPECT_SCENARIO_ERROR(error_of(patched({{"training", {{"algorithm", "rinng"}}}})), "/training/algorithm",
                         "unknown all-reduce algorithm \"rinng\"; did you mean \"ring\"?");
   EXPECT_SCENARIO_ERROR(error_of(patched({{"run", {{"fidelity", "coarse"}}}})), "/run/fidelity",

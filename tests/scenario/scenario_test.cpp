@@ -44,7 +44,9 @@ TEST(Scenario, MinimalScenarioTakesTheDocumentedDefaults) {
   EXPECT_DOUBLE_EQ(s.cluster.nic.latency, 5e-6);
   EXPECT_DOUBLE_EQ(s.cluster.switch_latency, 1e-6);
 
-  EXPECT_EQ(s.training.strategy, Strategy::allreduce);
+  EXPECT_EQ(s.training.strategy, strategies::StrategySpec{}); // all-reduce
+  EXPECT_EQ(s.training.compression, strategies::CompressionSpec{});
+  EXPECT_FALSE(s.stragglers.any());
   EXPECT_EQ(s.training.algorithm, collectives::Algorithm::automatic);
   EXPECT_EQ(s.run.fidelity, Fidelity::step);
   EXPECT_DOUBLE_EQ(s.training.bucket_bytes, 25.0 * 1024 * 1024);
@@ -150,7 +152,12 @@ TEST(Scenario, CanonicalJsonSpellsOutDefaultsAndParsesBackToTheSameScenario) {
   EXPECT_EQ(canonical["training"]["optimizer"], "momentum");
   EXPECT_EQ(canonical["run"]["seed"], 1);
   EXPECT_EQ(canonical["network"]["model"], "cm02");
-  EXPECT_FALSE(canonical.contains("dataset")); // no samples per epoch given
+  EXPECT_EQ(canonical["training"]["strategy"]["name"], "allreduce");
+  EXPECT_EQ(canonical["training"]["strategy"]["kind"], "allreduce");
+  EXPECT_FALSE(canonical["training"]["strategy"].contains("algorithm")); // not set: training.algorithm decides
+  EXPECT_EQ(canonical["training"]["compression"]["kind"], "none");
+  EXPECT_FALSE(canonical.contains("dataset"));    // no samples per epoch given
+  EXPECT_FALSE(canonical.contains("stragglers")); // nobody is slowed
 
   const Scenario again = parse_scenario(canonical.dump(), "elsewhere.json");
   EXPECT_EQ(to_json(again), canonical);
@@ -187,7 +194,6 @@ TEST(Scenario, CanonicalJsonOfATransformerSpecRoundTrips) {
 }
 
 TEST(Scenario, EnumNames) {
-  EXPECT_EQ(to_string(Strategy::allreduce), "allreduce");
   EXPECT_EQ(to_string(Fidelity::aggregate), "aggregate");
   EXPECT_EQ(to_string(Optimizer::sgd), "sgd");
   EXPECT_EQ(to_string(Optimizer::momentum), "momentum");

@@ -3,6 +3,7 @@
 #include "models/zoo.hpp"
 #include "sim/collectives/schedule.hpp"
 #include "sim/report/format.hpp"
+#include "sim/strategies/strategy.hpp"
 #include "tools/dtsim/commands.hpp"
 #include "topologies/instance.hpp"
 
@@ -94,6 +95,63 @@ std::string topologies_list() {
          "(ECMP), the same on every run. See docs/scenario-format.md.\n";
 }
 
+// What each short name does, in strategy_forms() order.
+std::string_view strategy_summary(std::string_view form) {
+  static const std::vector<std::pair<std::string_view, std::string_view>> kSummaries{
+      {"allreduce", "every gradient all-reduced each iteration, synchronous (PyTorch DDP, Horovod)"},
+      {"ps-sync", "parameter servers: a round waits for every worker's push (BSP); 1 dedicated server node"},
+      {"ps-async", "parameter servers answer each push at once, whatever the others do (DistBelief)"},
+      {"ssp[:S]", "parameter servers; a worker may lead the slowest by S iterations (stale-synchronous, Petuum; S 3)"},
+      {"dpsgd", "D-PSGD: each worker averages with its ring neighbours every iteration, synchronous"},
+      {"adpsgd", "AD-PSGD: asynchronous pairwise averaging with a random peer"},
+      {"gossip[:P]", "GoSGD: push the model to a random peer with probability P per iteration (P 0.1)"},
+      {"easgd[:TAU]", "EASGD: elastic averaging with a centre variable on 1 server node every TAU steps (TAU 4)"},
+      {"local-sgd[:H]", "local SGD: train alone, all-reduce the model every H steps (H 8)"},
+      {"preset:NAME", "a system below by name, case and spaces ignored (preset:petuum, preset:parameter-server)"},
+  };
+  for (const auto& [name, summary] : kSummaries)
+    if (name == form) return summary;
+  return "";
+}
+
+// A preset's strategy as its short name and what the name leaves out ("ps-async, 2 dedicated servers").
+std::string strategy_summary_of(const strategies::StrategySpec& spec) {
+  namespace st = strategies;
+  st::StrategySpec plain = spec;
+  plain.preset.clear();
+  std::string out = st::strategy_name(plain);
+  if (spec.kind == st::Kind::easgd && spec.schedule != st::Schedule::asynchronous)
+    out += spec.schedule == st::Schedule::bounded ? fmt::format(", staleness {}", spec.staleness) : ", sync";
+  if (st::uses_servers(spec)) {
+    if (spec.servers.placement == st::ServerPlacement::colocated)
+      out += spec.servers.count == 0 ? ", a server on every node"
+                                     : fmt::format(", {} colocated servers", spec.servers.count);
+    else
+      out += fmt::format(", {} dedicated server{}", spec.servers.count, spec.servers.count == 1 ? "" : "s");
+    if (spec.servers.hierarchical) out += ", in-node reduce first";
+  }
+  if (spec.kind == st::Kind::parameter_server && spec.period > 1) out += fmt::format(", every {} steps", spec.period);
+  if (spec.algorithm) out += fmt::format(", {}", collectives::to_string(*spec.algorithm));
+  return out;
+}
+
+std::string strategies_list() {
+  std::string out = "Strategies (training.strategy; fields of the object form override them):\n";
+  for (const auto& form : strategies::strategy_forms())
+    out += fmt::format("{:<15} {}\n", form, strategy_summary(form));
+  out +=
+      fmt::format("\nSystems (seed 001's Table 1, then Horovod and BytePS):\n{:<17} {:<26} {:<26} {:<33} {:<27} {}\n",
+                  "preset", "citation", "scheduling", "exchange", "topology", "dtsim runs");
+  for (const auto& p : strategies::presets())
+    out += fmt::format("{:<17} {:<26} {:<26} {:<33} {:<27} {}\n", p.name, p.citation, p.scheduling, p.exchange,
+                       p.topology, p.strategy ? strategy_summary_of(*p.strategy) : "needs model parallelism");
+  // The table leaves counts, bounds and periods open; each note says what dtsim chose.
+  out += "\nWhat dtsim chose where the table is silent:\n";
+  for (const auto& p : strategies::presets())
+    out += fmt::format("{:<17} {}\n", p.name, p.note);
+  return out;
+}
+
 } // namespace
 
 int list_command(const std::string& what) {
@@ -107,10 +165,12 @@ int list_command(const std::string& what) {
     std::cout << algorithms();
   else if (what == "topologies")
     std::cout << topologies_list();
+  else if (what == "strategies")
+    std::cout << strategies_list();
   else
     throw scenario::ScenarioError("list", "",
-                                  fmt::format("cannot list \"{}\"; expected instances, gpus, models, algorithms or "
-                                              "topologies",
+                                  fmt::format("cannot list \"{}\"; expected instances, gpus, models, algorithms, "
+                                              "topologies or strategies",
                                               what));
   return kExitOk;
 }

@@ -68,7 +68,7 @@ int main(int argc, char** argv) {
 
   std::string list_what;
   auto* list_cmd = app.add_subcommand("list", "List what a scenario can name");
-  list_cmd->add_option("what", list_what, "instances, gpus, models, algorithms or topologies")->required();
+  list_cmd->add_option("what", list_what, "instances, gpus, models, algorithms, topologies or strategies")->required();
 
   // A price per node-hour for run and sweep: the same as --set cluster.price_per_hour=USD.
   double price = -1;

@@ -1,0 +1,61 @@
+// `dtsim list strategies`: the short names, then seed 001's systems with what dtsim runs for each.
+#include "cli_util.hpp"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+namespace dtsim::testing {
+namespace {
+
+// The printed line that starts with `first`; empty if none.
+std::string line_starting(const std::string& text, const std::string& first) {
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (line.starts_with(first + " ")) return line;
+  return {};
+}
+
+bool has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+TEST(ListStrategies, ShortNamesThenPresets) {
+  TempDir dir;
+  const auto inv = run_dtsim("list strategies", dir);
+  ASSERT_EQ(inv.status, 0) << inv.err;
+  const std::string& out = inv.out;
+  for (const auto* form : {"allreduce", "ps-sync", "ps-async", "ssp[:S]", "dpsgd", "adpsgd", "gossip[:P]",
+                           "easgd[:TAU]", "local-sgd[:H]", "preset:NAME"})
+    EXPECT_FALSE(line_starting(out, form).empty()) << form << "\n" << out;
+  EXPECT_LT(out.find("ssp[:S]"), out.find("Petuum")); // short names first
+
+  const auto petuum = line_starting(out, "Petuum");
+  EXPECT_TRUE(has(petuum, "Xing et al., 2015")) << petuum;
+  EXPECT_TRUE(has(petuum, "bounded asynchronous")) << petuum;
+  EXPECT_TRUE(has(petuum, "ad hoc with eager scatter")) << petuum;
+  EXPECT_TRUE(has(petuum, "ssp:3, 2 dedicated servers")) << petuum;
+
+  const auto firecaffe = line_starting(out, "FireCaffe");
+  EXPECT_TRUE(has(firecaffe, "binomial tree")) << firecaffe;
+  EXPECT_TRUE(has(firecaffe, "allreduce, binomial-tree")) << firecaffe;
+
+  const auto cots = line_starting(out, "COTS HPC");
+  EXPECT_TRUE(has(cots, "Coates et al., 2013")) << cots;
+  EXPECT_TRUE(has(cots, "needs model parallelism")) << cots;
+
+  EXPECT_TRUE(has(line_starting(out, "Parameter Server"), "W. Dai et al., 2015")) << out;
+  EXPECT_TRUE(has(line_starting(out, "GoSGD"), "gossip:0.1")) << out;
+  EXPECT_TRUE(has(line_starting(out, "Horovod"), "Sergeev & Del Balso, 2018")) << out;
+  EXPECT_TRUE(has(line_starting(out, "BytePS"), "a server on every node, in-node reduce first")) << out;
+}
+
+TEST(ListStrategies, UnknownListNamesStrategies) {
+  TempDir dir;
+  const auto inv = run_dtsim("list strategy", dir);
+  EXPECT_EQ(inv.status, 2);
+  EXPECT_TRUE(has(inv.err, "topologies or strategies")) << inv.err;
+}
+
+} // namespace
+} // namespace dtsim::testing

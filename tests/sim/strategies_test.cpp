@@ -1,0 +1,172 @@
+// Strategies end to end (plan -> replay -> report) on the hand-made GPU and network of data_parallel_test.cpp:
+// what each scheme sends per worker, and how it behaves with a straggler.
+#include "sim/plan/plan.hpp"
+#include "sim/simulate.hpp"
+#include "sim/strategies/compression.hpp"
+
+#include "tests/sim/round_gpu.hpp"
+
+#include <gtest/gtest.h>
+
+namespace dtsim {
+namespace {
+
+using strategies::Kind;
+
+models::Layer linear(std::string name) {
+  // 1 GFLOP per sample forward, 2 backward; 1e6 parameters; 1000 activations in and out.
+  return {std::move(name), models::LayerKind::matmul, 1e9, 2e9, 1'000'000, 1000, 1000};
+}
+
+scenario::Scenario two_layers(int nodes, strategies::StrategySpec strategy) {
+  scenario::Scenario s;
+  s.name = "hand";
+  s.model.workload.name = "hand";
+  s.model.workload.layers = {linear("fc1"), linear("fc2")};
+  s.model.batch_per_gpu = 10;
+  s.model.precision = calibration::Precision::fp32;
+  s.gpu = test::round_gpu();
+  s.cluster.gpu = "round";
+  s.cluster.nodes = nodes;
+  s.cluster.gpus_per_node = 1;
+  s.cluster.intra_kind = topologies::IntraNodeKind::pcie;
+  s.cluster.intra = {1e15, 0};
+  s.cluster.pcie = {1e15, 0};
+  s.cluster.nic = {1e9, 0};
+  s.training.strategy = strategy;
+  s.training.algorithm = collectives::Algorithm::ring;
+  s.run.iterations = 4;
+  s.run.warmup_iterations = 1;
+  s.network.model = scenario::NetworkModel::cm02;
+  s.network.cross_traffic = false;
+  return s;
+}
+
+strategies::StrategySpec named(const char* name) {
+  return strategies::parse_strategy_name(name);
+}
+
+constexpr double kModelBytes = 2e6 * 4; // two layers of 1e6 fp32 parameters
+
+// D-PSGD on a ring sends its model to two neighbours every iteration, whatever the number of workers (Lian et al.
+// 2017: the point of decentralization); an all-reduce's bytes per worker approach 2 S as n grows, but gossip sends one
+// model with probability p.
+TEST(Strategies, DecentralizedBytesPerWorkerDoNotGrowWithTheWorkers) {
+  for (int n : {4, 16}) {
+    const auto dpsgd = simulate(two_layers(n, named("dpsgd"))).result;
+    EXPECT_DOUBLE_EQ(dpsgd.bytes_sent_per_gpu, 2 * kModelBytes) << n;
+    EXPECT_DOUBLE_EQ(dpsgd.strategy.bytes_received_per_worker, 2 * kModelBytes) << n;
+    const auto gossip = simulate(two_layers(n, named("gossip:1"))).result;
+    EXPECT_DOUBLE_EQ(gossip.bytes_sent_per_gpu, kModelBytes + 4) << n;      // the model and its sum weight
+    EXPECT_NEAR(gossip.strategy.gossip_rounds_per_worker, 2.0, 1e-12) << n; // one push out, one in on average
+  }
+}
+
+// D-PSGD's iteration on a ring: the exchange (two models out through one 1 GB/s NIC: 16 ms) runs beside forward and
+// backward (2 layers x (2.010 + 4.020) ms = 12.06 ms), then the step mixes the neighbours' models in
+// (2 x 30 us): 16.06 ms.
+TEST(Strategies, DpsgdOnARingMatchesItsClosedForm) {
+  const auto r = simulate(two_layers(8, named("dpsgd"))).result;
+  EXPECT_NEAR(r.iteration.mean, 2 * kModelBytes / 1e9 + 2 * 30e-6, 1e-6);
+  EXPECT_NEAR(r.strategy.spectral_gap, 1 - (1 + 2 * std::cos(2 * M_PI / 8)) / 3, 1e-9);
+}
+
+// Top-k at 1%: each worker contributes 1% of the values and their int32 indices, all-gathered.
+TEST(Strategies, TopKSendsOnePercentOfTheValuesPlusIndices) {
+  auto s = two_layers(4, named("allreduce"));
+  s.training.compression.kind = strategies::CompressionKind::topk;
+  s.training.compression.ratio = 0.01;
+  const auto plan = plan::make_plan(s);
+  EXPECT_DOUBLE_EQ(plan.wire_bytes, 2 * (1e4 * 4 + 1e4 * 4));
+  EXPECT_DOUBLE_EQ(plan.dense_bytes, kModelBytes);
+  bool gathered = false;
+  for (const auto& op : plan.graph.programs[0].ops)
+    if (const auto* c = std::get_if<graph::Collective>(&op.body)) {
+      EXPECT_EQ(c->op, collectives::Operation::all_gather);
+      gathered = true;
+    }
+  EXPECT_TRUE(gathered);
+  s.training.compression.kind = strategies::CompressionKind::sign;
+  EXPECT_DOUBLE_EQ(plan::make_plan(s).wire_bytes, 2 * (1e6 / 8 + 4)); // 1/32 of fp32, plus a scale per tensor
+}
+
+// Synchronous PS on one dedicated server: the last node serves, the others train; the server's NIC carries
+// (n - 1) S in and out per iteration.
+TEST(Strategies, DedicatedServerTakesTheLastNode) {
+  auto s = two_layers(5, named("ps-sync"));
+  const auto r = simulate(s).result;
+  EXPECT_EQ(r.strategy.workers, 4);
+  EXPECT_EQ(r.strategy.servers, 1);
+  EXPECT_EQ(r.global_batch, 40);
+  // Two buckets (1 MiB first cap, then the rest), each pushed and pulled: 4 workers x 8 MB through one NIC, twice.
+  const double network = 2 * 4 * kModelBytes / 1e9;
+  EXPECT_GT(r.iteration.mean, network);
+  EXPECT_LT(r.iteration.mean, network + 2 * (2.010e-3 + 4.020e-3) + 5e-3);
+}
+
+// Chen et al. 2016: one straggler 3x slower, one backup worker: the iteration is the synchronous one without it.
+// Compute-bound (1000 parameters per layer), so the round's time is the workers' compute.
+TEST(Strategies, BackupWorkerHidesTheStraggler) {
+  auto spec = named("ps-sync");
+  spec.servers.count = 1;
+  auto slow = two_layers(5, spec);
+  slow.model.workload.layers[0].parameters = slow.model.workload.layers[1].parameters = 1000;
+  slow.stragglers.ranks = {2};
+  slow.stragglers.slowdown = 3;
+  slow.run.iterations = 8;
+  auto without = slow;
+  without.stragglers = {};
+  slow.training.strategy.backup_workers = 1;
+  const auto hidden = simulate(slow).result;
+  const auto reference = simulate(without).result;
+  EXPECT_NEAR(hidden.iteration.mean, reference.iteration.mean, 0.02 * reference.iteration.mean);
+  EXPECT_GT(hidden.strategy.dropped, 0u);
+  // Without the backup worker everyone waits for the straggler.
+  slow.training.strategy.backup_workers = 0;
+  EXPECT_GT(simulate(slow).result.iteration.mean, 1.5 * reference.iteration.mean);
+}
+
+// Asynchronous PS with a straggler: throughput is the sum of the workers' own rates; synchronous follows the slowest.
+TEST(Strategies, AsynchronousThroughputSumsTheWorkersRates) {
+  auto s = two_layers(5, named("ps-async"));
+  s.model.workload.layers[0].parameters = s.model.workload.layers[1].parameters = 1000; // compute-bound
+  s.stragglers.ranks = {0};
+  s.stragglers.slowdown = 2;
+  s.run.iterations = 12;
+  const auto async = simulate(s).result;
+  s.training.strategy = named("ps-sync");
+  const auto sync = simulate(s).result;
+  // Per worker compute 12.06 ms (the straggler 24.12 ms): 3 fast workers + 1 at half speed = 3.5 workers' worth.
+  EXPECT_NEAR(async.throughput / sync.throughput, 3.5 / 2, 0.05 * 3.5 / 2);
+  EXPECT_TRUE(async.strategy.asynchronous);
+  EXPECT_GT(async.strategy.staleness.max, 0);
+  EXPECT_EQ(sync.strategy.staleness.max, 0);
+}
+
+// Stragglers' jitter is drawn from the seed: the same seed gives the same run, another seed another.
+TEST(Strategies, JitterComesFromTheSeed) {
+  auto s = two_layers(4, named("allreduce"));
+  s.stragglers.jitter = strategies::Jitter::lognormal;
+  s.stragglers.scale = 0.2;
+  const auto a = simulate(s).result;
+  const auto b = simulate(s).result;
+  EXPECT_EQ(a.iteration.samples, b.iteration.samples);
+  s.run.seed = 2;
+  EXPECT_NE(simulate(s).result.iteration.samples, a.iteration.samples);
+}
+
+// Local SGD averages the model every H iterations; gradient accumulation multiplies the samples per update.
+TEST(Strategies, LocalSgdAveragesEveryPeriodAndAccumulationScalesTheBatch) {
+  auto s = two_layers(4, named("local-sgd:2"));
+  s.run.iterations = 4;
+  s.run.warmup_iterations = 0;
+  const auto r = simulate(s).result;
+  // Two of four iterations all-reduce the 8 MB model: a ring sends 2 (n-1)/n S = 12 MB per worker each time.
+  EXPECT_NEAR(r.bytes_sent_per_gpu, 2.0 * 2 * 3 / 4 * kModelBytes / 4, 1);
+  auto acc = two_layers(4, named("allreduce"));
+  acc.training.strategy.accumulation = 3;
+  EXPECT_EQ(simulate(acc).result.global_batch, 4 * 10 * 3);
+}
+
+} // namespace
+} // namespace dtsim
