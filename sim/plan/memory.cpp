@@ -14,6 +14,7 @@
 //   gathered weights               ZeRO-3: the full weights of the layer computing and of the one prefetched
 #include "sim/plan/op_cost.hpp"
 #include "sim/plan/plan.hpp"
+#include "sim/strategies/compression.hpp"
 
 #include <fmt/format.h>
 
@@ -98,7 +99,17 @@ private:
                                      b.optimizer(), b.master > 0 ? "fp32 master + " : "", states,
                                      states == 1 ? "" : "s", shard_note(1))};
     (offload && stage() >= 2 ? m.host_items : m.items).push_back(std::move(gradients));
-    (offload ? m.host_items : m.items).push_back(std::move(optimizer));
+    // A parameter server runs the optimizer (Li et al. 2014): its states live there, not on the workers' GPUs.
+    const auto& strategy = s_.training.strategy;
+    if (strategy.kind != strategies::Kind::parameter_server || strategy.period > 1)
+      (offload ? m.host_items : m.items).push_back(std::move(optimizer));
+    // Compressors with error feedback keep what they did not send, one gradient-sized residual (Seide et al. 2014).
+    const double residual = strategies::error_feedback_bytes(s_.training.compression, params(),
+                                                             calibration::gradient_bytes(s_.model.precision));
+    if (residual > 0)
+      m.items.push_back({"error-feedback residual", residual,
+                         fmt::format("{} compression keeps the unsent part of every gradient",
+                                     strategies::to_string(s_.training.compression.kind))});
   }
 
   void activations(MemoryEstimate& m) const {

@@ -168,5 +168,20 @@ TEST(Strategies, LocalSgdAveragesEveryPeriodAndAccumulationScalesTheBatch) {
   EXPECT_EQ(simulate(acc).result.global_batch, 4 * 10 * 3);
 }
 
+// Parameter servers keep the optimizer states; error feedback keeps one gradient-sized residual on the GPU.
+TEST(Strategies, MemoryFollowsWhereTheOptimizerAndTheResidualLive) {
+  const auto has = [](const plan::MemoryEstimate& m, const std::string& name) {
+    for (const auto& item : m.items)
+      if (item.name == name) return item.bytes;
+    return -1.0;
+  };
+  auto s = two_layers(4, named("allreduce"));
+  EXPECT_DOUBLE_EQ(has(plan::estimate_memory(s), "optimizer states"), 2e6 * 4); // momentum: one fp32 state
+  s.training.strategy = named("ps-sync");
+  EXPECT_EQ(has(plan::estimate_memory(s), "optimizer states"), -1.0);
+  s.training.compression.kind = strategies::CompressionKind::topk;
+  EXPECT_DOUBLE_EQ(has(plan::estimate_memory(s), "error-feedback residual"), 2e6 * 4);
+}
+
 } // namespace
 } // namespace dtsim
