@@ -140,7 +140,7 @@ void Replay::server_push(int s, int worker, const PushMessage& message) {
     // A gradient computed on parameters older than the current ones belongs to a round closed without it (backup
     // workers): dropped, and answered at once with the current parameters.
     if (spec.backup > 0 && key.read_version[worker] < key.version) {
-      ++state.stats.dropped;
+      if (s == 0 && message.key == 0) ++state.stats.dropped; // one count per gradient, not per shard and bucket
       answer(s, worker, message.key);
       return;
     }
@@ -198,7 +198,11 @@ void Replay::release_held(int s) {
 void Replay::record_update(int s, int worker, const ServerKey& key) {
   if (s != 0) return; // every shard sees the same gradients; the first one's record stands for them
   auto& state = servers_[s];
-  state.stats.updates.push_back({sg4::Engine::get_clock(), state.workers[worker], state.read_lag[worker],
+  // A synchronous round applies only gradients computed on its own version: none is stale, whatever the lead of the
+  // workers over a straggler whose late gradients are dropped.
+  const bool synchronous = graph_.servers[s].schedule == graph::ServerSchedule::synchronous;
+  state.stats.updates.push_back({sg4::Engine::get_clock(), state.workers[worker],
+                                 synchronous ? 0 : state.read_lag[worker],
                                  static_cast<int>(key.version - key.read_version[worker])});
 }
 

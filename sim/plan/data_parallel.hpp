@@ -57,6 +57,7 @@ private:
   void add_model_exchange_before(); // posted with the iteration's first ops (D-PSGD, AD-PSGD, gossip)
   void add_model_exchange_after(std::uint32_t step);
   double model_bytes() const;
+  double stored_weight_bytes() const;
   bool worker_steps() const; // false where the servers apply the optimizer
   int node_group(int rank) const;
 

@@ -29,8 +29,14 @@ bool DataParallelPlanner::worker_steps() const {
   return !(strategy_.kind == Kind::parameter_server && strategy_.period == 1);
 }
 
+// Models are exchanged (and pulled from servers) as the workers keep them: fp32 where the optimizer's weights are
+// fp32 (fp32, tf32, amp), 16-bit where they are (fp16, bf16, fp8 with their master copy on the side).
+double DataParallelPlanner::stored_weight_bytes() const {
+  return grad_bytes();
+}
+
 double DataParallelPlanner::model_bytes() const {
-  return static_cast<double>(s_.model.workload.parameter_count()) * weight_bytes();
+  return static_cast<double>(s_.model.workload.parameter_count()) * stored_weight_bytes();
 }
 
 int DataParallelPlanner::node_group(int rank) const {
@@ -108,14 +114,14 @@ std::uint32_t DataParallelPlanner::push_bucket(const Bucket& bucket, std::size_t
                                                std::vector<std::uint32_t> deps) {
   Operation op = Operation::all_reduce;
   double push = wire_bytes(bucket, op);
-  double pull = bucket.elements * weight_bytes();
+  double pull = bucket.elements * stored_weight_bytes();
   if (strategy_.sparse_embeddings)
     for (std::size_t i : bucket.layers) {
       const auto& layer = s_.model.workload.layers[i];
       if (!layer.sparse_gradient) continue;
       const double saved = 1 - touched_fraction(layer, s_.model.batch_per_gpu * strategy_.accumulation);
       push -= saved * static_cast<double>(layer.parameters) * grad_bytes() * (push / bucket.bytes);
-      pull -= saved * static_cast<double>(layer.parameters) * weight_bytes();
+      pull -= saved * static_cast<double>(layer.parameters) * stored_weight_bytes();
     }
   dense_bytes_ += bucket.bytes;
   compressed_bytes_ += push;
@@ -127,7 +133,7 @@ std::uint32_t DataParallelPlanner::push_bucket(const Bucket& bucket, std::size_t
   auto last = add_collective(Operation::reduce, bucket.bytes, fmt::format("reduce bucket {} in node", index),
                              std::move(deps), group);
   if (leader) last = push_pull(push, pull, static_cast<int>(index), name, {last});
-  return add_collective(Operation::broadcast, bucket.elements * weight_bytes(),
+  return add_collective(Operation::broadcast, bucket.elements * stored_weight_bytes(),
                         fmt::format("broadcast bucket {} in node", index), {last}, group);
 }
 

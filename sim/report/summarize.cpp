@@ -72,7 +72,7 @@ bool asynchronous(const strategies::StrategySpec& strategy) {
     return false;
   case Kind::parameter_server:
   case Kind::easgd:
-    return strategy.schedule != strategies::Schedule::synchronous || strategy.backup_workers > 0;
+    return strategy.schedule != strategies::Schedule::synchronous;
   case Kind::adpsgd:
   case Kind::gossip:
     return true;
@@ -227,13 +227,20 @@ RunResult summarize(const scenario::Scenario& s, const plan::Plan& plan, const e
       r.epoch_seconds > 0 ? r.cost_per_epoch * r.epochs : r.price_per_hour * r.iteration.mean * s.run.iterations / 3600;
 
   // Where the time of the measured iterations went, per rank, then averaged.
-  const double lo = first ? ends[first - 1] : 0.0;
-  const double hi = ends.back();
+  const double lo_all = first ? ends[first - 1] : 0.0;
+  const double hi_all = ends.back();
   const double measured = static_cast<double>(total - first);
   const double ranks = static_cast<double>(replay.ranks.size());
+  const bool own_clock = asynchronous(s.training.strategy);
   for (const auto& rank : replay.ranks) {
     const auto& compute = rank.streams[static_cast<int>(graph::Stream::compute)];
     const auto& comm = rank.streams[static_cast<int>(graph::Stream::comm)];
+    // Workers that do not wait for each other are timed over their own measured iterations, not the slowest's.
+    double lo = lo_all, hi = hi_all;
+    if (own_clock && rank.iteration_end.size() >= total) {
+      lo = first ? rank.iteration_end[first - 1] : 0.0;
+      hi = rank.iteration_end[total - 1];
+    }
     const double busy_compute = busy_within(compute, lo, hi);
     const double busy_comm = busy_within(comm, lo, hi);
     const double exposed = busy_comm - overlap_within(compute, comm, lo, hi);
@@ -246,7 +253,7 @@ RunResult summarize(const scenario::Scenario& s, const plan::Plan& plan, const e
   }
 
   r.input = input_stage(s, replay, first, total);
-  r.strategy = strategy_metrics(s, plan, replay, lo, hi, measured);
+  r.strategy = strategy_metrics(s, plan, replay, lo_all, hi_all, measured);
   r.strategy.barrier_wait = r.breakdown.idle;
 
   for (const auto& link : replay.links) {
