@@ -7,8 +7,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <stdexcept>
+#include <utility>
 
 namespace dtsim {
 engine::ReplayOptions replay_options(const scenario::Scenario& s) {
@@ -20,7 +22,22 @@ engine::ReplayOptions replay_options(const scenario::Scenario& s) {
   return o;
 }
 
-namespace {} // namespace
+namespace {
+
+// One simulation in this process, as a child runs it: the result as JSON text for the parent.
+std::string run_here(const scenario::Scenario& s) {
+  const auto plan = plan::make_plan(s);
+  const auto replay = engine::replay_in_this_process(s.cluster, plan.graph, replay_options(s));
+  return report::to_json(report::summarize(s, plan, replay)).dump();
+}
+
+std::string trim(const std::string& text) {
+  const auto first = text.find_first_not_of(" \t");
+  if (first == std::string::npos) return {};
+  return text.substr(first, text.find_last_not_of(" \t") - first + 1);
+}
+
+} // namespace
 
 Simulation simulate(const scenario::Scenario& scenario, bool with_trace, bool show_progress) {
   const auto plan = plan::make_plan(scenario);
@@ -39,9 +56,7 @@ std::vector<SweepPoint> sweep(const scenario::Scenario& base, const std::vector<
     work.push_back([&base, nodes]() -> std::string {
       auto s = base;
       s.cluster.nodes = nodes;
-      const auto plan = plan::make_plan(s);
-      const auto replay = engine::replay_in_this_process(s.cluster, plan.graph, replay_options(s));
-      return report::to_json(report::summarize(s, plan, replay)).dump();
+      return run_here(s);
     });
   auto outcomes = engine::run_in_children(
       work, jobs, [&](std::size_t done, std::size_t total, std::size_t) { progress ? progress(done, total) : void(); });
@@ -77,6 +92,77 @@ std::vector<int> parse_node_counts(const std::string& text) {
     return static_cast<double>(value);
   });
   return {values.begin(), values.end()};
+}
+
+scenario::Scenario with_strategy(const scenario::Scenario& base, std::string_view name) {
+  namespace st = strategies;
+  const auto scheme = st::parse_strategy_name(name);
+  const auto& own = base.training.strategy;
+  // A field equal to what the scenario's own short name gives was not the scenario's choice (or changes nothing):
+  // the new name's default stands. A preset's servers are the preset's, not the cluster's.
+  const auto implied = st::parse_strategy_name(st::strategy_name(own));
+  auto document = scenario::to_json(base);
+  const auto canonical = document.at("training").at("strategy");
+  nlohmann::json strategy = {{"name", std::string(name)}};
+  const auto keep = [&](const char* key, bool set_by_scenario, bool used) {
+    if (set_by_scenario && used) strategy[key] = canonical.at(key);
+  };
+  const bool servers = st::uses_servers(scheme);
+  keep("servers", own.servers != implied.servers, servers);
+  keep("sparse_embeddings", own.sparse_embeddings != implied.sparse_embeddings,
+       scheme.kind == st::Kind::parameter_server);
+  keep("backup_workers", own.backup_workers != implied.backup_workers,
+       servers && scheme.schedule == st::Schedule::synchronous);
+  keep("accumulation", own.accumulation != implied.accumulation, true);
+  keep("graph", own.graph != implied.graph, scheme.kind == st::Kind::dpsgd);
+  document["training"]["strategy"] = std::move(strategy);
+  try {
+    return scenario::parse_scenario(document.dump(), base.origin);
+  } catch (const scenario::ScenarioError& e) {
+    throw scenario::ScenarioError(e.file(), e.pointer(), fmt::format("{} (with strategy \"{}\")", e.detail(), name));
+  }
+}
+
+std::vector<ComparePoint> compare(const scenario::Scenario& base, const std::vector<std::string>& strategy_names,
+                                  int jobs, const SweepProgress& progress) {
+  for (const auto& name : strategy_names)
+    strategies::parse_strategy_name(name); // a bad name stops the comparison before anything runs
+  std::vector<engine::ChildJob> work;
+  // The scenario is re-read with each strategy in the child, so one that does not validate fails its row only.
+  for (const auto& name : strategy_names)
+    work.push_back([&base, name]() -> std::string { return run_here(with_strategy(base, name)); });
+  auto outcomes = engine::run_in_children(
+      work, jobs, [&](std::size_t done, std::size_t total, std::size_t) { progress ? progress(done, total) : void(); });
+
+  std::vector<ComparePoint> points;
+  for (std::size_t i = 0; i < strategy_names.size(); ++i) {
+    ComparePoint p;
+    p.strategy = strategy_names[i];
+    p.ok = outcomes[i].ok;
+    if (p.ok)
+      p.result = report::run_result_from_json(nlohmann::json::parse(outcomes[i].output));
+    else
+      p.error = std::move(outcomes[i].output);
+    points.push_back(std::move(p));
+  }
+  return points;
+}
+
+std::vector<std::string> parse_strategy_list(const std::string& text) {
+  std::vector<std::string> names;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const auto comma = std::min(text.find(',', start), text.size());
+    auto name = trim(text.substr(start, comma - start));
+    if (name.empty())
+      throw std::invalid_argument(fmt::format("empty strategy name in \"{}\"; expected short names separated by "
+                                              "commas, such as \"allreduce,ps-sync,ssp:3\"",
+                                              text));
+    strategies::parse_strategy_name(name); // says which name is bad and what is accepted
+    names.push_back(std::move(name));
+    start = comma + 1;
+  }
+  return names;
 }
 
 } // namespace dtsim

@@ -32,6 +32,16 @@ struct SweepArgs {
 };
 int sweep_command(const SweepArgs& args);
 
+struct CompareArgs {
+  std::string scenario;
+  std::vector<std::string> sets;
+  std::string strategies; // "allreduce,ps-sync,ssp:3"
+  std::string csv_out;
+  std::string json_out;
+  int jobs = 0; // 0: one per core
+};
+int compare_command(const CompareArgs& args);
+
 struct CollectiveArgs {
   std::string scenario;                // the cluster to run on: a scenario file, or
   std::optional<std::string> instance; // a cloud instance preset (--instance) on

@@ -41,6 +41,17 @@ int main(int argc, char** argv) {
   sweep_cmd->add_option("--nodes", sweep.nodes, "Node counts: 1,2,4,8 or 1..64 (doubling)")->required();
   parallel_options(sweep_cmd, sweep.csv_out, sweep.jobs);
 
+  cli::CompareArgs compare;
+  auto* compare_cmd = app.add_subcommand(
+      "compare", "Simulate a scenario under several synchronization strategies: time, traffic, staleness, cost");
+  scenario_options(compare_cmd, compare.scenario, compare.sets);
+  compare_cmd
+      ->add_option("--strategies", compare.strategies,
+                   "Short names: allreduce,ps-sync,ps-async,ssp:3,gossip,dpsgd,local-sgd:8 (dtsim list strategies)")
+      ->required();
+  parallel_options(compare_cmd, compare.csv_out, compare.jobs);
+  compare_cmd->add_option("--json", compare.json_out, "Write every strategy's full result as a JSON array to FILE");
+
   cli::CollectiveArgs coll;
   auto* coll_cmd = app.add_subcommand(
       "collective", "Benchmark one collective over a range of sizes, printed as nccl-tests prints it (algbw, busbw)");
@@ -70,9 +81,9 @@ int main(int argc, char** argv) {
   auto* list_cmd = app.add_subcommand("list", "List what a scenario can name");
   list_cmd->add_option("what", list_what, "instances, gpus, models, algorithms, topologies or strategies")->required();
 
-  // A price per node-hour for run and sweep: the same as --set cluster.price_per_hour=USD.
+  // A price per node-hour for run, sweep and compare: the same as --set cluster.price_per_hour=USD.
   double price = -1;
-  for (auto* cmd : {run_cmd, sweep_cmd})
+  for (auto* cmd : {run_cmd, sweep_cmd, compare_cmd})
     cmd->add_option("--price-per-hour", price, "Price of one node per hour in USD (overrides the instance's)")
         ->check(CLI::NonNegativeNumber);
 
@@ -87,12 +98,14 @@ int main(int argc, char** argv) {
     const auto set = fmt::format("cluster.price_per_hour={}", price);
     run.sets.push_back(set);
     sweep.sets.push_back(set);
+    compare.sets.push_back(set);
   }
   try {
     if (*explain_cmd) return cli::explain_command(explain);
     if (*list_cmd) return cli::list_command(list_what);
     if (*run_cmd) return cli::run_command(run);
     if (*sweep_cmd) return cli::sweep_command(sweep);
+    if (*compare_cmd) return cli::compare_command(compare);
     if (*coll_cmd) return cli::collective_command(coll);
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << "\n";

@@ -1,0 +1,166 @@
+// `dtsim compare`: the same scenario under several synchronization strategies, side by side.
+#include "sim/simulate.hpp"
+#include "tools/dtsim/commands.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <iostream>
+#include <stdexcept>
+
+namespace dtsim::cli {
+namespace {
+
+// A figure with about `digits` significant digits and no exponent: "0.7478", "123.5", "20991".
+std::string figure(double value, int digits = 4) {
+  if (value == 0 || !std::isfinite(value)) return value == 0 ? "0" : fmt::format("{}", value);
+  const int magnitude = static_cast<int>(std::floor(std::log10(std::fabs(value))));
+  return fmt::format("{:.{}f}", value, std::clamp(digits - 1 - magnitude, 0, 9));
+}
+
+// Below a picosecond a sum of op times is rounding noise (as report::format_seconds reads it).
+std::string milliseconds(double seconds) {
+  return figure(std::fabs(seconds) < 1e-12 ? 0.0 : seconds * 1e3);
+}
+
+// Cents, and three significant digits below a dollar: a small job's epoch costs fractions of a cent.
+std::string dollars(double usd) {
+  return usd >= 1 ? fmt::format("{:.2f}", usd) : figure(usd, 3);
+}
+
+// What a row's time per iteration measures: synchronous strategies wait for the slowest worker every iteration;
+// asynchronous workers each keep their own pace; with backup workers the servers close a round with the first
+// n - b gradients.
+std::string iteration_measure(const report::RunResult& r) {
+  if (!r.strategy.asynchronous) return "iteration";
+  const auto& strategy = r.scenario.at("training").at("strategy");
+  return r.strategy.servers > 0 && strategy.value("backup_workers", 0) > 0 ? "round" : "worker";
+}
+
+// Staleness is measured where gradients are applied, on parameter servers (and EASGD's centre).
+bool has_staleness(const report::RunResult& r) {
+  return r.strategy.servers > 0;
+}
+
+std::string table(const std::vector<ComparePoint>& points, const scenario::Scenario& base) {
+  const bool priced = base.cluster.price_per_node_hour > 0;
+  const bool epochs = base.dataset.samples > 0;
+  // Two header lines, the figure and its unit, as `dtsim collective` prints them.
+  std::vector<std::vector<std::string>> rows{
+      {"strategy", "workers", "iteration", "throughput", "exposed comm", "staleness", "sent per worker", "cost"},
+      {"", "", "(ms)", fmt::format("({}/s)", base.model.workload.sample_unit), "(ms/iteration)",
+       "(mean/max iterations)", "(MiB/iteration)",
+       epochs ? "(USD/epoch)" : fmt::format("(USD/{} iterations)", base.run.iterations)}};
+  for (const auto& p : points) {
+    if (!p.ok) continue;
+    const auto& r = p.result;
+    const auto measure = iteration_measure(r);
+    const auto& stale = r.strategy.staleness;
+    rows.push_back({p.strategy, std::to_string(r.strategy.workers),
+                    milliseconds(r.iteration.mean) + (measure == "iteration" ? "" : " per " + measure),
+                    fmt::format("{:.1f}", r.throughput), milliseconds(r.breakdown.exposed_communication),
+                    has_staleness(r) ? fmt::format("{:.2f}/{:.0f}", stale.mean, stale.max) : "-",
+                    figure(r.bytes_sent_per_gpu / (1024.0 * 1024.0)),
+                    priced ? dollars(epochs ? r.cost_per_epoch : r.cost_of_run) : "-"});
+  }
+  std::vector<std::size_t> widths(rows.front().size(), 0);
+  for (const auto& p : points)
+    widths[0] = std::max(widths[0], p.strategy.size());
+  for (const auto& row : rows)
+    for (std::size_t c = 0; c < row.size(); ++c)
+      widths[c] = std::max(widths[c], row[c].size());
+  const auto line = [&](const std::vector<std::string>& row) {
+    std::string out = fmt::format("{:<{}}", row[0], widths[0]);
+    for (std::size_t c = 1; c < row.size(); ++c)
+      out += fmt::format("  {:>{}}", row[c], widths[c]);
+    return out + "\n";
+  };
+  // Rows in the order the strategies were given, failed ones with their reason.
+  std::string out = line(rows[0]) + line(rows[1]);
+  std::size_t next = 2;
+  for (const auto& p : points)
+    out += p.ok ? line(rows[next++]) : fmt::format("{:<{}}  failed: {}\n", p.strategy, widths[0], p.error);
+  return out;
+}
+
+// CSV fields in base units, named with them; empty where a figure does not apply.
+std::string csv(const std::vector<ComparePoint>& points) {
+  std::string out = "strategy,strategy_name,workers,servers,asynchronous,iteration_seconds,iteration_per,"
+                    "throughput_samples_per_second,exposed_communication_seconds_per_iteration,"
+                    "staleness_mean_iterations,staleness_max_iterations,bytes_sent_per_worker_per_iteration,"
+                    "cost_usd_per_hour,cost_usd_per_epoch,cost_usd_run,updates_per_second,staleness_p50_iterations,"
+                    "staleness_p99_iterations,mean_update_lag_updates,dropped_gradients,"
+                    "barrier_wait_seconds_per_iteration,bytes_received_per_worker_per_iteration,"
+                    "server_bytes_per_second,server_nic_utilization,gossip_rounds_per_worker_per_iteration,"
+                    "spectral_gap,compression_ratio,error\n";
+  constexpr int kFields = 28;
+  for (const auto& p : points) {
+    if (!p.ok) {
+      out += p.strategy + std::string(kFields - 1, ',') + csv_field(p.error) + "\n";
+      continue;
+    }
+    const auto& r = p.result;
+    const auto& m = r.strategy;
+    const bool stale = has_staleness(r);
+    const auto if_stale = [&](double v) { return stale ? fmt::format("{:.9g}", v) : std::string(); };
+    out += fmt::format("{},{},{},{},{},{:.9g},{},{:.9g},{:.9g},{},{},{:.9g},{:.9g},{:.9g},{:.9g},", p.strategy, m.name,
+                       m.workers, m.servers, m.asynchronous, r.iteration.mean, iteration_measure(r), r.throughput,
+                       r.breakdown.exposed_communication, if_stale(m.staleness.mean), if_stale(m.staleness.max),
+                       r.bytes_sent_per_gpu, r.price_per_hour, r.cost_per_epoch, r.cost_of_run);
+    out += fmt::format("{:.9g},{},{},{:.9g},{},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{},{:.9g},\n", m.updates_per_second,
+                       if_stale(m.staleness.p50), if_stale(m.staleness.p99), m.mean_update_lag, m.dropped,
+                       m.barrier_wait, m.bytes_received_per_worker, m.server_bytes_per_second, m.server_nic_utilization,
+                       m.gossip_rounds_per_worker,
+                       m.spectral_gap < 0 ? std::string() : fmt::format("{:.9g}", m.spectral_gap), m.compression_ratio);
+  }
+  return out;
+}
+
+// An array in the order given: each strategy's run result, or for one that failed its name and why.
+std::string json(const std::vector<ComparePoint>& points) {
+  auto out = nlohmann::json::array();
+  for (const auto& p : points)
+    out.push_back(p.ok ? report::to_json(p.result)
+                       : nlohmann::json{{"strategy", {{"name", p.strategy}}}, {"error", p.error}});
+  return out.dump(2) + "\n";
+}
+
+} // namespace
+
+int compare_command(const CompareArgs& args) {
+  const auto base = load_with_overrides(args.scenario, args.sets);
+  std::vector<std::string> names;
+  try {
+    names = parse_strategy_list(args.strategies);
+  } catch (const std::invalid_argument& e) {
+    throw scenario::ScenarioError("--strategies", "", e.what());
+  }
+  check_writable({args.csv_out, args.json_out});
+
+  std::vector<ComparePoint> points;
+  {
+    const ProgressLine progress("compare: strategies simulated");
+    points = compare(base, names, parallel_jobs(args.jobs),
+                     [&](std::size_t done, std::size_t total) { progress.update(done, total); });
+  }
+
+  std::cout << fmt::format("{}: {} node(s) x {} GPU(s), batch {} per GPU\n\n", base.name, base.cluster.nodes,
+                           base.cluster.gpus_per_node, base.model.batch_per_gpu);
+  std::cout << table(points, base);
+  if (std::any_of(points.begin(), points.end(), [](const auto& p) { return p.ok && p.result.strategy.asynchronous; }))
+    std::cout << "\nAsynchronous throughput is not progress: a gradient computed on parameters s iterations old "
+                 "(staleness s) moves the model less, so those strategies need more iterations to converge (README, "
+                 "\"Staleness\").\n";
+  std::vector<OutputFile> files;
+  if (!args.csv_out.empty()) files.push_back({args.csv_out, csv(points)});
+  if (!args.json_out.empty()) files.push_back({args.json_out, json(points)});
+  write_files(files);
+  for (const auto& f : files)
+    std::cout << fmt::format("Wrote {}\n", f.path);
+  // As in a sweep: a strategy that failed makes the status 1, after the others were printed and written.
+  return std::all_of(points.begin(), points.end(), [](const auto& p) { return p.ok; }) ? kExitOk : kExitFailed;
+}
+
+} // namespace dtsim::cli
