@@ -18,13 +18,20 @@ std::vector<double> parse_series(const std::string& text, const std::function<do
       values.push_back(v);
     return values;
   }
+  for (const auto& item : split_list(text))
+    values.push_back(parse_one(item));
+  return values;
+}
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> items;
   std::size_t start = 0;
   while (start <= text.size()) {
     const auto comma = std::min(text.find(',', start), text.size());
-    values.push_back(parse_one(text.substr(start, comma - start)));
+    items.push_back(text.substr(start, comma - start));
     start = comma + 1;
   }
-  return values;
+  return items;
 }
 
 } // namespace dtsim

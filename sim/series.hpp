@@ -7,6 +7,9 @@
 
 namespace dtsim {
 
+// The items of a comma-separated list, as typed (no trimming); "a,,b" has an empty middle item.
+std::vector<std::string> split_list(const std::string& text);
+
 // Each item is read by `parse_one`, which throws std::invalid_argument saying what it expected. A range
 // needs 0 < FROM <= TO.
 std::vector<double> parse_series(const std::string& text, const std::function<double(const std::string&)>& parse_one);

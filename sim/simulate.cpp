@@ -37,6 +37,22 @@ std::string trim(const std::string& text) {
   return text.substr(first, text.find_last_not_of(" \t") - first + 1);
 }
 
+// Runs one child per job, `jobs` at a time, reporting progress as points finish.
+std::vector<engine::ChildOutcome> run_points(const std::vector<engine::ChildJob>& work, int jobs,
+                                             const SweepProgress& progress) {
+  return engine::run_in_children(
+      work, jobs, [&](std::size_t done, std::size_t total, std::size_t) { progress ? progress(done, total) : void(); });
+}
+
+// A point's result (the child's JSON), or why it failed.
+template <class Point> void take_outcome(Point& point, engine::ChildOutcome& outcome) {
+  point.ok = outcome.ok;
+  if (point.ok)
+    point.result = report::run_result_from_json(nlohmann::json::parse(outcome.output));
+  else
+    point.error = std::move(outcome.output);
+}
+
 } // namespace
 
 Simulation simulate(const scenario::Scenario& scenario, bool with_trace, bool show_progress) {
@@ -58,19 +74,13 @@ std::vector<SweepPoint> sweep(const scenario::Scenario& base, const std::vector<
       s.cluster.nodes = nodes;
       return run_here(s);
     });
-  auto outcomes = engine::run_in_children(
-      work, jobs, [&](std::size_t done, std::size_t total, std::size_t) { progress ? progress(done, total) : void(); });
-
+  auto outcomes = run_points(work, jobs, progress);
   std::vector<SweepPoint> points;
   const SweepPoint* reference = nullptr;
   for (std::size_t i = 0; i < node_counts.size(); ++i) {
     SweepPoint p;
     p.nodes = node_counts[i];
-    p.ok = outcomes[i].ok;
-    if (p.ok)
-      p.result = report::run_result_from_json(nlohmann::json::parse(outcomes[i].output));
-    else
-      p.error = outcomes[i].output;
+    take_outcome(p, outcomes[i]);
     points.push_back(std::move(p));
   }
   for (auto& p : points) {
@@ -131,18 +141,12 @@ std::vector<ComparePoint> compare(const scenario::Scenario& base, const std::vec
   // The scenario is re-read with each strategy in the child, so one that does not validate fails its row only.
   for (const auto& name : strategy_names)
     work.push_back([&base, name]() -> std::string { return run_here(with_strategy(base, name)); });
-  auto outcomes = engine::run_in_children(
-      work, jobs, [&](std::size_t done, std::size_t total, std::size_t) { progress ? progress(done, total) : void(); });
-
+  auto outcomes = run_points(work, jobs, progress);
   std::vector<ComparePoint> points;
   for (std::size_t i = 0; i < strategy_names.size(); ++i) {
     ComparePoint p;
     p.strategy = strategy_names[i];
-    p.ok = outcomes[i].ok;
-    if (p.ok)
-      p.result = report::run_result_from_json(nlohmann::json::parse(outcomes[i].output));
-    else
-      p.error = std::move(outcomes[i].output);
+    take_outcome(p, outcomes[i]);
     points.push_back(std::move(p));
   }
   return points;
@@ -150,17 +154,14 @@ std::vector<ComparePoint> compare(const scenario::Scenario& base, const std::vec
 
 std::vector<std::string> parse_strategy_list(const std::string& text) {
   std::vector<std::string> names;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const auto comma = std::min(text.find(',', start), text.size());
-    auto name = trim(text.substr(start, comma - start));
+  for (const auto& item : split_list(text)) {
+    auto name = trim(item);
     if (name.empty())
       throw std::invalid_argument(fmt::format("empty strategy name in \"{}\"; expected short names separated by "
                                               "commas, such as \"allreduce,ps-sync,ssp:3\"",
                                               text));
     strategies::parse_strategy_name(name); // says which name is bad and what is accepted
     names.push_back(std::move(name));
-    start = comma + 1;
   }
   return names;
 }

@@ -28,30 +28,22 @@ void Replay::run_exchange(int rank, const graph::Exchange& op, std::uint32_t it,
       ranks_[rank].timeline.bytes_received += t.bytes;
 }
 
-namespace {
-sg4::Mailbox* inbox(int rank) {
-  return sg4::Mailbox::by_name(fmt::format("inbox{}", rank));
-}
-sg4::Mailbox* reply_box(int rank) {
-  return sg4::Mailbox::by_name(fmt::format("reply{}", rank));
-}
-} // namespace
-
 void Replay::run_push(int rank, const graph::Push& op, std::uint32_t it, StreamStatus& status) {
   if (op.peers.empty()) return;
   const int peer = op.peers[it % op.peers.size()];
   if (peer < 0) return; // no push this iteration (gossip's coin said no)
   status.wait = StreamStatus::Wait::peer;
   status.peer = peer;
-  // The payload says who pushed: the inbox answers the sender's reply mailbox.
-  push_reply_bytes_[rank] = op.reply_bytes;
-  int* sender = &gossip_senders_[rank];
-  inbox(peer)->put(sender, flow_size(op.bytes));
+  // The payload says who pushed and what to answer with. The slot is the rank's own, rewritten with the same
+  // values by its later pushes (a rank's pushes all come from its one Push op), so the inbox may read it late.
+  auto& payload = push_payloads_[rank];
+  payload = {rank, op.reply_bytes};
+  inboxes_[peer]->put(&payload, flow_size(op.bytes));
   account(rank, pair(rank, peer), op.bytes, it);
   ranks_[peer].timeline.bytes_received += op.bytes;
   ++ranks_[rank].timeline.pushes_sent;
   if (op.reply_bytes > 0) {
-    reply_box(rank)->get<char>();
+    reply_boxes_[rank]->get<char>();
     ranks_[rank].timeline.bytes_received += op.reply_bytes;
   }
 }
@@ -59,15 +51,14 @@ void Replay::run_push(int rank, const graph::Push& op, std::uint32_t it, StreamS
 // Takes every push into this rank's model (the averaging itself is a few vector ops, not modeled) and answers those
 // that ask for the rank's model back.
 void Replay::inbox_loop(int rank) {
-  auto* box = inbox(rank);
+  auto* box = inboxes_[rank];
   box->set_receiver(sg4::Actor::self());
   for (;;) {
-    const int from = *box->get<int>();
-    const double reply = push_reply_bytes_[from];
+    const auto [from, reply] = *box->get<PushPayload>();
     auto& timeline = ranks_[rank].timeline;
     ++timeline.pushes_received;
     if (reply > 0) {
-      reply_box(from)->put_init(&token_, flow_size(reply))->detach();
+      reply_boxes_[from]->put_init(&token_, flow_size(reply))->detach();
       timeline.bytes_sent[std::min<std::size_t>(timeline.bytes_sent.size() - 1, timeline.iteration_end.size())] +=
           reply;
       account_links(pair(rank, from), reply);

@@ -93,6 +93,8 @@ private:
   };
   struct ServerState {
     std::vector<int> workers;        // ranks that push to it
+    std::vector<sg4::Mailbox*> push; // per rank: its pushes to this shard (looked up once, before the replay)
+    std::vector<sg4::Mailbox*> pull; // per rank: this shard's answers to it
     std::vector<bool> running;       // per worker position
     std::vector<std::int64_t> clock; // per worker: iterations pushed (first key)
     std::vector<int> read_lag;       // per worker: the slowest's lag when it last read (first key)
@@ -109,8 +111,6 @@ private:
   void answer(int server, int worker, int key);
   void record_update(int server, int worker, const ServerKey& key);
   std::int64_t slowest_clock(const ServerState& state) const;
-  sg4::Mailbox* push_mailbox(int rank, int server) const;
-  sg4::Mailbox* pull_mailbox(int server, int rank) const;
 
   // The latency terms an aggregated step stands for beyond the one its flows paid: each merged step's path
   // latency when the schedule names them, else the slowest outgoing path's for each extra term.
@@ -182,8 +182,15 @@ private:
   std::vector<ServerState> servers_;
   std::vector<std::vector<int>> rank_servers_; // per rank: the servers its PushPull ops address
   std::vector<PushMessage> finish_messages_;   // per rank
-  std::vector<double> push_reply_bytes_;       // per rank: what its current push asks its peer to answer with
-  std::vector<int> gossip_senders_;            // per rank: its own number, the payload of its pushes
+  // Gossip and AD-PSGD: per rank, its inbox and the mailbox its peers' answers come to, and the payload of its pushes
+  // (who pushed, and how much the peer answers with).
+  struct PushPayload {
+    int from = 0;
+    double reply_bytes = 0;
+  };
+  std::vector<sg4::Mailbox*> inboxes_;
+  std::vector<sg4::Mailbox*> reply_boxes_;
+  std::vector<PushPayload> push_payloads_;
 };
 
 } // namespace dtsim::engine::detail

@@ -19,22 +19,12 @@ XBT_LOG_NEW_DEFAULT_CATEGORY(dtsim_servers, "dtsim: parameter servers");
 
 namespace dtsim::engine::detail {
 
-sg4::Mailbox* Replay::push_mailbox(int rank, int server) const {
-  return sg4::Mailbox::by_name(fmt::format("push{}>s{}", rank, server));
-}
-sg4::Mailbox* Replay::pull_mailbox(int server, int rank) const {
-  return sg4::Mailbox::by_name(fmt::format("pull s{}>{}", server, rank));
-}
-
 void Replay::start_services() {
   rank_servers_.assign(graph_.rank_count(), {});
   finish_messages_.assign(graph_.rank_count(), PushMessage{0, 0, 0, true});
-  push_reply_bytes_.assign(graph_.rank_count(), 0.0);
-  gossip_senders_.resize(graph_.rank_count());
   servers_.assign(graph_.servers.size(), ServerState{});
   bool pushes = false;
   for (int r = 0; r < graph_.rank_count(); ++r) {
-    gossip_senders_[r] = r;
     for (const auto& op : graph_.program_of(r).ops) {
       pushes = pushes || std::holds_alternative<graph::Push>(op.body);
       if (const auto* p = std::get_if<graph::PushPull>(&op.body))
@@ -44,6 +34,23 @@ void Replay::start_services() {
     }
     for (int s : rank_servers_[r])
       servers_[s].workers.push_back(r);
+  }
+  // Mailboxes are looked up here, once (Mailbox::by_name runs directly in maestro), not per message.
+  for (std::size_t s = 0; s < servers_.size(); ++s) {
+    auto& state = servers_[s];
+    state.push.assign(graph_.rank_count(), nullptr);
+    state.pull.assign(graph_.rank_count(), nullptr);
+    for (int r : state.workers) {
+      state.push[r] = sg4::Mailbox::by_name(fmt::format("push{}>s{}", r, s));
+      state.pull[r] = sg4::Mailbox::by_name(fmt::format("pull s{}>{}", s, r));
+    }
+  }
+  if (pushes) {
+    push_payloads_.resize(graph_.rank_count());
+    for (int r = 0; r < graph_.rank_count(); ++r) {
+      inboxes_.push_back(sg4::Mailbox::by_name(fmt::format("inbox{}", r)));
+      reply_boxes_.push_back(sg4::Mailbox::by_name(fmt::format("reply{}", r)));
+    }
   }
   for (std::size_t s = 0; s < servers_.size(); ++s) {
     auto& state = servers_[s];
@@ -76,8 +83,8 @@ void Replay::run_push_pull(int rank, const graph::PushPull& op, std::uint32_t it
   for (const auto& shard : op.shards) {
     status.peer = graph_.servers[shard.server].endpoint;
     messages.push_back({op.key, shard.push_bytes, shard.pull_bytes, false});
-    comms.push_back(push_mailbox(rank, shard.server)->put_async(&messages.back(), flow_size(shard.push_bytes)));
-    comms.push_back(pull_mailbox(shard.server, rank)->get_async(&answer));
+    comms.push_back(servers_[shard.server].push[rank]->put_async(&messages.back(), flow_size(shard.push_bytes)));
+    comms.push_back(servers_[shard.server].pull[rank]->get_async(&answer));
   }
   sg4::Comm::wait_all(comms);
   for (const auto& shard : op.shards) {
@@ -91,7 +98,7 @@ void Replay::run_push_pull(int rank, const graph::PushPull& op, std::uint32_t it
 // the worker's last iteration has ended). Not detached: the simulation must not end with it in flight.
 void Replay::finish_with_servers(int rank) {
   for (int s : rank_servers_[rank])
-    push_mailbox(rank, s)->put(&finish_messages_[rank], 0);
+    servers_[s].push[rank]->put(&finish_messages_[rank], 0);
 }
 
 void Replay::server_loop(int s) {
@@ -102,7 +109,7 @@ void Replay::server_loop(int s) {
   std::vector<PushMessage*> received(n, nullptr);
   for (int i = 0; i < n; ++i) {
     listening[i] = i;
-    receives[i] = push_mailbox(state.workers[i], s)->get_async(&received[i]);
+    receives[i] = state.push[state.workers[i]]->get_async(&received[i]);
   }
   while (!receives.empty()) {
     const auto k = static_cast<std::size_t>(sg4::Comm::wait_any(receives));
@@ -113,7 +120,7 @@ void Replay::server_loop(int s) {
       receives.erase(receives.begin() + static_cast<std::ptrdiff_t>(k));
       listening.erase(listening.begin() + static_cast<std::ptrdiff_t>(k));
     } else {
-      receives[k] = push_mailbox(state.workers[worker], s)->get_async(&received[worker]);
+      receives[k] = state.push[state.workers[worker]]->get_async(&received[worker]);
       server_push(s, worker, message);
     }
     close_rounds(s);
@@ -213,7 +220,7 @@ void Replay::answer(int s, int worker, int key_id) {
   key.read_version[worker] = key.version;
   if (key_id == 0) state.read_lag[worker] = static_cast<int>(state.clock[worker] - slowest_clock(state));
   const int rank = state.workers[worker];
-  pull_mailbox(s, rank)->put_init(&token_, flow_size(key.pull_bytes))->detach();
+  state.pull[rank]->put_init(&token_, flow_size(key.pull_bytes))->detach();
   state.stats.bytes_sent += key.pull_bytes;
   account_links(pair(graph_.servers[s].endpoint, rank), key.pull_bytes);
 }

@@ -83,7 +83,7 @@ Plan DataParallelPlanner::build() {
 void DataParallelPlanner::build_program(int rank) {
   rank_ = rank;
   held_.clear();
-  has_exchange_ = false;
+  exchange_.reset();
   compressed_bytes_ = dense_bytes_ = 0;
   add_model_exchange_before();
   std::vector<std::uint32_t> reductions;
@@ -94,7 +94,7 @@ void DataParallelPlanner::build_program(int rank) {
     const double shard = sharded_optimizer() ? params / layout_.workers : params;
     auto deps = reductions;
     deps.push_back(last_backward_);
-    if (has_exchange_) deps.push_back(exchange_);
+    if (exchange_) deps.push_back(*exchange_);
     const std::uint32_t step = add_step(shard, std::move(deps));
     if (sharded_optimizer() && !sharded_weights())
       add_collective(Operation::all_gather, params * weight_bytes(), "allgather updated weights", {step});

@@ -7,6 +7,7 @@
 #include "sim/plan/strategy_layout.hpp"
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -74,10 +75,9 @@ private:
   std::vector<std::vector<int>> neighbours_;             // D-PSGD: per worker
   std::map<std::size_t, std::uint32_t> forward_gathers_; // ZeRO-3: layer -> its weights' all-gather op
   std::map<std::size_t, std::uint32_t> backward_gathers_;
-  std::vector<std::uint32_t> held_; // ZeRO-3: compute ops of the layers holding gathered weights, oldest first
-  std::uint32_t last_backward_ = 0; // the iteration's last backward op
-  std::uint32_t exchange_ = 0;      // D-PSGD: the neighbour exchange the step waits for
-  bool has_exchange_ = false;
+  std::vector<std::uint32_t> held_;       // ZeRO-3: compute ops of the layers holding gathered weights, oldest first
+  std::uint32_t last_backward_ = 0;       // the iteration's last backward op
+  std::optional<std::uint32_t> exchange_; // D-PSGD: the neighbour exchange the step waits for
   int buckets_ = 0;             // gradient reductions (all-reduce, ZeRO's reduce-scatter or pushes) per iteration
   double compressed_bytes_ = 0; // per iteration, what the gradients were sent as
   double dense_bytes_ = 0;      // ... and what they would have been

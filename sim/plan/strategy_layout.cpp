@@ -11,19 +11,18 @@ namespace dtsim::plan {
 using strategies::Kind;
 
 StrategyLayout strategy_layout(const scenario::Scenario& s) {
-  StrategyLayout layout;
   const auto& c = s.cluster;
-  layout.workers = c.gpu_count();
-  if (!strategies::uses_servers(s.training.strategy)) return layout;
-  const auto& servers = s.training.strategy.servers;
-  const bool dedicated = servers.placement == strategies::ServerPlacement::dedicated;
-  const int count = servers.count > 0 ? servers.count : c.nodes;
-  // Dedicated servers run on the first GPU's host of each of the last `count` nodes; co-located ones on the first
-  // `count` nodes, beside the workers.
-  const int first_node = dedicated ? c.nodes - count : 0;
-  if (dedicated) layout.workers = first_node * c.gpus_per_node;
+  const auto& strategy = s.training.strategy;
+  StrategyLayout layout;
+  layout.workers = strategies::worker_count(strategy, c.nodes, c.gpus_per_node);
+  if (!strategies::uses_servers(strategy)) return layout;
+  // Dedicated servers run on the first GPU's host of each of the cluster's last nodes; co-located ones on the first
+  // `count` nodes (one per node when 0), beside the workers.
+  const int dedicated = strategies::dedicated_server_nodes(strategy);
+  const int first_node = c.nodes - dedicated;
+  const int count = dedicated > 0 ? dedicated : strategy.servers.count > 0 ? strategy.servers.count : c.nodes;
   for (int j = 0; j < count; ++j)
-    layout.server_endpoints.push_back(((first_node + j) % c.nodes) * c.gpus_per_node);
+    layout.server_endpoints.push_back(((dedicated > 0 ? first_node + j : j) % c.nodes) * c.gpus_per_node);
   return layout;
 }
 

@@ -39,6 +39,18 @@ double DataParallelPlanner::model_bytes() const {
   return static_cast<double>(s_.model.workload.parameter_count()) * stored_weight_bytes();
 }
 
+namespace {
+
+// The matrix PowerSGD factors a layer's gradient as: a GEMM's weight is n rows of parameters / n (k x count, plus a
+// bias column where there is one); anything else (norms, biases alone, embeddings: see the note) is a vector.
+std::pair<std::int64_t, std::int64_t> weight_matrix(const models::Layer& layer) {
+  const auto n = layer.gemm.n;
+  if (n > 1 && layer.parameters % n == 0 && layer.parameters / n > 1) return {n, layer.parameters / n};
+  return {layer.parameters, 1};
+}
+
+} // namespace
+
 int DataParallelPlanner::node_group(int rank) const {
   return 1 + rank / s_.cluster.gpus_per_node;
 }
@@ -50,12 +62,7 @@ double DataParallelPlanner::wire_bytes(const Bucket& bucket, Operation& op) cons
   double bytes = 0;
   for (std::size_t i : bucket.layers) {
     const auto& layer = s_.model.workload.layers[i];
-    // PowerSGD factors each weight matrix: a GEMM's weight is n x (k x count); anything else is a vector.
-    std::int64_t rows = layer.parameters, cols = 1;
-    if (layer.gemm.n > 0 && layer.gemm.k > 0 && layer.parameters >= layer.gemm.n * layer.gemm.k) {
-      rows = layer.gemm.n;
-      cols = layer.parameters / layer.gemm.n;
-    }
+    const auto [rows, cols] = weight_matrix(layer);
     const auto wire = strategies::wire_format(spec, static_cast<double>(layer.parameters), grad_bytes(), rows, cols);
     bytes += wire.total();
     op = wire.operation;
@@ -70,9 +77,9 @@ std::uint32_t DataParallelPlanner::compress(const Bucket& bucket, std::size_t in
   OpCost cost;
   for (std::size_t i : bucket.layers) {
     const auto& layer = s_.model.workload.layers[i];
-    const auto work = strategies::compression_work(
-        spec, static_cast<double>(layer.parameters), grad_bytes(), layer.gemm.n > 0 ? layer.gemm.n : layer.parameters,
-        layer.gemm.n > 0 ? layer.parameters / layer.gemm.n : 1, layout_.workers);
+    const auto [rows, cols] = weight_matrix(layer);
+    const auto work = strategies::compression_work(spec, static_cast<double>(layer.parameters), grad_bytes(), rows,
+                                                   cols, layout_.workers);
     calibration::KernelCost kernel;
     kernel.kind = work.flops > 0 && spec.kind == strategies::CompressionKind::powersgd
                       ? calibration::KernelClass::gemm
@@ -160,7 +167,6 @@ void DataParallelPlanner::add_model_exchange_before() {
     }
     if (exchange.transfers.empty()) return;
     exchange_ = add_op(Op{"exchange model with neighbours", Stream::comm, exchange, {}});
-    has_exchange_ = true;
     return;
   }
   case Kind::gossip: // the model and its sum weight (one fp32)

@@ -27,6 +27,7 @@ json to_json(const StrategyMetrics& m) {
           {"workers", m.workers},
           {"servers", m.servers},
           {"asynchronous", m.asynchronous},
+          {"time_per", m.time_per},
           {"updates_per_second", m.updates_per_second},
           {"staleness_iterations", to_json(m.staleness)},
           {"staleness_histogram", m.staleness_histogram},
@@ -47,6 +48,7 @@ StrategyMetrics strategy_from_json(const json& j) {
   m.workers = j.at("workers");
   m.servers = j.at("servers");
   m.asynchronous = j.at("asynchronous");
+  m.time_per = j.at("time_per");
   m.updates_per_second = j.at("updates_per_second");
   m.staleness = distribution_from_json(j.at("staleness_iterations"));
   m.staleness_histogram = j.at("staleness_histogram").get<std::vector<std::uint64_t>>();

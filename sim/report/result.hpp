@@ -48,10 +48,13 @@ struct InputStage {
 // What the synchronization strategy did (sim/strategies). Asynchronous throughput is not progress: a gradient
 // computed on parameters `staleness` iterations old moves the model less usefully (README, "Staleness").
 struct StrategyMetrics {
-  std::string name = "allreduce";                 // short name ("ssp:3", "preset:Petuum")
-  int workers = 0;                                // GPUs that train
-  int servers = 0;                                // parameter-server shards
-  bool asynchronous = false;                      // workers do not wait for each other every iteration
+  std::string name = "allreduce"; // short name ("ssp:3", "preset:Petuum")
+  int workers = 0;                // GPUs that train
+  int servers = 0;                // parameter-server shards
+  bool asynchronous = false;      // workers do not wait for each other every iteration
+  // What the time per iteration measures: "iteration" (the slowest worker's, as synchronous training waits for it),
+  // "worker" (each worker's own, asynchronous) or "round" (a server round closed by the first n - b, backup workers).
+  std::string time_per = "iteration";
   double updates_per_second = 0;                  // gradients the servers applied per second (0 without servers)
   Distribution staleness;                         // iterations, per applied gradient (servers; empty otherwise)
   std::vector<std::uint64_t> staleness_histogram; // applied gradients with staleness 0, 1, 2, ...

@@ -63,43 +63,77 @@ InputStage input_stage(const scenario::Scenario& s, const engine::ReplayResult& 
   return in;
 }
 
-bool asynchronous(const strategies::StrategySpec& strategy) {
-  using strategies::Kind;
-  switch (strategy.kind) {
-  case Kind::allreduce:
-  case Kind::dpsgd:
-  case Kind::local_sgd:
-    return false;
-  case Kind::parameter_server:
-  case Kind::easgd:
-    return strategy.schedule != strategies::Schedule::synchronous;
-  case Kind::adpsgd:
-  case Kind::gossip:
-    return true;
-  }
-  return false;
-}
+// What a run's time per iteration measures, and its throughput.
+struct Pace {
+  Distribution iteration;
+  double throughput = 0;
+  std::string per = "iteration"; // StrategyMetrics::time_per
+};
 
 // Workers that do not wait for each other each run at their own pace: each one's iterations are timed on its own
-// clock, from the end of its warm-up to the end of its last iteration. Returns the mean seconds per iteration of
-// each worker.
-std::vector<double> own_pace(const engine::ReplayResult& replay, std::size_t first, std::size_t total) {
+// clock, from the end of its warm-up to the end of its last iteration; the throughput is the sum of their rates.
+Pace own_pace(const plan::Plan& plan, const engine::ReplayResult& replay, std::size_t first, std::size_t total) {
+  Pace pace{{}, 0, "worker"};
   std::vector<double> periods;
   for (const auto& rank : replay.ranks) {
     if (rank.iteration_end.size() < total || total <= first) continue;
     const double start = first ? rank.iteration_end[first - 1] : 0.0;
-    periods.push_back((rank.iteration_end[total - 1] - start) / static_cast<double>(total - first));
+    const double period = (rank.iteration_end[total - 1] - start) / static_cast<double>(total - first);
+    periods.push_back(period);
+    if (period > 0) pace.throughput += plan.samples_per_worker_iteration / period;
   }
-  return periods;
+  pace.iteration = distribution(std::move(periods));
+  return pace;
+}
+
+// Backup workers: progress is the rounds the servers close, each with the first n - b gradients; the stragglers' late
+// gradients are dropped and count for nothing. Rounds count until the first worker is done: after that the
+// stragglers' leftover iterations close rounds on their own, which a real job (stopping after its rounds) would not
+// run.
+Pace round_pace(const plan::Plan& plan, const engine::ReplayResult& replay, std::size_t first) {
+  Pace pace{{}, 0, "round"};
+  double done = replay.simulated_seconds;
+  for (const auto& rank : replay.ranks)
+    if (!rank.iteration_end.empty()) done = std::min(done, rank.iteration_end.back());
+  std::vector<double> rounds;
+  for (double t : replay.servers.front().round_ends)
+    if (t <= done) rounds.push_back(t);
+  const std::size_t from = std::min(first, rounds.empty() ? 0 : rounds.size() - 1);
+  std::vector<double> periods;
+  for (std::size_t i = std::max<std::size_t>(from, 1); i < rounds.size(); ++i)
+    periods.push_back(rounds[i] - rounds[i - 1]);
+  pace.iteration = distribution(std::move(periods));
+  if (rounds.size() > from + 1) {
+    const double lo = rounds[from], hi = rounds.back();
+    const auto& updates = replay.servers.front().updates;
+    const auto applied = std::count_if(updates.begin(), updates.end(),
+                                       [&](const engine::AppliedUpdate& u) { return u.time > lo && u.time <= hi; });
+    pace.throughput = static_cast<double>(applied) * plan.samples_per_worker_iteration / (hi - lo);
+  }
+  return pace;
+}
+
+// Synchronous strategies: an iteration ends when its last rank finishes it (`ends`).
+Pace time_iterations(const scenario::Scenario& s, const plan::Plan& plan, const engine::ReplayResult& replay,
+                     const std::vector<double>& ends, std::size_t first) {
+  if (strategies::is_asynchronous(s.training.strategy)) return own_pace(plan, replay, first, ends.size());
+  if (s.training.strategy.backup_workers > 0 && !replay.servers.empty()) return round_pace(plan, replay, first);
+  Pace pace;
+  std::vector<double> durations;
+  for (std::size_t i = first; i < ends.size(); ++i)
+    durations.push_back(ends[i] - (i ? ends[i - 1] : 0.0));
+  pace.iteration = distribution(std::move(durations));
+  if (pace.iteration.mean > 0) pace.throughput = plan.workers * plan.samples_per_worker_iteration / pace.iteration.mean;
+  return pace;
 }
 
 StrategyMetrics strategy_metrics(const scenario::Scenario& s, const plan::Plan& plan,
-                                 const engine::ReplayResult& replay, double lo, double hi, double measured) {
+                                 const engine::ReplayResult& replay, double lo, double hi) {
   StrategyMetrics m;
   m.name = strategies::strategy_name(s.training.strategy);
   m.workers = plan.workers;
   m.servers = static_cast<int>(replay.servers.size());
-  m.asynchronous = asynchronous(s.training.strategy);
+  m.asynchronous = strategies::is_asynchronous(s.training.strategy);
   m.spectral_gap = plan.spectral_gap;
   if (plan.wire_bytes > 0) m.compression_ratio = plan.dense_bytes / plan.wire_bytes;
   const double ranks = static_cast<double>(std::max<std::size_t>(1, replay.ranks.size()));
@@ -124,7 +158,6 @@ StrategyMetrics strategy_metrics(const scenario::Scenario& s, const plan::Plan& 
   m.staleness = distribution(std::move(staleness));
   if (!first.updates.empty()) m.mean_update_lag = lag / static_cast<double>(first.updates.size());
   if (hi > lo) m.updates_per_second = applied / (hi - lo);
-  (void)measured;
   const double nic = s.cluster.nic.bandwidth;
   for (const auto& server : replay.servers) {
     m.dropped += server.dropped;
@@ -180,44 +213,9 @@ RunResult summarize(const scenario::Scenario& s, const plan::Plan& plan, const e
     for (std::size_t i = 0; i < std::min(total, rank.iteration_end.size()); ++i)
       ends[i] = std::max(ends[i], rank.iteration_end[i]);
   const std::size_t first = static_cast<std::size_t>(s.run.warmup_iterations);
-  std::vector<double> durations;
-  for (std::size_t i = first; i < total; ++i)
-    durations.push_back(ends[i] - (i ? ends[i - 1] : 0.0));
-  r.iteration = distribution(durations);
-  if (r.iteration.mean > 0) r.throughput = r.global_batch / r.iteration.mean;
-  if (asynchronous(s.training.strategy)) {
-    // Workers keep their own pace: the time per iteration is each worker's, the throughput the sum of their rates.
-    const auto periods = own_pace(replay, first, total);
-    r.iteration = distribution(periods);
-    r.throughput = 0;
-    for (double p : periods)
-      if (p > 0) r.throughput += plan.samples_per_worker_iteration / p;
-  }
-  if (s.training.strategy.backup_workers > 0 && !replay.servers.empty()) {
-    // Backup workers: progress is the rounds the servers close, each with the first n - b gradients; the stragglers'
-    // late gradients are dropped and count for nothing.
-    // Rounds count until the first worker is done: after that the stragglers' leftover iterations close rounds on
-    // their own, which a real job (stopping after its rounds) would not run.
-    double done = replay.simulated_seconds;
-    for (const auto& rank : replay.ranks)
-      if (!rank.iteration_end.empty()) done = std::min(done, rank.iteration_end.back());
-    std::vector<double> rounds;
-    for (double t : replay.servers.front().round_ends)
-      if (t <= done) rounds.push_back(t);
-    const auto& updates = replay.servers.front().updates;
-    const std::size_t from = std::min(first, rounds.empty() ? 0 : rounds.size() - 1);
-    std::vector<double> periods;
-    for (std::size_t i = std::max<std::size_t>(from, 1); i < rounds.size(); ++i)
-      periods.push_back(rounds[i] - rounds[i - 1]);
-    r.iteration = distribution(periods);
-    if (rounds.size() > from + 1) {
-      const double lo_round = rounds[from], hi_round = rounds.back();
-      const auto applied = std::count_if(updates.begin(), updates.end(), [&](const engine::AppliedUpdate& u) {
-        return u.time > lo_round && u.time <= hi_round;
-      });
-      r.throughput = static_cast<double>(applied) * plan.samples_per_worker_iteration / (hi_round - lo_round);
-    }
-  }
+  const auto pace = time_iterations(s, plan, replay, ends, first);
+  r.iteration = pace.iteration;
+  r.throughput = pace.throughput;
   if (s.dataset.samples > 0 && r.throughput > 0)
     r.epoch_seconds = static_cast<double>(s.dataset.samples) / r.throughput;
   r.epochs = s.dataset.epochs;
@@ -231,7 +229,7 @@ RunResult summarize(const scenario::Scenario& s, const plan::Plan& plan, const e
   const double hi_all = ends.back();
   const double measured = static_cast<double>(total - first);
   const double ranks = static_cast<double>(replay.ranks.size());
-  const bool own_clock = asynchronous(s.training.strategy);
+  const bool own_clock = strategies::is_asynchronous(s.training.strategy);
   for (const auto& rank : replay.ranks) {
     const auto& compute = rank.streams[static_cast<int>(graph::Stream::compute)];
     const auto& comm = rank.streams[static_cast<int>(graph::Stream::comm)];
@@ -253,7 +251,8 @@ RunResult summarize(const scenario::Scenario& s, const plan::Plan& plan, const e
   }
 
   r.input = input_stage(s, replay, first, total);
-  r.strategy = strategy_metrics(s, plan, replay, lo_all, hi_all, measured);
+  r.strategy = strategy_metrics(s, plan, replay, lo_all, hi_all);
+  r.strategy.time_per = pace.per;
   r.strategy.barrier_wait = r.breakdown.idle;
 
   for (const auto& link : replay.links) {

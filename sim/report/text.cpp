@@ -16,7 +16,8 @@ std::string format_summary(const RunResult& r) {
                      r.sample_unit);
 
   out += "Iteration\n";
-  line("time (mean)", format_seconds(r.iteration.mean));
+  line("time (mean)",
+       format_seconds(r.iteration.mean) + (r.strategy.time_per == "iteration" ? "" : " per " + r.strategy.time_per));
   line("time (p50 / p99)", format_seconds(r.iteration.p50) + " / " + format_seconds(r.iteration.p99));
   line("throughput", format_rate(r.throughput, r.sample_unit));
   if (r.epoch_seconds > 0) line("time per epoch", format_duration(r.epoch_seconds));

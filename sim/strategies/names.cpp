@@ -254,6 +254,22 @@ int worker_count(const StrategySpec& s, int nodes, int gpus_per_node) {
   return (nodes - dedicated_server_nodes(s)) * gpus_per_node;
 }
 
+bool is_asynchronous(const StrategySpec& s) {
+  switch (s.kind) {
+  case Kind::allreduce:
+  case Kind::dpsgd:
+  case Kind::local_sgd:
+    return false;
+  case Kind::parameter_server:
+  case Kind::easgd:
+    return s.schedule != Schedule::synchronous;
+  case Kind::adpsgd:
+  case Kind::gossip:
+    return true;
+  }
+  return false;
+}
+
 const Preset* find_preset(std::string_view name) {
   const std::string key = preset_key(name);
   for (const auto& p : presets())

@@ -142,6 +142,8 @@ bool uses_servers(const StrategySpec& s); // parameter_server, easgd
 int dedicated_server_nodes(const StrategySpec& s);
 // The GPUs that train: every GPU but those of dedicated server nodes.
 int worker_count(const StrategySpec& s, int nodes, int gpus_per_node);
+// Workers that do not wait for each other every iteration: asynchronous and bounded servers, AD-PSGD, gossip.
+bool is_asynchronous(const StrategySpec& s);
 
 // Seed 001's Table 1 (and Horovod, BytePS): each system's scheduling, exchange and topology as the table gives
 // them, and the strategy dtsim runs for it.

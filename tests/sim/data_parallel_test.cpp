@@ -20,29 +20,9 @@ models::Layer linear(std::string name) {
   return {std::move(name), models::LayerKind::matmul, 1e9, 2e9, 1'000'000, 1000, 1000};
 }
 
+// The hand scenario (round GPU, 1 GB/s and 1 us NICs, ring all-reduce: tests/sim/round_gpu.hpp).
 scenario::Scenario base_scenario(std::vector<models::Layer> layers, int nodes) {
-  scenario::Scenario s;
-  s.name = "hand";
-  s.model.workload.name = "hand";
-  s.model.workload.layers = std::move(layers);
-  s.model.batch_per_gpu = 10;
-  s.model.precision = Precision::fp32;
-  s.gpu = round_gpu();
-  s.cluster.gpu = "round";
-  s.cluster.nodes = nodes;
-  s.cluster.gpus_per_node = 1;
-  s.cluster.intra_kind = topologies::IntraNodeKind::pcie;
-  s.cluster.intra = {1e15, 0};
-  s.cluster.pcie = {1e15, 0};
-  s.cluster.nic = {1e9, 1e-6}; // 1 GB/s, 1 us: a ring step's alpha is 2 us (two NIC hops, a zero-latency switch)
-  s.cluster.switch_latency = 0;
-  s.training.optimizer = scenario::Optimizer::momentum;
-  s.training.algorithm = collectives::Algorithm::ring; // the hand calculations below are for a ring
-  s.run.iterations = 3;
-  s.run.warmup_iterations = 1;
-  s.network.model = scenario::NetworkModel::cm02;
-  s.network.cross_traffic = false;
-  return s;
+  return test::hand_scenario(std::move(layers), nodes);
 }
 
 // One linear layer, forward at batch 10: 1e10 FLOP / (10e12 * 0.5) = 2 ms (its 4.08 MB of traffic take

@@ -15,27 +15,7 @@ using test::round_gpu; // 10 TFLOP/s at 50% for GEMMs, 1 TB/s for memory-bound k
 
 // One linear layer (1 GFLOP per sample forward, 2 backward, 1e6 parameters) at batch 10 on `gpus` GPUs of one node.
 scenario::Scenario one_linear(int gpus = 1) {
-  scenario::Scenario s;
-  s.name = "hand";
-  s.model.workload.name = "hand";
-  s.model.workload.sample_unit = "samples";
-  s.model.workload.layers = {{"fc", models::LayerKind::matmul, 1e9, 2e9, 1'000'000, 1000, 1000}};
-  s.model.batch_per_gpu = 10;
-  s.gpu = round_gpu();
-  s.cluster.gpu = "round";
-  s.cluster.nodes = 1;
-  s.cluster.gpus_per_node = gpus;
-  s.cluster.intra_kind = topologies::IntraNodeKind::pcie;
-  s.cluster.intra = {1e15, 0};
-  s.cluster.pcie = {1e15, 0};
-  s.cluster.nic = {1e9, 1e-6};
-  s.cluster.switch_latency = 0;
-  s.training.algorithm = collectives::Algorithm::ring;
-  s.run.iterations = 3;
-  s.run.warmup_iterations = 1;
-  s.network.model = scenario::NetworkModel::cm02;
-  s.network.cross_traffic = false;
-  return s;
+  return test::hand_scenario({{"fc", models::LayerKind::matmul, 1e9, 2e9, 1'000'000, 1000, 1000}}, 1, gpus);
 }
 
 // Forward 2 ms + 10 us launch, backward 4 ms + two launches, momentum step 20 us + one launch: 6.060 ms of GPU work.

@@ -1,6 +1,11 @@
 #pragma once
-// The made-up GPU of the end-to-end tests: round numbers, so that every op time can be written down by hand.
+// The made-up GPU of the end-to-end tests and the scenario around it: round numbers, so that every op time can be
+// written down by hand.
 #include "calibration/profile.hpp"
+#include "sim/scenario/scenario.hpp"
+
+#include <utility>
+#include <vector>
 
 namespace dtsim::test {
 
@@ -18,6 +23,35 @@ inline calibration::GpuProfile round_gpu() {
   g.memory_efficiency = 1.0;
   g.launch_overhead = 10e-6;
   return g;
+}
+
+// `layers` at batch 10 in fp32 with momentum SGD on `nodes` nodes of `gpus_per_node` round GPUs: free PCIe and
+// intra-node hops, 1 GB/s NICs with 1 us latency on a zero-latency switch (a ring step's alpha is 2 us), ring
+// all-reduce, CM02 without cross traffic (the alpha-beta model), 3 measured iterations after 1 warm-up.
+inline scenario::Scenario hand_scenario(std::vector<models::Layer> layers, int nodes, int gpus_per_node = 1) {
+  scenario::Scenario s;
+  s.name = "hand";
+  s.model.workload.name = "hand";
+  s.model.workload.sample_unit = "samples";
+  s.model.workload.layers = std::move(layers);
+  s.model.batch_per_gpu = 10;
+  s.model.precision = calibration::Precision::fp32;
+  s.gpu = round_gpu();
+  s.cluster.gpu = "round";
+  s.cluster.nodes = nodes;
+  s.cluster.gpus_per_node = gpus_per_node;
+  s.cluster.intra_kind = topologies::IntraNodeKind::pcie;
+  s.cluster.intra = {1e15, 0};
+  s.cluster.pcie = {1e15, 0};
+  s.cluster.nic = {1e9, 1e-6};
+  s.cluster.switch_latency = 0;
+  s.training.optimizer = scenario::Optimizer::momentum;
+  s.training.algorithm = collectives::Algorithm::ring;
+  s.run.iterations = 3;
+  s.run.warmup_iterations = 1;
+  s.network.model = scenario::NetworkModel::cm02;
+  s.network.cross_traffic = false;
+  return s;
 }
 
 } // namespace dtsim::test

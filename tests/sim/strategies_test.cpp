@@ -18,27 +18,12 @@ models::Layer linear(std::string name) {
   return {std::move(name), models::LayerKind::matmul, 1e9, 2e9, 1'000'000, 1000, 1000};
 }
 
+// The hand scenario with two linear layers, zero-latency NICs and 4 measured iterations.
 scenario::Scenario two_layers(int nodes, strategies::StrategySpec strategy) {
-  scenario::Scenario s;
-  s.name = "hand";
-  s.model.workload.name = "hand";
-  s.model.workload.layers = {linear("fc1"), linear("fc2")};
-  s.model.batch_per_gpu = 10;
-  s.model.precision = calibration::Precision::fp32;
-  s.gpu = test::round_gpu();
-  s.cluster.gpu = "round";
-  s.cluster.nodes = nodes;
-  s.cluster.gpus_per_node = 1;
-  s.cluster.intra_kind = topologies::IntraNodeKind::pcie;
-  s.cluster.intra = {1e15, 0};
-  s.cluster.pcie = {1e15, 0};
+  auto s = test::hand_scenario({linear("fc1"), linear("fc2")}, nodes);
   s.cluster.nic = {1e9, 0};
-  s.training.strategy = strategy;
-  s.training.algorithm = collectives::Algorithm::ring;
+  s.training.strategy = std::move(strategy);
   s.run.iterations = 4;
-  s.run.warmup_iterations = 1;
-  s.network.model = scenario::NetworkModel::cm02;
-  s.network.cross_traffic = false;
   return s;
 }
 
@@ -181,6 +166,60 @@ TEST(Strategies, MemoryFollowsWhereTheOptimizerAndTheResidualLive) {
   EXPECT_EQ(has(plan::estimate_memory(s), "optimizer states"), -1.0);
   s.training.compression.kind = strategies::CompressionKind::topk;
   EXPECT_DOUBLE_EQ(has(plan::estimate_memory(s), "error-feedback residual"), 2e6 * 4);
+}
+
+// Sparse pushes: an embedding table's gradient touches the rows the batch looked up. 10 samples x 1000 looked-up
+// elements over a 1e6-element table, drawn uniformly: 1 - exp(-0.01) of it, pushed and pulled; the dense layer whole.
+TEST(Strategies, SparseEmbeddingsPushOnlyTheTouchedRows) {
+  models::Layer table{"embedding", models::LayerKind::embedding, 0, 0, 1'000'000, 100, 1000};
+  table.sparse_gradient = true;
+  auto spec = named("ps-sync");
+  spec.sparse_embeddings = true;
+  const auto s = test::hand_scenario({table, linear("fc")}, 3);
+  auto sparse = s;
+  sparse.training.strategy = spec;
+  const auto plan = plan::make_plan(sparse);
+  std::vector<std::pair<double, double>> pushes; // (push, pull) bytes per bucket, summed over shards
+  for (const auto& op : plan.graph.programs[0].ops)
+    if (const auto* p = std::get_if<graph::PushPull>(&op.body)) {
+      double push = 0, pull = 0;
+      for (const auto& shard : p->shards) {
+        push += shard.push_bytes;
+        pull += shard.pull_bytes;
+      }
+      pushes.emplace_back(push, pull);
+    }
+  ASSERT_EQ(pushes.size(), 2u); // backward order: fc's bucket, then the table's
+  EXPECT_DOUBLE_EQ(pushes[0].first, 4e6);
+  const double touched = 1 - std::exp(-10.0 * 1000 / 1e6);
+  EXPECT_NEAR(pushes[1].first, 4e6 * touched, 1e-6);
+  EXPECT_NEAR(pushes[1].second, 4e6 * touched, 1e-6);
+}
+
+// BytePS's hierarchy: each node's GPUs reduce to its first, which alone pushes to and pulls from the servers, then
+// broadcasts. On 2 nodes x 2 GPUs only ranks 0 and 2 push; each shard gets 2 pushes per bucket, not 4.
+TEST(Strategies, HierarchicalServersHearOnlyFromEachNodesFirstGpu) {
+  auto spec = named("ps-sync");
+  spec.servers = {0, strategies::ServerPlacement::colocated, true};
+  auto s = test::hand_scenario({linear("fc1"), linear("fc2")}, 2, 2);
+  s.training.strategy = spec;
+  const auto plan = plan::make_plan(s);
+  ASSERT_EQ(plan.graph.servers.size(), 2u);
+  for (int rank = 0; rank < 4; ++rank) {
+    int push_pulls = 0, in_node = 0;
+    for (const auto& op : plan.graph.program_of(rank).ops) {
+      push_pulls += std::holds_alternative<graph::PushPull>(op.body);
+      if (const auto* c = std::get_if<graph::Collective>(&op.body)) {
+        EXPECT_EQ(plan.graph.groups[c->group], (std::vector<int>{rank / 2 * 2, rank / 2 * 2 + 1}));
+        ++in_node;
+      }
+    }
+    EXPECT_EQ(push_pulls, rank % 2 == 0 ? plan.buckets : 0) << rank;
+    EXPECT_EQ(in_node, 2 * plan.buckets) << rank; // a reduce and a broadcast per bucket
+  }
+  const auto r = simulate(s).result;
+  EXPECT_EQ(r.strategy.servers, 2);
+  EXPECT_EQ(r.strategy.workers, 4);
 }
 
 } // namespace

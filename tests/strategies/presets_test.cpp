@@ -36,7 +36,7 @@ bool is_synchronous(const StrategySpec& s) {
   }
 }
 
-bool is_asynchronous(const StrategySpec& s) {
+bool is_fully_asynchronous(const StrategySpec& s) {
   if (s.kind == Kind::adpsgd || s.kind == Kind::gossip) return true;
   return (s.kind == Kind::parameter_server || s.kind == Kind::easgd) && s.schedule == Schedule::asynchronous;
 }
@@ -90,11 +90,11 @@ TEST(Presets, MappingKeepsTheTablesScheduling) {
     if (p.scheduling == "synchronous")
       EXPECT_TRUE(is_synchronous(s));
     else if (p.scheduling == "asynchronous")
-      EXPECT_TRUE(is_asynchronous(s));
+      EXPECT_TRUE(is_fully_asynchronous(s));
     else if (p.scheduling == "bounded asynchronous")
       EXPECT_TRUE(is_bounded(s));
     else if (p.scheduling == "soft-bounded asynchronous") // GoSGD's gossip, MPCA-SGD's extrapolated staleness
-      EXPECT_TRUE(is_bounded(s) || is_asynchronous(s));
+      EXPECT_TRUE(is_bounded(s) || is_fully_asynchronous(s));
     else
       ADD_FAILURE() << "unexpected scheduling " << p.scheduling;
   }

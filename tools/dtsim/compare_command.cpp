@@ -30,15 +30,6 @@ std::string dollars(double usd) {
   return usd >= 1 ? fmt::format("{:.2f}", usd) : figure(usd, 3);
 }
 
-// What a row's time per iteration measures: synchronous strategies wait for the slowest worker every iteration;
-// asynchronous workers each keep their own pace; with backup workers the servers close a round with the first
-// n - b gradients.
-std::string iteration_measure(const report::RunResult& r) {
-  if (!r.strategy.asynchronous) return "iteration";
-  const auto& strategy = r.scenario.at("training").at("strategy");
-  return r.strategy.servers > 0 && strategy.value("backup_workers", 0) > 0 ? "round" : "worker";
-}
-
 // Staleness is measured where gradients are applied, on parameter servers (and EASGD's centre).
 bool has_staleness(const report::RunResult& r) {
   return r.strategy.servers > 0;
@@ -56,7 +47,7 @@ std::string table(const std::vector<ComparePoint>& points, const scenario::Scena
   for (const auto& p : points) {
     if (!p.ok) continue;
     const auto& r = p.result;
-    const auto measure = iteration_measure(r);
+    const auto& measure = r.strategy.time_per;
     const auto& stale = r.strategy.staleness;
     rows.push_back({p.strategy, std::to_string(r.strategy.workers),
                     milliseconds(r.iteration.mean) + (measure == "iteration" ? "" : " per " + measure),
@@ -106,7 +97,7 @@ std::string csv(const std::vector<ComparePoint>& points) {
     const bool stale = has_staleness(r);
     const auto if_stale = [&](double v) { return stale ? fmt::format("{:.9g}", v) : std::string(); };
     out += fmt::format("{},{},{},{},{},{:.9g},{},{:.9g},{:.9g},{},{},{:.9g},{:.9g},{:.9g},{:.9g},", p.strategy, m.name,
-                       m.workers, m.servers, m.asynchronous, r.iteration.mean, iteration_measure(r), r.throughput,
+                       m.workers, m.servers, m.asynchronous, r.iteration.mean, r.strategy.time_per, r.throughput,
                        r.breakdown.exposed_communication, if_stale(m.staleness.mean), if_stale(m.staleness.max),
                        r.bytes_sent_per_gpu, r.price_per_hour, r.cost_per_epoch, r.cost_of_run);
     out += fmt::format("{:.9g},{},{},{:.9g},{},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{},{:.9g},\n", m.updates_per_second,
