@@ -30,7 +30,8 @@ struct Interval {
 };
 
 struct RankTimeline {
-  std::vector<double> iteration_end;                              // time the rank finished each iteration
+  bool simulated = true;             // false: the rank had no program (another rank stood for it, coarse fidelity)
+  std::vector<double> iteration_end; // time the rank finished each iteration
   std::array<std::vector<Interval>, graph::kStreamCount> streams; // busy intervals, per stream
   std::vector<double> bytes_sent;                                 // per iteration
   double bytes_received = 0;     // over the run, from parameter servers and gossip peers (collectives: see bytes_sent)

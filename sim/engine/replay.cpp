@@ -80,7 +80,10 @@ void Replay::start_actors() {
     const auto& program = graph_.program_of(r);
     state.done_iteration.assign(program.ops.size(), -1);
     state.timeline.bytes_sent.assign(options_.iterations, 0.0);
-    if (program.ops.empty()) state.timeline.iteration_end.assign(options_.iterations, 0.0);
+    if (program.ops.empty()) {
+      state.timeline.simulated = false;
+      state.timeline.iteration_end.assign(options_.iterations, 0.0);
+    }
     for (int s = 0; s < graph::kStreamCount; ++s) {
       state.status[s].wait = StreamStatus::Wait::finished;
       if (stream_ops_[graph_.rank_program[r]][s].empty()) continue; // no actor for an idle stream
@@ -113,9 +116,8 @@ void Replay::stream_loop(int rank, int stream) {
       });
       status.wait = StreamStatus::Wait::running;
       if ((it + 1) % op.every == 0) { // else skipped this iteration
-        const double start = sg4::Engine::get_clock();
-        execute(rank, op, it, status);
-        state.timeline.streams[stream].push_back({start, sg4::Engine::get_clock(), index, it});
+        const double busy_from = execute(rank, op, it, status);
+        state.timeline.streams[stream].push_back({busy_from, sg4::Engine::get_clock(), index, it});
       }
       mark_done(state, index, it, per_iteration);
     }
@@ -131,7 +133,8 @@ void Replay::mark_done(RankState& state, std::uint32_t op, std::uint32_t it, std
   if (state.waiters > 0) state.cv->notify_all();
 }
 
-void Replay::execute(int rank, const graph::Op& op, std::uint32_t it, StreamStatus& status) {
+double Replay::execute(int rank, const graph::Op& op, std::uint32_t it, StreamStatus& status) {
+  const double start = sg4::Engine::get_clock();
   if (const auto* compute = std::get_if<graph::Compute>(&op.body)) {
     const auto& slowdown = graph_.compute_slowdown;
     const bool straggles = op.stream == graph::Stream::compute && !slowdown.empty() && !slowdown[rank].empty();
@@ -139,15 +142,7 @@ void Replay::execute(int rank, const graph::Op& op, std::uint32_t it, StreamStat
   } else if (const auto* collective = std::get_if<graph::Collective>(&op.body)) {
     run_collective(rank, *collective, it, status);
   } else if (const auto* p2p = std::get_if<graph::SendRecv>(&op.body)) {
-    status.peer = p2p->peer;
-    status.wait = StreamStatus::Wait::peer;
-    if (p2p->send) {
-      auto& out = pair(rank, p2p->peer);
-      out.mailbox->put(&token_, flow_size(p2p->bytes));
-      account(rank, out, p2p->bytes, it);
-    } else {
-      pair(p2p->peer, rank).mailbox->get<char>();
-    }
+    return send_recv(rank, *p2p, it, status);
   } else if (const auto* exchange = std::get_if<graph::Exchange>(&op.body)) {
     run_exchange(rank, *exchange, it, status);
   } else if (const auto* push = std::get_if<graph::Push>(&op.body)) {
@@ -155,6 +150,40 @@ void Replay::execute(int rank, const graph::Op& op, std::uint32_t it, StreamStat
   } else if (const auto* push_pull = std::get_if<graph::PushPull>(&op.body)) {
     run_push_pull(rank, *push_pull, it, status);
   }
+  return start;
+}
+
+// Point-to-point ops have mailboxes of their own: a pipeline's pending sends never meet a collective's messages
+// between the same two GPUs.
+sg4::Mailbox* Replay::p2p_mailbox(int from, int to) {
+  const auto key = static_cast<std::uint64_t>(from) * static_cast<std::uint64_t>(graph_.rank_count()) +
+                   static_cast<std::uint64_t>(to);
+  if (const auto found = p2p_boxes_.find(key); found != p2p_boxes_.end()) return found->second;
+  auto* box = sg4::Mailbox::by_name(fmt::format("p2p:{}>{}", from, to)); // a simcall: same name, same mailbox
+  return p2p_boxes_.try_emplace(key, box).first->second;
+}
+
+// Sends are detached (isend): the flow starts once the peer's receive is posted. The receive is busy from the later
+// of its own posting and the send's.
+double Replay::send_recv(int rank, const graph::SendRecv& op, std::uint32_t it, StreamStatus& status) {
+  const double start = sg4::Engine::get_clock();
+  const auto key = [this](int from, int to) { // as p2p_mailbox's
+    return static_cast<std::uint64_t>(from) * static_cast<std::uint64_t>(graph_.rank_count()) +
+           static_cast<std::uint64_t>(to);
+  };
+  if (op.send) {
+    posted_sends_[key(rank, op.peer)].push_back(start);
+    p2p_mailbox(rank, op.peer)->put_init(&token_, flow_size(op.bytes))->detach();
+    account(rank, pair(rank, op.peer), op.bytes, it);
+    return start;
+  }
+  status.peer = op.peer;
+  status.wait = StreamStatus::Wait::peer;
+  p2p_mailbox(op.peer, rank)->get<char>();
+  auto& posted = posted_sends_[key(op.peer, rank)];
+  const double sent = posted.empty() ? start : posted.front();
+  if (!posted.empty()) posted.pop_front();
+  return std::max(start, sent);
 }
 
 // At most twice a second of wall time: simulated time reached, iteration, flows so far.

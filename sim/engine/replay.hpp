@@ -11,6 +11,7 @@
 #include <array>
 #include <chrono>
 #include <cmath>
+#include <deque>
 #include <map>
 #include <memory>
 #include <set>
@@ -65,7 +66,11 @@ private:
   }
 
   void mark_done(RankState& state, std::uint32_t op, std::uint32_t it, std::uint64_t per_iteration);
-  void execute(int rank, const graph::Op& op, std::uint32_t it, StreamStatus& status);
+  // Returns when the op's stream started being busy with it: its start, except for a receive that waited for its
+  // sender (a pipeline stage waiting for its neighbour is idle, not communicating: the bubble).
+  double execute(int rank, const graph::Op& op, std::uint32_t it, StreamStatus& status);
+  double send_recv(int rank, const graph::SendRecv& op, std::uint32_t it, StreamStatus& status);
+  sg4::Mailbox* p2p_mailbox(int from, int to);
 
   // Replays this rank's part of a collective: each step's transfers as concurrent flows, then the step's
   // GPU reduction, protocol overhead and (in aggregated schedules) the latency terms it stands for.
@@ -191,6 +196,9 @@ private:
   std::vector<sg4::Mailbox*> inboxes_;
   std::vector<sg4::Mailbox*> reply_boxes_;
   std::vector<PushPayload> push_payloads_;
+  // Point-to-point sends: per ordered pair (from * G + to), the times of the sends posted and not yet received.
+  std::unordered_map<std::uint64_t, std::deque<double>> posted_sends_;
+  std::unordered_map<std::uint64_t, sg4::Mailbox*> p2p_boxes_;
 };
 
 } // namespace dtsim::engine::detail

@@ -70,6 +70,7 @@ std::string encode(const ReplayResult& result) {
   w.value(result.transfers);
   w.value<std::uint64_t>(result.ranks.size());
   for (const auto& rank : result.ranks) {
+    w.value(rank.simulated);
     w.values(rank.iteration_end);
     w.values(rank.bytes_sent);
     for (const auto& stream : rank.streams)
@@ -104,6 +105,7 @@ ReplayResult decode(const std::string& bytes) {
   result.transfers = r.value<std::uint64_t>();
   result.ranks.resize(r.value<std::uint64_t>());
   for (auto& rank : result.ranks) {
+    rank.simulated = r.value<bool>();
     rank.iteration_end = r.values<double>();
     rank.bytes_sent = r.values<double>();
     for (auto& stream : rank.streams)

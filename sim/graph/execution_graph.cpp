@@ -13,6 +13,22 @@ std::string_view to_string(Stream s) {
     return "comm";
   case Stream::input:
     return "input";
+  case Stream::p2p:
+    return "p2p";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(Axis a) {
+  switch (a) {
+  case Axis::data:
+    return "data";
+  case Axis::tensor:
+    return "tensor";
+  case Axis::pipeline:
+    return "pipeline";
+  case Axis::expert:
+    return "expert";
   }
   return "unknown";
 }
@@ -30,9 +46,10 @@ void validate_program(const ExecutionGraph& graph, const Program& program, std::
       if (c->group < 0 || c->group >= static_cast<int>(graph.groups.size()))
         throw std::invalid_argument(
             fmt::format("program {} op {} '{}': unknown group {}", index, i, op.name, c->group));
-      if (op.stream != Stream::comm)
+      // On the compute stream a collective holds the kernels behind it (Megatron's tensor-parallel all-reduces).
+      if (op.stream != Stream::comm && op.stream != Stream::compute)
         throw std::invalid_argument(
-            fmt::format("program {} op {} '{}': collectives run on the comm stream", index, i, op.name));
+            fmt::format("program {} op {} '{}': collectives run on the comm or compute stream", index, i, op.name));
     }
     if (op.stream == Stream::input && !std::holds_alternative<Compute>(op.body))
       throw std::invalid_argument(fmt::format(

@@ -20,9 +20,11 @@
 namespace dtsim::graph {
 
 // `input` is the host's data loading (DataLoader workers decoding and augmenting the next batch): it runs beside
-// the GPU's streams, and the rank's next iteration starts only once its batch is ready.
-enum class Stream : std::uint8_t { compute = 0, comm = 1, input = 2 };
-inline constexpr int kStreamCount = 3;
+// the GPU's streams, and the rank's next iteration starts only once its batch is ready. `p2p` carries a pipeline's
+// activations and their gradients between stages (Megatron-LM posts them on their own NCCL communicator), so a
+// stage waiting for its neighbour does not hold up the data-parallel collectives on `comm`.
+enum class Stream : std::uint8_t { compute = 0, comm = 1, input = 2, p2p = 3 };
+inline constexpr int kStreamCount = 4;
 std::string_view to_string(Stream s);
 
 // A kernel on the compute stream, or the data loader's work on the input stream. Its duration was priced by the plan;
@@ -45,7 +47,9 @@ struct Collective {
   std::vector<double> matrix;         // all_to_all_v: bytes from position i to j at [i * n + j]
 };
 
-// Point-to-point transfer; the peer posts the matching op with `send` flipped.
+// Point-to-point transfer; the peer posts the matching op with `send` flipped. A send is posted and done at once
+// (NCCL's isend: the transfer starts when the peer's receive is posted, the sender goes on); the receive ends when
+// the data is in. Sends and receives between two ranks match in the order they are posted.
 struct SendRecv {
   int peer = 0;
   double bytes = 0;
@@ -87,15 +91,22 @@ struct PushPull {
 
 using OpBody = std::variant<Compute, Collective, SendRecv, Exchange, Push, PushPull>;
 
+// Which parallel dimension an op's communication serves, for the report's split of exposed communication.
+enum class Axis : std::uint8_t { data, tensor, pipeline, expert };
+std::string_view to_string(Axis a);
+
 struct Op {
   std::string name; // shown in traces: "layer3.2.conv2 bwd", "allreduce bucket 4"
   Stream stream = Stream::compute;
   OpBody body;
   std::vector<std::uint32_t> deps; // indices of earlier ops of the same program
   std::uint32_t every = 1;         // runs in every `every`-th iteration only (the last of each period)
+  Axis axis = Axis::data;          // communication ops: the dimension they serve; compute ops priced as
+                                   // communication (closed-form tensor-parallel collectives) say so too
 };
 
 // One program; ranks with the same role share it (all ranks of plain data parallelism do).
+// An empty program: the rank is not simulated (in coarse fidelity one rank stands for its tensor-parallel group).
 struct Program {
   std::vector<Op> ops;
 };

@@ -34,6 +34,23 @@ TEST(Exchange, RingNeighboursCostTwoModelsPerIterationAtAnySize) {
   }
 }
 
+// A pipeline's send is posted and done at once; the receive posted earlier is busy only once the data flows (its wait
+// for the sender is the bubble, not communication): rank 1 receives 1 MB that rank 0 sends after 1 ms of compute.
+TEST(SendRecv, ReceiveIsBusyFromTheSendOn) {
+  graph::ExecutionGraph g;
+  g.programs.push_back({{graph::Op{"fwd", graph::Stream::compute, graph::Compute{1e-3, 0, 0}, {}},
+                         graph::Op{"send", graph::Stream::p2p, graph::SendRecv{1, 1e6, true}, {0}}}});
+  g.programs.push_back({{graph::Op{"recv", graph::Stream::p2p, graph::SendRecv{0, 1e6, false}, {}}}});
+  g.rank_program = {0, 1};
+  const auto r = engine::replay(testing::uniform_cluster(2, kBandwidth, 0, 0), g, testing::cm02_options());
+  const auto& send = r.ranks[0].streams[static_cast<int>(graph::Stream::p2p)].at(0);
+  const auto& recv = r.ranks[1].streams[static_cast<int>(graph::Stream::p2p)].at(0);
+  EXPECT_NEAR(send.end - send.start, 0, 1e-12);
+  EXPECT_NEAR(recv.start, 1e-3, 1e-12);
+  EXPECT_NEAR(recv.end, 1e-3 + 1e6 / kBandwidth, 1e-9);
+  EXPECT_DOUBLE_EQ(r.ranks[0].bytes_sent[0], 1e6);
+}
+
 // Gossip: rank 0 pushes to rank 1, then to nobody, then to rank 2; the peers post nothing.
 TEST(Push, OneSidedPushesReachTheirPeersInbox) {
   graph::ExecutionGraph g;

@@ -88,14 +88,15 @@ TEST(Replay, MismatchedCollectivesAreReportedAsADeadlock) {
   EXPECT_THROW(engine::replay(uniform_cluster(3, 1e9, 1e-6, 0), g, {}), std::invalid_argument);
 }
 
-TEST(Replay, UnmatchedSendIsReportedWithTheWaitingRank) {
+// Sends are posted and done at once (isend); receives wait for their sender.
+TEST(Replay, UnmatchedReceiveIsReportedWithTheWaitingRank) {
   graph::ExecutionGraph g;
-  g.programs.push_back({{graph::Op{"send to 1", graph::Stream::comm, graph::SendRecv{1, 1e3, true}, {}}}});
-  g.programs.push_back({{graph::Op{"send to 0", graph::Stream::comm, graph::SendRecv{0, 1e3, true}, {}}}});
+  g.programs.push_back({{graph::Op{"recv from 1", graph::Stream::comm, graph::SendRecv{1, 1e3, false}, {}}}});
+  g.programs.push_back({{graph::Op{"recv from 0", graph::Stream::comm, graph::SendRecv{0, 1e3, false}, {}}}});
   g.rank_program = {0, 1};
   try {
     engine::replay(uniform_cluster(2, 1e9, 1e-6, 0), g, {});
-    FAIL() << "two sends without receives must deadlock";
+    FAIL() << "two receives without sends must deadlock";
   } catch (const engine::DeadlockError& e) {
     const std::string what = e.what();
     EXPECT_NE(what.find("rank 0 comm stream"), std::string::npos) << what;
