@@ -57,6 +57,19 @@ struct ExpertShape {
   double capacity_factor = 1.0;
 };
 
+// How Megatron-LM's tensor parallelism (Shoeybi et al. 2019, section 3) splits an op over t GPUs, and where its
+// communication goes. Only transformer builders set it; everything else stays replicated (no tensor parallelism).
+enum class TensorSplit : std::uint8_t {
+  replicated,    // every rank runs it whole (norms, residual adds; split along the sequence by sequence parallelism)
+  column,        // output features split (QKV, FFN up, LM head): its input's gradient is all-reduced in backward
+  column_shared, // column-parallel on the previous op's input (SwiGLU's gate, fused with up in Megatron): no
+                 // communication of its own
+  inner,         // runs on the split features between a column and a row op (attention core, activation): 1/t
+  row,           // input features split (attention out, FFN down): its output is all-reduced in forward
+  column_row,    // a whole FFN in one op (MoE experts): all-reduce after forward and of its input's gradient
+  vocabulary,    // an embedding table split by rows: its output is all-reduced in forward
+};
+
 // Everything per sample (one image, one sequence). The plan multiplies by the batch.
 struct Layer {
   std::string name;
@@ -78,6 +91,7 @@ struct Layer {
   std::int64_t saved_elements = 0;
   std::int64_t saved_fixed_bytes = 0;
   int block = -1; // the repeated block (transformer layer) this op belongs to; -1 outside (embeddings, heads)
+  TensorSplit tensor_split = TensorSplit::replicated;
 };
 
 // The GEMMs `batch` samples run in a layer's forward: its `gemm` with m scaled by the batch, or an attention

@@ -257,6 +257,7 @@ private:
       // Backward needs the token indices (int64), and with dropout the mask over the embedding output.
       Layer& e = b_.push(name, LayerKind::embedding, d(tables * tokens * h), params, tokens, tokens * h);
       e.saved_elements = 0;
+      e.tensor_split = TensorSplit::vocabulary;
       e.saved_fixed_bytes = 8 * tokens + (s_.dropout ? tokens * h : 0);
     } else {
       const auto bs = bands(s_, tokens);
@@ -307,39 +308,49 @@ private:
 
   void self_attention(const std::string& p, std::int64_t s, bool causal, bool first) {
     const auto& m = dims_;
-    b_.linear(p + "qkv", s, m.q() + 2 * m.kv(), m.h, s_.biases);
+    b_.linear(p + "qkv", s, m.q() + 2 * m.kv(), m.h, s_.biases).tensor_split = TensorSplit::column;
     // T5 computes its relative position bias (buckets x heads) in the first block of each stack and reuses it.
     const std::int64_t bias = (first && s_.positions == Positions::relative_bias) ? s_.relative_buckets * m.a : 0;
     Layer& core = b_.push(p + "core", LayerKind::attention, 2.0 * 2.0 * d(s) * d(s) * d(m.q()), bias,
                           s * (m.q() + 2 * m.kv()), s * m.q());
     core.attention = {s, m.a, m.d, causal, s_.dropout};
-    b_.linear(p + "out", s, m.h, m.q(), s_.biases);
+    core.tensor_split = TensorSplit::inner;
+    b_.linear(p + "out", s, m.h, m.q(), s_.biases).tensor_split = TensorSplit::row;
   }
 
   // Queries from the decoder's s tokens, keys and values from the encoder's `memory` tokens. AttentionShape has a
   // single sequence length, so the core is spelled out as its two batched GEMMs (one per head) and the softmax.
   void cross_attention(const std::string& p, std::int64_t s, std::int64_t memory) {
     const auto& m = dims_;
-    b_.linear(p + "q", s, m.q(), m.h, s_.biases);
-    b_.linear(p + "kv", memory, 2 * m.kv(), m.h, s_.biases);
+    b_.linear(p + "q", s, m.q(), m.h, s_.biases).tensor_split = TensorSplit::column;
+    b_.linear(p + "kv", memory, 2 * m.kv(), m.h, s_.biases).tensor_split = TensorSplit::column;
     const std::int64_t probabilities = s * memory * m.a;
     Layer& scores = b_.gemm(p + "scores", s, memory, m.d, m.a, 0); // Q K^T
     scores.input_elements = scores.saved_elements = s * m.q() + memory * m.kv();
+    scores.tensor_split = TensorSplit::inner;
     // Softmax backward needs its output, which P V keeps as its input: the softmax keeps nothing of its own.
-    b_.push(p + "softmax", LayerKind::softmax, kSoftmaxFlops * d(probabilities), 0, probabilities, probabilities)
-        .saved_elements = 0;
+    Layer& softmax =
+        b_.push(p + "softmax", LayerKind::softmax, kSoftmaxFlops * d(probabilities), 0, probabilities, probabilities);
+    softmax.saved_elements = 0;
+    softmax.tensor_split = TensorSplit::inner;
     Layer& context = b_.gemm(p + "context", s, m.d, memory, m.a, 0); // P V
     context.input_elements = context.saved_elements = probabilities + memory * m.kv();
+    context.tensor_split = TensorSplit::inner;
     if (s_.dropout) context.saved_fixed_bytes = probabilities; // the probabilities' dropout mask
-    b_.linear(p + "out", s, m.h, m.q(), s_.biases);
+    b_.linear(p + "out", s, m.h, m.q(), s_.biases).tensor_split = TensorSplit::row;
   }
 
   void ffn(const std::string& p, std::int64_t s) {
     const std::int64_t h = dims_.h, f = dims_.f;
-    b_.linear(p + "up", s, f, h, s_.biases);
-    if (s_.gated_ffn) b_.linear(p + "gate", s, f, h, s_.biases).saved_elements = 0; // shares up's input
-    b_.elementwise(p + "act", activation_flops(s_.activation) + (s_.gated_ffn ? 1 : 0), s * f, s_.gated_ffn ? 2 : 1);
-    b_.linear(p + "down", s, h, f, s_.biases);
+    b_.linear(p + "up", s, f, h, s_.biases).tensor_split = TensorSplit::column;
+    if (s_.gated_ffn) {
+      Layer& gate = b_.linear(p + "gate", s, f, h, s_.biases);
+      gate.saved_elements = 0; // shares up's input
+      gate.tensor_split = TensorSplit::column_shared;
+    }
+    b_.elementwise(p + "act", activation_flops(s_.activation) + (s_.gated_ffn ? 1 : 0), s * f, s_.gated_ffn ? 2 : 1)
+        .tensor_split = TensorSplit::inner;
+    b_.linear(p + "down", s, h, f, s_.biases).tensor_split = TensorSplit::row;
   }
 
   // The router scores every token against every expert; each token then runs through top_k experts. The experts
@@ -356,8 +367,10 @@ private:
                        routed * h, routed * h);
     x.gemm = {(routed + e - 1) / e, f, h, e * matrices};
     x.moe = {static_cast<int>(e), static_cast<int>(k), s_.moe.capacity_factor};
+    x.tensor_split = TensorSplit::column_row;
     b_.elementwise(p + "act", activation_flops(s_.activation) + (s_.gated_ffn ? 1 : 0), routed * f,
-                   s_.gated_ffn ? 2 : 1);
+                   s_.gated_ffn ? 2 : 1)
+        .tensor_split = TensorSplit::inner;
   }
 
   // BERT's pre-training heads before the (tied) MLM decoder: the pooler and next-sentence classifier on the [CLS]
@@ -376,8 +389,8 @@ private:
     const std::int64_t v = s_.vocabulary, h = dims_.h;
     // Tied: the embedding holds the weights; BERT's decoder still has its own bias.
     const std::int64_t params = (s_.tied_embeddings ? 0 : v * h) + (s_.bert_heads ? v : 0);
-    b_.gemm("lm_head", s, v, h, 1, params);
-    b_.push("loss", LayerKind::softmax, kSoftmaxFlops * d(s * v), 0, s * v, s);
+    b_.gemm("lm_head", s, v, h, 1, params).tensor_split = TensorSplit::column;
+    b_.push("loss", LayerKind::softmax, kSoftmaxFlops * d(s * v), 0, s * v, s).tensor_split = TensorSplit::inner;
   }
 
   // fairseq's AdaptiveSoftmax: a head over the first band plus one logit per tail cluster for every token; a tail

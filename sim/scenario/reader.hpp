@@ -105,6 +105,13 @@ void resolve_attention(const Object& top, Scenario& scenario);
 // Full recomputation needs transformer blocks to recompute (after read_model and read_training).
 void check_recompute(const Object& top, const Scenario& scenario);
 RunSpec read_run(const Object& top);
+// The optional "parallelism" section (parallelism.cpp; after read_model, read_cluster and read_training).
+void read_parallelism(const Object& top, Scenario& scenario);
+// run.fidelity "coarse" needs tensor, pipeline or expert parallelism (after read_parallelism and read_run).
+void check_fidelity(const Object& top, const Scenario& scenario);
+json parallelism_json(const ParallelismSpec& spec);
+std::string_view pipeline_schedule_name(PipelineSchedule p);
+std::string_view routing_name(RoutingDistribution d);
 NetworkSpec read_network(const Object& top);
 // The optional "input" section (call after read_cluster: the cores default to the instance's vCPUs).
 std::optional<InputSpec> read_input(const Object& top, const Scenario& scenario);

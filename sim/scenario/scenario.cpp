@@ -62,7 +62,7 @@ Scenario read_document(const std::string& origin, const json& document) {
   check_version(origin, document);
   const detail::Object top(origin, &document, "",
                            {"version", "name", "description", "model", "dataset", "cluster", "training", "run",
-                            "network", "input", "stragglers"});
+                            "network", "input", "stragglers", "parallelism"});
   Scenario s;
   s.origin = origin;
   s.name = top.string("name", default_name(origin));
@@ -75,7 +75,9 @@ Scenario read_document(const std::string& origin, const json& document) {
   detail::check_recompute(top, s);
   detail::check_strategy(top, s);
   s.stragglers = detail::read_stragglers(top, s);
+  detail::read_parallelism(top, s);
   s.run = detail::read_run(top);
+  detail::check_fidelity(top, s);
   s.network = detail::read_network(top);
   s.input = detail::read_input(top, s);
   return s;
@@ -140,6 +142,12 @@ std::string_view to_string(AttentionKernel a) {
 }
 std::string_view to_string(NetworkModel m) {
   return detail::network_model_names().at(static_cast<std::size_t>(m));
+}
+std::string_view to_string(PipelineSchedule p) {
+  return detail::pipeline_schedule_name(p);
+}
+std::string_view to_string(RoutingDistribution d) {
+  return detail::routing_name(d);
 }
 
 } // namespace dtsim::scenario

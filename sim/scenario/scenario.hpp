@@ -68,7 +68,47 @@ struct TrainingSpec {
 
 // How collectives are replayed: every step's flows, or each phase as one set of flows with the latency
 // terms added analytically (faster at scale; collectives::aggregate says what it costs in accuracy).
-enum class Fidelity : std::uint8_t { step, aggregate };
+// coarse (large-model parallelism only): one rank stands for each tensor-parallel group (its collectives priced in
+// closed form on the intra-node fabric), a stage's consecutive kernels run as one op, and every other collective is
+// aggregated. What it costs in accuracy against `step` is measured in README ("Large-model parallelism").
+enum class Fidelity : std::uint8_t { step, aggregate, coarse };
+
+// Large-model parallelism (Megatron-LM: Shoeybi et al. 2019, Narayanan et al. 2021): the GPUs as a grid of
+// tensor x pipeline x data-parallel ranks, with the experts of MoE layers sharded over `expert` of the data-parallel
+// ranks (Megatron-Core's expert parallelism carves EP out of DP). model.batch_per_gpu is the micro-batch.
+enum class PipelineSchedule : std::uint8_t {
+  gpipe,       // all forwards, then all backwards (Huang et al. 2019)
+  one_f_one_b, // PipeDream-Flush (Narayanan et al. 2021): warm-up forwards, then one forward one backward
+  interleaved  // 1F1B over v model chunks per device (Narayanan et al. 2021, section 2.2)
+};
+// How the tokens of an MoE layer spread over its experts: each expert's share of the tokens is drawn, per layer, from
+// the scenario's seed.
+enum class RoutingDistribution : std::uint8_t {
+  uniform,  // every expert gets k T / E tokens
+  zipf,     // the i-th most popular expert (a seeded permutation) gets a share proportional to 1 / i^parameter
+  dirichlet // shares drawn from a symmetric Dirichlet(parameter): small parameters skew, large ones flatten
+};
+struct RoutingSpec {
+  RoutingDistribution distribution = RoutingDistribution::uniform;
+  double parameter = 1.0;
+  // Tokens each expert takes per micro-batch: capacity_factor x k x tokens / experts (Fedus et al. 2021); the rest
+  // are dropped. 0: dropless (every token is computed, MegaBlocks). Absent: the model's.
+  std::optional<double> capacity_factor;
+};
+struct ParallelismSpec {
+  int tensor = 1;
+  int pipeline = 1;
+  int data = 1; // resolved: GPUs / (tensor x pipeline)
+  int expert = 1;
+  bool sequence_parallel = false; // Korthikanti et al. 2022: norms and dropout split along the sequence
+  int micro_batches = 1;          // per pipeline per iteration (from global_batch when given)
+  PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
+  int virtual_stages = 1;        // model chunks per device (interleaved)
+  std::vector<int> stage_blocks; // transformer blocks (or layers) per model chunk, in order; empty: balanced by time
+  std::vector<std::string> order{"tp", "ep", "dp", "pp"}; // rank placement, innermost first
+  RoutingSpec routing;
+  bool model_parallel() const { return tensor > 1 || pipeline > 1 || expert > 1; }
+};
 
 struct RunSpec {
   int iterations = 10;       // measured iterations
@@ -106,11 +146,16 @@ struct Scenario {
   TrainingSpec training;
   RunSpec run;
   NetworkSpec network;
+  ParallelismSpec parallelism;
   std::optional<InputSpec> input;       // absent: no input stage
   strategies::StragglerSpec stragglers; // slower workers; none by default
 
   int world_size() const { return cluster.gpu_count(); }
-  int global_batch() const { return model.batch_per_gpu * world_size(); }
+  // Samples per iteration: micro-batch x data-parallel replicas x micro-batches per pipeline.
+  int global_batch() const {
+    return parallelism.model_parallel() ? model.batch_per_gpu * parallelism.data * parallelism.micro_batches
+                                        : model.batch_per_gpu * world_size();
+  }
 };
 
 // Bad input: names the file, the JSON pointer of the offending field and what was expected.
@@ -147,5 +192,7 @@ std::string_view to_string(Recompute r);
 std::string_view to_string(Offload o);
 std::string_view to_string(AttentionKernel a);
 std::string_view to_string(NetworkModel m);
+std::string_view to_string(PipelineSchedule p);
+std::string_view to_string(RoutingDistribution d);
 
 } // namespace dtsim::scenario

@@ -27,7 +27,7 @@ const std::vector<std::string>& algorithm_names() {
   return names;
 }
 const std::vector<std::string>& fidelity_names() {
-  static const std::vector<std::string> names{"step", "aggregate"};
+  static const std::vector<std::string> names{"step", "aggregate", "coarse"};
   return names;
 }
 const std::vector<std::string>& optimizer_names() {

@@ -139,6 +139,8 @@ json to_json(const Scenario& s) {
   }
   // "stragglers" is left out when no worker is slowed: the section's absence means exactly that.
   if (s.stragglers.any()) out["stragglers"] = detail::stragglers_json(s.stragglers);
+  // "parallelism" is left out for plain data parallelism (its absence means one GPU per replica).
+  if (s.parallelism.model_parallel()) out["parallelism"] = detail::parallelism_json(s.parallelism);
   return out;
 }
 

@@ -175,8 +175,10 @@ TEST(BadScenario, OtherUnknownNames) {
                         "unknown strategy \"parameter_server\"; expected allreduce, ps-sync, ps-async, ssp[:S]");
   EXPECT_SCENARIO_ERROR(error_of(patched({{"training", {{"algorithm", "rinng"}}}})), "/training/algorithm",
                         "unknown all-reduce algorithm \"rinng\"; did you mean \"ring\"?");
+  EXPECT_SCENARIO_ERROR(error_of(patched({{"run", {{"fidelity", "exact"}}}})), "/run/fidelity",
+                        "unknown fidelity mode \"exact\"");
   EXPECT_SCENARIO_ERROR(error_of(patched({{"run", {{"fidelity", "coarse"}}}})), "/run/fidelity",
-                        "unknown fidelity mode \"coarse\"");
+                        "\"coarse\" collapses tensor-parallel groups and pipeline stages; this scenario has neither");
   EXPECT_SCENARIO_ERROR(error_of(patched({{"network", {{"model", "lv8"}}}})), "/network/model",
                         "unknown network model \"lv8\"; did you mean \"lv08\"?");
   EXPECT_SCENARIO_ERROR(error_of(patched({{"cluster", {{"intra_node", {{"fabric", "nvswitch"}}}}}})),

@@ -1,0 +1,219 @@
+// The optional "parallelism" section: tensor, pipeline, data and expert parallel degrees, the micro-batches, the
+// pipeline schedule and stage split, the rank placement order and the MoE routing. Everything that makes a grid
+// impossible is reported here, with the field at fault, before anything is planned.
+#include "sim/scenario/reader.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <numeric>
+#include <set>
+
+namespace dtsim::scenario::detail {
+namespace {
+
+const std::vector<std::string>& schedule_names() {
+  static const std::vector<std::string> names{"gpipe", "1f1b", "interleaved"};
+  return names;
+}
+const std::vector<std::string>& routing_names() {
+  static const std::vector<std::string> names{"uniform", "zipf", "dirichlet"};
+  return names;
+}
+
+template <typename Enum> Enum enum_of(const std::vector<std::string>& names, const std::string& name) {
+  return static_cast<Enum>(std::find(names.begin(), names.end(), name) - names.begin());
+}
+
+// Units a pipeline splits the model into: transformer blocks, else layers.
+int pipeline_units(const models::Workload& w) {
+  int blocks = 0;
+  for (const auto& l : w.layers)
+    blocks = std::max(blocks, l.block + 1);
+  return blocks > 0 ? blocks : static_cast<int>(w.layers.size());
+}
+
+std::vector<std::string> read_order(const Object& section) {
+  const std::string text = section.string("order", std::string("tp-ep-dp-pp"));
+  std::vector<std::string> order;
+  for (std::size_t start = 0;;) {
+    const auto dash = text.find('-', start);
+    order.push_back(text.substr(start, dash - start));
+    if (dash == std::string::npos) break;
+    start = dash + 1;
+  }
+  const std::set<std::string> names(order.begin(), order.end());
+  const std::set<std::string> expected{"tp", "ep", "dp", "pp"};
+  if (names.count("cp"))
+    section.fail("order", "context parallelism (\"cp\") is not modeled; expected the four names tp, ep, dp and pp");
+  if (order.size() != 4 || names != expected)
+    section.fail("order", fmt::format("expected tp, ep, dp and pp, each once, joined by '-' innermost first (as "
+                                      "Megatron-LM's \"tp-ep-dp-pp\"), got \"{}\"",
+                                      text));
+  return order;
+}
+
+RoutingSpec read_routing(const Object& section) {
+  const Object r = section.object("routing", {"distribution", "parameter", "capacity_factor"});
+  RoutingSpec spec;
+  spec.distribution = enum_of<RoutingDistribution>(
+      routing_names(), r.choice("distribution", routing_names(), "routing distribution", std::string("uniform")));
+  if (r.has("parameter") && spec.distribution == RoutingDistribution::uniform)
+    r.fail("parameter", "uniform routing takes no parameter (zipf: the exponent; dirichlet: the concentration)");
+  spec.parameter = r.number("parameter", 0, 1.0);
+  if (spec.distribution == RoutingDistribution::dirichlet && spec.parameter <= 0)
+    r.fail("parameter", "a Dirichlet concentration must be > 0");
+  if (r.has("capacity_factor")) spec.capacity_factor = r.number("capacity_factor", 0, std::nullopt);
+  return spec;
+}
+
+} // namespace
+
+void read_parallelism(const Object& top, Scenario& s) {
+  const Object p =
+      top.object("parallelism", {"tensor", "pipeline", "data", "expert", "sequence_parallel", "micro_batches",
+                                 "global_batch", "schedule", "virtual_stages", "stages", "order", "routing"});
+  auto& spec = s.parallelism;
+  const int gpus = s.world_size();
+  spec.tensor = static_cast<int>(p.integer("tensor", 1, 1));
+  spec.pipeline = static_cast<int>(p.integer("pipeline", 1, 1));
+  spec.expert = static_cast<int>(p.integer("expert", 1, 1));
+  if (gpus % (spec.tensor * spec.pipeline) != 0)
+    p.fail("tensor", fmt::format("tensor x pipeline = {} x {} must divide the cluster's {} GPUs", spec.tensor,
+                                 spec.pipeline, gpus));
+  spec.data = gpus / (spec.tensor * spec.pipeline);
+  if (p.has("data") && p.integer("data", 1, std::nullopt) != spec.data)
+    p.fail("data", fmt::format("the cluster's {} GPUs over tensor {} x pipeline {} leave {} data-parallel replicas",
+                               gpus, spec.tensor, spec.pipeline, spec.data));
+  spec.sequence_parallel = p.boolean("sequence_parallel", false);
+  spec.schedule = enum_of<PipelineSchedule>(
+      schedule_names(), p.choice("schedule", schedule_names(), "pipeline schedule", std::string("1f1b")));
+  spec.virtual_stages = static_cast<int>(p.integer("virtual_stages", 1, 1));
+  spec.order = read_order(p);
+  spec.routing = read_routing(p);
+  if (!p.present()) return;
+
+  const auto& w = s.model.workload;
+  const int batch = s.model.batch_per_gpu;
+  if (p.has("global_batch") && p.has("micro_batches"))
+    p.fail("micro_batches", "give global_batch or micro_batches, not both");
+  if (p.has("global_batch")) {
+    const auto global = p.integer("global_batch", 1, std::nullopt);
+    if (global % (static_cast<std::int64_t>(batch) * spec.data) != 0)
+      p.fail("global_batch", fmt::format("must be a multiple of the micro-batch (model.batch_per_gpu {}) x {} "
+                                         "data-parallel replicas = {}",
+                                         batch, spec.data, batch * spec.data));
+    spec.micro_batches = static_cast<int>(global / (static_cast<std::int64_t>(batch) * spec.data));
+  } else {
+    spec.micro_batches = static_cast<int>(p.integer("micro_batches", 1, 1));
+  }
+
+  const bool has_tensor_split = std::any_of(w.layers.begin(), w.layers.end(), [](const models::Layer& l) {
+    return l.tensor_split != models::TensorSplit::replicated;
+  });
+  if (spec.tensor > 1 && !has_tensor_split)
+    p.fail("tensor", fmt::format("model \"{}\" has no op tensor parallelism splits (only transformer models say how "
+                                 "Megatron-LM splits each op)",
+                                 w.name));
+  if (spec.tensor > 1 && s.model.transformer && s.model.transformer->heads % spec.tensor != 0)
+    p.fail("tensor", fmt::format("must divide the model's {} attention heads", s.model.transformer->heads));
+  if (spec.sequence_parallel && spec.tensor == 1) p.fail("sequence_parallel", "needs tensor > 1");
+
+  int experts = 0;
+  for (const auto& l : w.layers)
+    experts = std::max(experts, l.moe.experts);
+  if (spec.expert > 1 && experts == 0) p.fail("expert", fmt::format("model \"{}\" has no expert layers", w.name));
+  if (spec.expert > 1 && experts % spec.expert != 0)
+    p.fail("expert", fmt::format("must divide the model's {} experts", experts));
+  if (spec.data % spec.expert != 0)
+    p.fail("expert", fmt::format("expert parallelism shards the experts over data-parallel replicas: {} must divide "
+                                 "the {} replicas",
+                                 spec.expert, spec.data));
+
+  const bool interleaved = spec.schedule == PipelineSchedule::interleaved;
+  if (spec.virtual_stages > 1 && !interleaved)
+    p.fail("virtual_stages", "model chunks per device need \"schedule\": \"interleaved\"");
+  if (interleaved && spec.micro_batches % spec.pipeline != 0)
+    p.fail("schedule", fmt::format("the interleaved schedule needs the micro-batches ({}) to be a multiple of the "
+                                   "pipeline stages ({}), as Megatron-LM requires",
+                                   spec.micro_batches, spec.pipeline));
+  const int units = pipeline_units(w);
+  const int chunks = spec.pipeline * spec.virtual_stages;
+  if (units < chunks)
+    p.fail("pipeline", fmt::format("{} stages x {} model chunks need at least {} blocks; model \"{}\" has {}",
+                                   spec.pipeline, spec.virtual_stages, chunks, w.name, units));
+  if (p.has("stages") && !(p.get("stages")->is_string() && p.get("stages")->get<std::string>() == "balanced")) {
+    const auto& list = *p.get("stages");
+    if (!list.is_array() || static_cast<int>(list.size()) != chunks)
+      p.fail("stages", fmt::format("expected \"balanced\" or a list of {} block counts (one per stage and model "
+                                   "chunk, in model order)",
+                                   chunks));
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      if (!list[i].is_number_integer() || list[i].get<std::int64_t>() < 1)
+        throw ScenarioError(p.file(), p.pointer("stages") + fmt::format("/{}", i),
+                            fmt::format("expected a block count >= 1, got {}", show(list[i])));
+      spec.stage_blocks.push_back(list[i].get<int>());
+    }
+    const int total = std::accumulate(spec.stage_blocks.begin(), spec.stage_blocks.end(), 0);
+    if (total != units)
+      p.fail("stages", fmt::format("the counts add up to {}; model \"{}\" has {} blocks", total, w.name, units));
+  }
+
+  if (!spec.model_parallel()) {
+    if (spec.micro_batches > 1)
+      p.fail(p.has("global_batch") ? "global_batch" : "micro_batches",
+             "micro-batches pipeline through stages; without tensor, pipeline or expert parallelism accumulate "
+             "gradients with training.strategy.accumulation");
+    return;
+  }
+  const auto& t = s.training;
+  if (t.strategy.kind != strategies::Kind::allreduce || t.strategy.accumulation > 1)
+    top.fail("training", "tensor, pipeline and expert parallelism run with the all-reduce strategy (micro-batches "
+                         "replace gradient accumulation: parallelism.micro_batches)");
+  if (t.compression.kind != strategies::CompressionKind::none)
+    top.fail("training", "gradient compression is not modeled with tensor, pipeline or expert parallelism");
+  if (t.zero_stage == 3 && spec.pipeline > 1)
+    top.fail("training", "zero_stage 3 shards the weights layer by layer, which pipeline parallelism cannot use "
+                         "(DeepSpeed refuses the combination); use zero_stage 1 (Megatron's distributed optimizer)");
+  if (t.offload != Offload::none) top.fail("training", "offload is modeled for data parallelism only");
+}
+
+void check_fidelity(const Object& top, const Scenario& s) {
+  if (s.run.fidelity != Fidelity::coarse || s.parallelism.model_parallel()) return;
+  throw ScenarioError(top.file(), top.pointer("run") + "/fidelity",
+                      "\"coarse\" collapses tensor-parallel groups and pipeline stages; this scenario has neither "
+                      "(use \"aggregate\")");
+}
+
+std::string_view pipeline_schedule_name(PipelineSchedule p) {
+  return schedule_names().at(static_cast<std::size_t>(p));
+}
+std::string_view routing_name(RoutingDistribution d) {
+  return routing_names().at(static_cast<std::size_t>(d));
+}
+
+json parallelism_json(const ParallelismSpec& p) {
+  std::string order;
+  for (const auto& name : p.order)
+    order += (order.empty() ? "" : "-") + name;
+  json routing = {{"distribution", routing_name(p.routing.distribution)}};
+  if (p.routing.distribution != RoutingDistribution::uniform) routing["parameter"] = p.routing.parameter;
+  if (p.routing.capacity_factor) routing["capacity_factor"] = *p.routing.capacity_factor;
+  json out = {{"tensor", p.tensor},
+              {"pipeline", p.pipeline},
+              {"data", p.data},
+              {"expert", p.expert},
+              {"sequence_parallel", p.sequence_parallel},
+              {"micro_batches", p.micro_batches},
+              {"schedule", pipeline_schedule_name(p.schedule)},
+              {"virtual_stages", p.virtual_stages},
+              {"order", order},
+              {"routing", routing}};
+  if (p.stage_blocks.empty())
+    out["stages"] = "balanced";
+  else
+    out["stages"] = p.stage_blocks;
+  return out;
+}
+
+} // namespace dtsim::scenario::detail
