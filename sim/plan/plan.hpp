@@ -24,6 +24,19 @@ struct MemoryEstimate {
   bool fits() const { return capacity <= 0 || total() <= capacity; }
 };
 
+// Large-model parallelism (model_parallel.hpp); tensor = 0 for data parallelism.
+struct ParallelInfo {
+  int tensor = 0, pipeline = 1, data = 1, expert = 1, micro_batches = 1, virtual_stages = 1;
+  std::string schedule;
+  bool sequence_parallel = false;
+  std::vector<int> chunk_units;             // pipeline units (transformer blocks) per model chunk, in model order
+  std::vector<MemoryEstimate> stage_memory; // per pipeline stage (device)
+  double routed_tokens = 0;                 // MoE: token-expert assignments per iteration, over the cluster ...
+  double dropped_tokens = 0;                // ... and those over their expert's capacity
+  int peak_micro_batches = 0;               // micro-batches of activations the first stage holds at its peak
+  bool enabled() const { return tensor > 0; }
+};
+
 struct Plan {
   graph::ExecutionGraph graph;
   MemoryEstimate memory;                         // per GPU
@@ -35,6 +48,7 @@ struct Plan {
   double spectral_gap = -1;                      // decentralized averaging: 1 - |lambda_2|; -1 otherwise
   double wire_bytes = 0;  // per worker per iteration, the gradients as sent (compressed, sparse) ...
   double dense_bytes = 0; // ... and as they would have been, dense
+  ParallelInfo parallel;
 };
 
 // The plan cannot run: it does not fit, or the scenario asks for something the planner cannot build.

@@ -1,5 +1,6 @@
 #include "sim/plan/strategy_layout.hpp"
 #include "sim/plan/op_cost.hpp"
+#include "sim/plan/random.hpp"
 #include "sim/strategies/mixing.hpp"
 
 #include <cmath>
@@ -49,16 +50,8 @@ std::vector<graph::Server> server_specs(const scenario::Scenario& s, const Strat
 
 namespace {
 
-// Uniform in [0, 1) from 53 random bits: the same numbers with every standard library (std::*_distribution are not
-// specified bit for bit), so a seed gives the same run everywhere.
-double uniform(std::mt19937_64& rng) {
-  return static_cast<double>(rng() >> 11) * 0x1.0p-53;
-}
-
-double standard_normal(std::mt19937_64& rng) { // Box-Muller
-  const double u = 1.0 - uniform(rng), v = uniform(rng);
-  return std::sqrt(-2.0 * std::log(u)) * std::cos(2 * std::numbers::pi * v);
-}
+using detail::standard_normal;
+using detail::uniform;
 
 double jitter_factor(strategies::Jitter jitter, double scale, std::mt19937_64& rng) {
   switch (jitter) {

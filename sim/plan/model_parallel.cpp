@@ -1,0 +1,465 @@
+// The programs of large-model parallelism (model_parallel.hpp says what each rank runs and why).
+#include "sim/plan/model_parallel.hpp"
+#include "sim/collectives/closed_form.hpp"
+#include "sim/graph/collective_request.hpp"
+#include "sim/plan/pipeline_schedule.hpp"
+#include "sim/plan/stage_partition.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace dtsim::plan::detail {
+
+using collectives::Operation;
+using graph::Axis;
+using graph::Stream;
+
+ModelParallelPlanner::ModelParallelPlanner(const scenario::Scenario& s)
+    : s_(s), spec_(s.parallelism), layout_(s.parallelism), context_(CostContext::of(s)) {
+  const auto& layers = s.model.workload.layers;
+  for (const auto& l : layers)
+    shared_.push_back(shard_layer(l, spec_.tensor, spec_.sequence_parallel, spec_.expert));
+  int moe_layer = 0;
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    const auto& l = layers[i];
+    if (l.moe.experts == 0) continue;
+    // The experts read each token once per expert it visits: input_elements = k tokens x hidden (gemm.k).
+    tokens_per_rank_ = static_cast<double>(l.input_elements) / static_cast<double>(l.gemm.k * l.moe.top_k) *
+                       static_cast<double>(s.model.batch_per_gpu);
+    const auto shares = expert_shares(spec_.routing, l.moe.experts, s.run.seed, moe_layer++);
+    const double capacity = spec_.routing.capacity_factor.value_or(l.moe.capacity_factor);
+    routing_.emplace(i, route_tokens(shares, tokens_per_rank_, l.moe.top_k, spec_.expert, capacity));
+  }
+  units_ = pipeline_units(s.model.workload);
+  const int chunks = spec_.pipeline * spec_.virtual_stages;
+  std::vector<int> counts = spec_.stage_blocks;
+  if (counts.empty()) {
+    std::vector<double> seconds;
+    for (const auto& unit : units_) {
+      double t = 0;
+      for (auto i : unit)
+        t += forward_cost(shared_[i], context_).seconds(s.gpu) + backward_cost(shared_[i], context_).seconds(s.gpu);
+      seconds.push_back(t);
+    }
+    counts = balanced_split(seconds, chunks);
+  }
+  std::size_t next = 0;
+  for (int c = 0; c < chunks; ++c) {
+    chunk_units_.emplace_back();
+    for (int k = 0; k < counts[c]; ++k)
+      chunk_units_.back().push_back(next++);
+  }
+}
+
+bool ModelParallelPlanner::simulated(int rank) const {
+  return !coarse() || layout_.coord(rank).tp == 0;
+}
+
+// Groups of two or more ranks; in coarse fidelity only those of the ranks that stand for their tensor-parallel
+// group, and no tensor-parallel groups (their collectives are priced in closed form).
+void ModelParallelPlanner::add_groups(graph::ExecutionGraph& g) {
+  rank_groups_.assign(layout_.world(), {});
+  const auto add = [&](const std::vector<std::vector<int>>& groups, int RankGroups::*field) {
+    for (const auto& members : groups) {
+      if (members.size() < 2 || !simulated(members.front())) continue;
+      if (coarse() && field == &RankGroups::tensor) continue;
+      for (int r : members)
+        rank_groups_[r].*field = static_cast<int>(g.groups.size());
+      g.groups.push_back(members);
+    }
+  };
+  add(layout_.tensor_groups(), &RankGroups::tensor);
+  add(layout_.data_groups(), &RankGroups::data);
+  if (!routing_.empty()) {
+    add(layout_.expert_groups(), &RankGroups::expert);
+    add(layout_.expert_data_groups(), &RankGroups::expert_data);
+  }
+}
+
+Plan ModelParallelPlanner::build() {
+  Plan plan;
+  const auto stages = stage_memory();
+  plan.memory = *std::max_element(stages.begin(), stages.end(),
+                                  [](const auto& a, const auto& b) { return a.total() < b.total(); });
+  check_model_parallel_fits(s_, stages);
+  graph_ = &plan.graph;
+  add_groups(plan.graph);
+  plan.graph.programs.emplace_back(); // 0: ranks another rank stands for (coarse fidelity)
+  plan.graph.rank_program.assign(layout_.world(), 0);
+  for (int r = 0; r < layout_.world(); ++r) {
+    if (!simulated(r)) continue;
+    graph::Program program;
+    build_program(r, program);
+    plan.graph.rank_program[r] = static_cast<std::uint32_t>(plan.graph.programs.size());
+    plan.graph.programs.push_back(std::move(program));
+  }
+  plan.workers = layout_.data();
+  plan.samples_per_worker_iteration = static_cast<double>(s_.model.batch_per_gpu) * spec_.micro_batches;
+  // Rank 0's (the first stage's) gradients, and the reductions they go in.
+  plan.gradient_bytes = 0;
+  for (int c = 0; c < static_cast<int>(chunk_units_.size()); c += spec_.pipeline)
+    for (auto u : chunk_units_[c])
+      plan.gradient_bytes +=
+          (unit_parameters(u, false) + unit_parameters(u, true)) * calibration::gradient_bytes(s_.model.precision);
+  plan.buckets = buckets_;
+  plan.parallel = parallel_info(stages);
+  return plan;
+}
+
+ParallelInfo ModelParallelPlanner::parallel_info(const std::vector<MemoryEstimate>& stages) const {
+  ParallelInfo info;
+  info.tensor = layout_.tensor();
+  info.pipeline = layout_.pipeline();
+  info.data = layout_.data();
+  info.expert = layout_.expert();
+  info.micro_batches = spec_.micro_batches;
+  info.virtual_stages = spec_.virtual_stages;
+  info.schedule = std::string(scenario::to_string(spec_.schedule));
+  info.sequence_parallel = spec_.sequence_parallel;
+  for (const auto& chunk : chunk_units_)
+    info.chunk_units.push_back(static_cast<int>(chunk.size()));
+  info.stage_memory = stages;
+  const double replicas_of_group = static_cast<double>(layout_.data()) / layout_.expert(); // expert groups per stage
+  for (const auto& [layer, r] : routing_) {
+    info.routed_tokens += r.assignments * spec_.micro_batches * replicas_of_group;
+    info.dropped_tokens += r.dropped * spec_.micro_batches * replicas_of_group;
+  }
+  info.peak_micro_batches =
+      peak_in_flight(pipeline_order(spec_.schedule, spec_.pipeline, 0, spec_.micro_batches, spec_.virtual_stages));
+  return info;
+}
+
+void ModelParallelPlanner::build_program(int rank, graph::Program& program) {
+  rank_ = rank;
+  coord_ = layout_.coord(rank);
+  program_ = &program;
+  reductions_.clear();
+  pending_ = {};
+  last_compute_.reset();
+  const int p = spec_.pipeline, stage = coord_.pp, chunks = p * spec_.virtual_stages;
+  const auto order = pipeline_order(spec_.schedule, p, stage, spec_.micro_batches, spec_.virtual_stages);
+  std::vector<std::size_t> last_backward(spec_.virtual_stages, 0);
+  for (std::size_t i = 0; i < order.size(); ++i)
+    if (!order[i].forward) last_backward[order[i].chunk] = i;
+  GridCoord prev = coord_, next = coord_;
+  prev.pp = (stage + p - 1) % p;
+  next.pp = (stage + 1) % p;
+  const int before = layout_.rank(prev), after = layout_.rank(next);
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const auto& slot = order[i];
+    const int vs = slot.chunk * p + stage;
+    const bool first = vs == 0, last = vs == chunks - 1;
+    const auto tag = fmt::format("chunk {} mb {}", vs, slot.micro_batch);
+    std::vector<std::uint32_t> deps;
+    if (slot.forward) {
+      if (!first) deps.push_back(send_recv(before, vs - 1, false, "recv activations " + tag, {}));
+      const auto done = run_forward(vs, std::move(deps));
+      if (!last) send_recv(after, vs, true, "send activations " + tag, {done});
+    } else {
+      if (!last) deps.push_back(send_recv(after, vs, false, "recv gradients " + tag, {}));
+      const auto done = run_backward(vs, std::move(deps), i == last_backward[slot.chunk]);
+      if (!first) send_recv(before, vs - 1, true, "send gradients " + tag, {done});
+    }
+  }
+  add_step();
+}
+
+// A stage boundary's activations (or their gradients), from virtual stage `boundary` to the next: the last op's
+// output of the micro-batch, a t-th per tensor-parallel rank (Megatron's scatter-gather, Narayanan et al. 2021
+// section 4.1; the all-gather over NVLink after it is left out).
+std::uint32_t ModelParallelPlanner::send_recv(int peer, int boundary, bool send, std::string name,
+                                              std::vector<std::uint32_t> deps) {
+  const auto& layer = s_.model.workload.layers.at(units_.at(chunk_units_.at(boundary).back()).back());
+  double bytes = static_cast<double>(layer.output_elements) * s_.model.batch_per_gpu *
+                 calibration::activation_bytes(s_.model.precision) / spec_.tensor;
+  const bool crosses = peer / s_.cluster.gpus_per_node != rank_ / s_.cluster.gpus_per_node;
+  if (coarse() && crosses) bytes *= nic_share();
+  return add_op(
+      graph::Op{std::move(name), Stream::p2p, graph::SendRecv{peer, bytes, send}, std::move(deps), 1, Axis::pipeline});
+}
+
+std::uint32_t ModelParallelPlanner::run_forward(int chunk, std::vector<std::uint32_t> deps) {
+  unit_compute_.clear();
+  for (auto u : chunk_units_[chunk]) {
+    if (sharded_weights()) deps.push_back(gather_unit(u));
+    for (auto i : units_[u])
+      run_layer(i, true, deps);
+    unit_compute_.push_back(flush());
+  }
+  return flush();
+}
+
+std::uint32_t ModelParallelPlanner::run_backward(int chunk, std::vector<std::uint32_t> deps, bool reduce) {
+  unit_compute_.clear();
+  const double grad = calibration::gradient_bytes(s_.model.precision);
+  const auto& units = chunk_units_[chunk];
+  for (auto u = units.rbegin(); u != units.rend(); ++u) {
+    if (sharded_weights()) deps.push_back(gather_unit(*u));
+    for (auto i = units_[*u].rbegin(); i != units_[*u].rend(); ++i)
+      run_layer(*i, false, deps);
+    if (!reduce) {
+      if (sharded_weights()) unit_compute_.push_back(flush());
+      continue;
+    }
+    bucket_dense_ += unit_parameters(*u, false) * grad;
+    bucket_expert_ += unit_parameters(*u, true) * grad;
+    const bool full = bucket_dense_ + bucket_expert_ >= s_.training.bucket_bytes;
+    if (sharded_weights() || full || std::next(u) == units.rend()) {
+      const auto done = flush();
+      if (sharded_weights()) unit_compute_.push_back(done);
+      reduce_gradients(done);
+    }
+  }
+  return flush();
+}
+
+// One op of the pass with the tensor-parallel collectives around it and, for experts, the all-to-alls.
+void ModelParallelPlanner::run_layer(std::size_t i, bool forward, std::vector<std::uint32_t>& deps) {
+  const auto& full = s_.model.workload.layers[i];
+  const auto comm = tensor_comm(full, forward, spec_.tensor, spec_.sequence_parallel);
+  // Full recomputation reruns the block's forward in backward, its tensor-parallel collectives with it.
+  if (!forward && s_.training.recompute == scenario::Recompute::full && full.block >= 0) {
+    const auto rerun = tensor_comm(full, true, spec_.tensor, spec_.sequence_parallel);
+    for (const auto& c : {rerun.before, rerun.after})
+      if (c) tensor_collective(*c, fmt::format("{} recompute tp {}", full.name, collectives::to_string(c->op)), deps);
+  }
+  const bool experts = routing_.count(i) && spec_.expert > 1;
+  const auto name = full.name + (forward ? " fwd" : " bwd");
+  if (comm.before)
+    tensor_collective(*comm.before, fmt::format("{} tp {}", name, collectives::to_string(comm.before->op)), deps);
+  if (experts) expert_all_to_all(i, forward, forward, deps);
+  const auto local = local_layer(i);
+  const OpCost cost = forward ? forward_cost(local, context_) : backward_cost(local, context_);
+  add_compute(name, cost.seconds(s_.gpu), cost.flops(), cost.bytes(), deps);
+  if (experts) expert_all_to_all(i, forward, !forward, deps);
+  if (comm.after)
+    tensor_collective(*comm.after, fmt::format("{} tp {}", name, collectives::to_string(comm.after->op)), deps);
+}
+
+// This rank's share of layer i: an expert layer (and the activation after it) computes the tokens routing sent to
+// this rank's experts.
+models::Layer ModelParallelPlanner::local_layer(std::size_t i) const {
+  models::Layer l = shared_[i];
+  const bool activation = i > 0 && routing_.count(i - 1) && l.kind == models::LayerKind::elementwise;
+  const auto found = routing_.find(activation ? i - 1 : i);
+  if (found == routing_.end()) return l;
+  const auto& experts = s_.model.workload.layers[found->first];
+  const double dense = experts.moe.top_k * tokens_per_rank_; // what the layer's FLOPs count: k tokens per token
+  const double tokens = found->second.rank_tokens[coord_.ep];
+  const double scale = tokens / dense;
+  l.forward_flops *= scale;
+  l.backward_flops *= scale;
+  l.input_elements = std::llround(static_cast<double>(l.input_elements) * scale);
+  l.output_elements = std::llround(static_cast<double>(l.output_elements) * scale);
+  l.saved_elements = std::llround(static_cast<double>(l.saved_elements) * scale);
+  if (!activation) {
+    const int local = experts.moe.experts / spec_.expert;
+    const auto matrices = experts.gemm.count / experts.moe.experts;
+    l.gemm.count = local * matrices;
+    l.gemm.m = std::max<std::int64_t>(1, std::llround(tokens / local / s_.model.batch_per_gpu));
+  }
+  return l;
+}
+
+std::uint32_t ModelParallelPlanner::add_op(graph::Op op) {
+  program_->ops.push_back(std::move(op));
+  return static_cast<std::uint32_t>(program_->ops.size() - 1);
+}
+
+// Compute-stream work. Coarse fidelity gathers consecutive work into one op (and its closed-form tensor-parallel
+// time into one more) until something that is not compute-stream work comes.
+void ModelParallelPlanner::add_compute(std::string name, double seconds, double flops, double bytes,
+                                       std::vector<std::uint32_t>& deps) {
+  if (coarse()) {
+    pending_.seconds += seconds;
+    pending_.flops += flops;
+    pending_.bytes += bytes;
+    pending_.deps.insert(pending_.deps.end(), deps.begin(), deps.end());
+    deps.clear();
+    return;
+  }
+  last_compute_ = add_op(
+      graph::Op{std::move(name), Stream::compute, graph::Compute{seconds, flops, bytes}, std::exchange(deps, {})});
+}
+
+std::uint32_t ModelParallelPlanner::flush() {
+  if (!coarse() || pending_.empty()) return last_compute_.value_or(0);
+  auto deps = std::move(pending_.deps);
+  if (pending_.seconds > 0 || pending_.flops > 0)
+    last_compute_ =
+        add_op(graph::Op{"compute", Stream::compute, graph::Compute{pending_.seconds, pending_.flops, pending_.bytes},
+                         std::exchange(deps, {})});
+  if (pending_.tensor_seconds > 0)
+    last_compute_ = add_op(graph::Op{"tensor-parallel collectives (closed form)", Stream::compute,
+                                     graph::Compute{pending_.tensor_seconds, 0, 0}, std::move(deps), 1, Axis::tensor});
+  pending_ = {};
+  return *last_compute_;
+}
+
+std::uint32_t ModelParallelPlanner::add_collective(Operation op, double bytes, int group, std::string name,
+                                                   std::vector<std::uint32_t> deps, Stream stream, Axis axis,
+                                                   std::vector<double> matrix) {
+  graph::Collective c;
+  c.op = op;
+  c.bytes = bytes;
+  c.group = group;
+  c.algorithm = collectives::Algorithm::automatic;
+  c.aggregate = s_.run.fidelity != scenario::Fidelity::step;
+  c.reduce_seconds_per_byte = s_.gpu.reduce_seconds_per_byte();
+  c.matrix = std::move(matrix);
+  auto request = graph::collective_request(c, graph_->groups.at(group), s_.cluster);
+  c.algorithm = graph::resolved_algorithm(request);
+  const auto index = add_op(graph::Op{std::move(name), stream, c, std::move(deps), 1, axis});
+  if (stream == Stream::compute) last_compute_ = index;
+  return index;
+}
+
+void ModelParallelPlanner::tensor_collective(const TensorCollective& t, const std::string& name,
+                                             std::vector<std::uint32_t>& deps) {
+  const double bytes = t.elements * s_.model.batch_per_gpu * calibration::activation_bytes(s_.model.precision);
+  if (!coarse()) {
+    add_collective(t.op, bytes, rank_groups_[rank_].tensor, name, std::exchange(deps, {}), Stream::compute,
+                   Axis::tensor);
+    return;
+  }
+  pending_.tensor_seconds += tensor_closed_form(t.op, bytes);
+  pending_.deps.insert(pending_.deps.end(), deps.begin(), deps.end());
+  deps.clear();
+}
+
+// Coarse fidelity: a tensor-parallel collective inside the node, by the closed form of the algorithm NCCL would run
+// on the intra-node fabric (collectives/closed_form.hpp).
+double ModelParallelPlanner::tensor_closed_form(Operation op, double bytes) {
+  const auto key = std::make_pair(static_cast<int>(op), bytes);
+  if (const auto found = closed_forms_.find(key); found != closed_forms_.end()) return found->second;
+  graph::Collective c;
+  c.op = op;
+  c.bytes = bytes;
+  std::vector<int> members(spec_.tensor);
+  std::iota(members.begin(), members.end(), 0); // a node's first GPUs: every tensor-parallel group looks alike
+  auto request = graph::collective_request(c, members, s_.cluster);
+  request.algorithm = graph::resolved_algorithm(request);
+  // A message crosses two fabric links through an NVSwitch (GPU to switch to GPU), one between mesh or PCIe peers.
+  const auto& fabric = s_.cluster;
+  const double alpha = fabric.intra.latency * (fabric.intra_kind == topologies::IntraNodeKind::nvlink ? 2 : 1);
+  const double seconds =
+      collectives::closed_form_time(request, alpha, fabric.intra.bandwidth, s_.gpu.reduce_seconds_per_byte());
+  return closed_forms_.emplace(key, seconds).first->second;
+}
+
+// Tokens to the ranks of their experts (dispatch) or back (combine); in backward the gradients go the other way.
+void ModelParallelPlanner::expert_all_to_all(std::size_t i, bool forward, bool dispatch,
+                                             std::vector<std::uint32_t>& deps) {
+  const auto& routing = routing_.at(i);
+  const auto& layer = s_.model.workload.layers[i];
+  const int ep = spec_.expert;
+  const int group = rank_groups_[rank_].expert;
+  double token_bytes = static_cast<double>(layer.gemm.k) * calibration::activation_bytes(s_.model.precision);
+  if (coarse() && crosses_nodes(group)) token_bytes *= nic_share();
+  std::vector<double> matrix(routing.matrix.size());
+  const bool outward = dispatch == forward;
+  for (int a = 0; a < ep; ++a)
+    for (int b = 0; b < ep; ++b)
+      matrix[a * ep + b] = token_bytes * (outward ? routing.matrix[a * ep + b] : routing.matrix[b * ep + a]);
+  flush();
+  const double bytes = std::accumulate(matrix.begin(), matrix.end(), 0.0) / ep;
+  add_collective(Operation::all_to_all_v, bytes, group,
+                 fmt::format("{} {} {}", layer.name, dispatch ? "dispatch" : "combine", forward ? "fwd" : "bwd"),
+                 std::exchange(deps, {}), Stream::compute, Axis::expert, std::move(matrix));
+}
+
+// The gradients of the bucket just closed, over the data-parallel ranks (dense weights) and the expert-data ranks
+// (experts): all-reduced, or reduce-scattered under ZeRO.
+void ModelParallelPlanner::reduce_gradients(std::uint32_t after) {
+  const auto op = s_.training.zero_stage >= 1 ? Operation::reduce_scatter : Operation::all_reduce;
+  const auto& g = rank_groups_[rank_];
+  const auto reduce = [&](double bytes, int group, const char* what) {
+    if (bytes <= 0 || group < 0) return;
+    if (coarse() && crosses_nodes(group)) bytes *= nic_share();
+    if (rank_ == 0) ++buckets_;
+    reductions_.push_back(add_collective(op, bytes, group,
+                                         fmt::format("{} gradients bucket {}", what, reductions_.size()), {after},
+                                         Stream::comm, Axis::data));
+  };
+  reduce(bucket_dense_, g.data, "dense");
+  reduce(bucket_expert_, g.expert_data, "expert");
+  bucket_dense_ = bucket_expert_ = 0;
+}
+
+// The optimizer over this rank's (ZeRO: its shard of the) parameters; ZeRO-1 and -2 then all-gather the updated
+// weights (Megatron's distributed optimizer).
+void ModelParallelPlanner::add_step() {
+  const bool sharded = s_.training.zero_stage >= 1;
+  double dense = 0, expert = 0;
+  int tensors = 0;
+  for (int c = coord_.pp; c < static_cast<int>(chunk_units_.size()); c += spec_.pipeline)
+    for (auto u : chunk_units_[c]) {
+      dense += unit_parameters(u, false);
+      expert += unit_parameters(u, true);
+      for (auto i : units_[u])
+        tensors += shared_[i].parameters > 0 ? 1 : 0;
+    }
+  const double expert_replicas = static_cast<double>(layout_.data()) / layout_.expert();
+  const double params = sharded ? dense / layout_.data() + expert / expert_replicas : dense + expert;
+  auto deps = reductions_;
+  deps.push_back(flush());
+  std::vector<std::uint32_t> none;
+  const OpCost step = optimizer_step_cost(params, tensors, s_);
+  add_compute("optimizer step", step.seconds(s_.gpu), step.flops(), step.bytes(), deps);
+  const auto done = flush();
+  if (!sharded || s_.training.zero_stage >= 3) return;
+  const double weight = calibration::activation_bytes(s_.model.precision) == 4 ? 4 : 2;
+  const auto& g = rank_groups_[rank_];
+  const auto gather = [&](double bytes, int group, const char* what) {
+    if (bytes <= 0 || group < 0) return;
+    if (coarse() && crosses_nodes(group)) bytes *= nic_share();
+    add_collective(Operation::all_gather, bytes, group, fmt::format("allgather updated {} weights", what), {done},
+                   Stream::comm, Axis::data);
+  };
+  gather(dense * weight, g.data, "dense");
+  gather(expert * weight, g.expert_data, "expert");
+}
+
+// ZeRO-3: the unit's weights all-gathered over the data-parallel ranks before it runs, at most two units held (the
+// gather of unit u waits for the compute of the unit two before it: one computing, one prefetched).
+std::uint32_t ModelParallelPlanner::gather_unit(std::size_t unit) {
+  std::vector<std::uint32_t> deps;
+  if (unit_compute_.size() >= 2) deps.push_back(unit_compute_[unit_compute_.size() - 2]);
+  const double weight = calibration::activation_bytes(s_.model.precision) == 4 ? 4 : 2;
+  double bytes = (unit_parameters(unit, false) + unit_parameters(unit, true)) * weight;
+  const int group = rank_groups_[rank_].data;
+  if (group < 0 || bytes <= 0) return flush();
+  if (coarse() && crosses_nodes(group)) bytes *= nic_share();
+  return add_collective(Operation::all_gather, bytes, group, fmt::format("allgather unit {} weights", unit),
+                        std::move(deps), Stream::comm, Axis::data);
+}
+
+bool ModelParallelPlanner::sharded_weights() const {
+  return s_.training.zero_stage >= 3 && layout_.data() > 1;
+}
+
+// The rank's parameters in a unit: dense weights, or experts.
+double ModelParallelPlanner::unit_parameters(std::size_t unit, bool experts) const {
+  double total = 0;
+  for (auto i : units_[unit])
+    if ((shared_[i].moe.experts > 0) == experts) total += static_cast<double>(shared_[i].parameters);
+  return total;
+}
+
+// Coarse fidelity: the tensor-parallel ranks one simulated rank stands for that share its NIC (their traffic goes
+// through it too). On a rail network each GPU has its own NIC and the share is 1.
+double ModelParallelPlanner::nic_share() const {
+  const auto& c = s_.cluster;
+  return std::max(1, std::min(spec_.tensor, c.gpus_per_node / c.nics_per_node()));
+}
+
+bool ModelParallelPlanner::crosses_nodes(int group) const {
+  const auto& members = graph_->groups.at(group);
+  const int gpn = s_.cluster.gpus_per_node;
+  return std::any_of(members.begin(), members.end(), [&](int r) { return r / gpn != members.front() / gpn; });
+}
+
+} // namespace dtsim::plan::detail

@@ -1,0 +1,99 @@
+#pragma once
+// Plan-private: the planner of large-model parallelism (tensor x pipeline x data ranks, experts over expert groups,
+// ZeRO over the data-parallel ranks), as Megatron-LM runs it (Shoeybi et al. 2019; Narayanan et al. 2021;
+// Korthikanti et al. 2022). Each rank's program is its stage's pipeline order (pipeline_schedule.hpp): every
+// forward waits for the previous stage's activations, every backward for the next stage's gradients (p2p stream);
+// each op runs its tensor-parallel share (tensor_split.hpp) with the tensor-parallel collectives blocking the compute
+// stream as Megatron's synchronous all-reduces do; MoE layers dispatch and combine their tokens by all-to-all over
+// the expert group (moe_routing.hpp); after the last micro-batch's backward of a chunk its gradients are reduced over
+// the data-parallel group in buckets (comm stream) while the remaining backwards run; the optimizer steps its
+// (ZeRO: sharded) parameters once all are reduced.
+#include "sim/plan/moe_routing.hpp"
+#include "sim/plan/op_cost.hpp"
+#include "sim/plan/parallel_layout.hpp"
+#include "sim/plan/plan.hpp"
+#include "sim/plan/tensor_split.hpp"
+
+#include <map>
+#include <optional>
+#include <vector>
+
+namespace dtsim::plan::detail {
+
+class ModelParallelPlanner {
+public:
+  explicit ModelParallelPlanner(const scenario::Scenario& s);
+  Plan build();
+
+  // The stages' units (chunk -> unit indices) and each stage's memory, without building programs: for
+  // estimate_memory and `explain`.
+  std::vector<MemoryEstimate> stage_memory() const;
+  const std::vector<std::vector<std::size_t>>& chunk_units() const { return chunk_units_; }
+
+private:
+  struct RankGroups {
+    int tensor = -1, data = -1, expert = -1, expert_data = -1; // graph group indices; -1: no such group (size 1)
+  };
+
+  void add_groups(graph::ExecutionGraph& g);
+  ParallelInfo parallel_info(const std::vector<MemoryEstimate>& stages) const;
+  void build_program(int rank, graph::Program& program);
+  std::uint32_t send_recv(int peer, int boundary, bool send, std::string name, std::vector<std::uint32_t> deps);
+  std::uint32_t run_forward(int chunk, std::vector<std::uint32_t> deps);
+  std::uint32_t run_backward(int chunk, std::vector<std::uint32_t> deps, bool reduce);
+  void run_layer(std::size_t layer, bool forward, std::vector<std::uint32_t>& deps);
+  models::Layer local_layer(std::size_t i) const; // this rank's share, experts' FLOPs set by routing
+  std::uint32_t add_op(graph::Op op);
+  void add_compute(std::string name, double seconds, double flops, double bytes, std::vector<std::uint32_t>& deps);
+  std::uint32_t flush(); // coarse: the pending compute as ops; returns the last compute-stream op
+  std::uint32_t add_collective(collectives::Operation op, double bytes, int group, std::string name,
+                               std::vector<std::uint32_t> deps, graph::Stream stream, graph::Axis axis,
+                               std::vector<double> matrix = {});
+  void tensor_collective(const TensorCollective& c, const std::string& name, std::vector<std::uint32_t>& deps);
+  double tensor_closed_form(collectives::Operation op, double bytes);
+  void expert_all_to_all(std::size_t layer, bool forward, bool dispatch, std::vector<std::uint32_t>& deps);
+  void reduce_gradients(std::uint32_t after);
+  void add_step();
+  std::uint32_t gather_unit(std::size_t unit);
+  bool sharded_weights() const;
+  double unit_parameters(std::size_t unit, bool experts) const;
+  double nic_share() const;
+  bool crosses_nodes(int group) const;
+  bool coarse() const { return s_.run.fidelity == scenario::Fidelity::coarse; }
+  bool simulated(int rank) const;
+
+  const scenario::Scenario& s_;
+  const scenario::ParallelismSpec& spec_;
+  ParallelLayout layout_;
+  CostContext context_;
+  std::vector<models::Layer> shared_;                 // each layer's tensor-parallel share (expert FLOPs unscaled)
+  std::vector<std::vector<std::size_t>> units_;       // pipeline units: layer indices
+  std::vector<std::vector<std::size_t>> chunk_units_; // virtual stage -> its units
+  std::map<std::size_t, ExpertRouting> routing_;      // expert layer -> where its tokens go
+  double tokens_per_rank_ = 0;                        // tokens of a micro-batch on one rank
+  std::vector<RankGroups> rank_groups_;
+  std::map<std::pair<int, double>, double> closed_forms_; // coarse: (operation, bytes) -> seconds
+
+  // The program being built.
+  int rank_ = 0;
+  GridCoord coord_;
+  graph::Program* program_ = nullptr;
+  graph::ExecutionGraph* graph_ = nullptr;
+  std::vector<std::uint32_t> reductions_;
+  int buckets_ = 0;                             // gradient reductions of rank 0 per iteration
+  double bucket_dense_ = 0, bucket_expert_ = 0; // gradient bytes waiting for the next bucket
+  // Coarse fidelity: consecutive compute (and closed-form tensor-parallel) work waiting to become one op each.
+  struct Pending {
+    double seconds = 0, flops = 0, bytes = 0, tensor_seconds = 0;
+    std::vector<std::uint32_t> deps;
+    bool empty() const { return seconds == 0 && tensor_seconds == 0 && flops == 0 && deps.empty(); }
+  } pending_;
+  std::optional<std::uint32_t> last_compute_;
+  std::vector<std::uint32_t> unit_compute_; // ZeRO-3: per unit of the pass, its last compute op
+};
+
+// Throws PlanError when a stage does not fit: the stage, its largest items, and the changes that would fit.
+Plan make_model_parallel_plan(const scenario::Scenario& s);
+void check_model_parallel_fits(const scenario::Scenario& s, const std::vector<MemoryEstimate>& stages);
+
+} // namespace dtsim::plan::detail

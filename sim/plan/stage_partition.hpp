@@ -1,0 +1,20 @@
+#pragma once
+// Cutting a model into pipeline stages. A unit is a transformer block with its ops; the ops before the first block
+// join the first unit and those after the last block the last (Megatron-LM puts the embedding on the first stage and
+// the LM head and loss on the last); a model without blocks has one unit per layer.
+#include "models/layer.hpp"
+
+#include <cstddef>
+#include <vector>
+
+namespace dtsim::plan {
+
+// Per unit, the indices of its layers, in order.
+std::vector<std::vector<std::size_t>> pipeline_units(const models::Workload& workload);
+
+// Units per chunk: the contiguous split of `seconds` (each unit's time) into `chunks` non-empty parts whose largest
+// part is smallest (dynamic programming over the prefix sums; among equal splits, the one whose earlier parts are
+// largest, so ties go the same way every run).
+std::vector<int> balanced_split(const std::vector<double>& seconds, int chunks);
+
+} // namespace dtsim::plan
