@@ -64,6 +64,43 @@ StrategyMetrics strategy_from_json(const json& j) {
   return m;
 }
 
+json to_json(const ParallelMetrics& p) {
+  return {{"tensor", p.tensor},
+          {"pipeline", p.pipeline},
+          {"data", p.data},
+          {"expert", p.expert},
+          {"micro_batches", p.micro_batches},
+          {"virtual_stages", p.virtual_stages},
+          {"schedule", p.schedule},
+          {"sequence_parallel", p.sequence_parallel},
+          {"chunk_units", p.chunk_units},
+          {"bubble_fraction", p.bubble_fraction},
+          {"stage_memory_bytes", p.stage_memory},
+          {"peak_micro_batches_first_stage", p.peak_micro_batches},
+          {"moe_routed_tokens_per_iteration", p.routed_tokens},
+          {"moe_dropped_tokens_per_iteration", p.dropped_tokens}};
+}
+
+ParallelMetrics parallel_from_json(const json& j) {
+  ParallelMetrics p;
+  p.enabled = true;
+  p.tensor = j.at("tensor");
+  p.pipeline = j.at("pipeline");
+  p.data = j.at("data");
+  p.expert = j.at("expert");
+  p.micro_batches = j.at("micro_batches");
+  p.virtual_stages = j.at("virtual_stages");
+  p.schedule = j.at("schedule");
+  p.sequence_parallel = j.at("sequence_parallel");
+  p.chunk_units = j.at("chunk_units").get<std::vector<int>>();
+  p.bubble_fraction = j.at("bubble_fraction");
+  p.stage_memory = j.at("stage_memory_bytes").get<std::vector<double>>();
+  p.peak_micro_batches = j.at("peak_micro_batches_first_stage");
+  p.routed_tokens = j.at("moe_routed_tokens_per_iteration");
+  p.dropped_tokens = j.at("moe_dropped_tokens_per_iteration");
+  return p;
+}
+
 } // namespace
 
 json to_json(const RunResult& r) {
@@ -98,7 +135,17 @@ json to_json(const RunResult& r) {
       {"breakdown_seconds_per_iteration",
        {{"compute", r.breakdown.compute},
         {"exposed_communication", r.breakdown.exposed_communication},
-        {"idle", r.breakdown.idle}}},
+        {"idle", r.breakdown.idle},
+        {"exposed_by_dimension",
+         {{"data", r.breakdown.exposed_data},
+          {"tensor", r.breakdown.exposed_tensor},
+          {"pipeline", r.breakdown.exposed_pipeline},
+          {"expert", r.breakdown.exposed_expert}}}}},
+      {"model_flops",
+       {{"tokens_per_second", r.utilization.tokens_per_second},
+        {"per_iteration", r.utilization.model_flops_per_iteration},
+        {"tflops_per_gpu", r.utilization.tflops_per_gpu},
+        {"mfu", r.utilization.mfu}}},
       {"communication_seconds_per_iteration", r.communication_seconds},
       {"bytes_sent_per_gpu_per_iteration", r.bytes_sent_per_gpu},
       {"gradient_bytes", r.gradient_bytes},
@@ -111,6 +158,8 @@ json to_json(const RunResult& r) {
       {"transfers", r.transfers},
       {"scenario", r.scenario},
   };
+  // Only with tensor, pipeline or expert parallelism (the scenario's "parallelism" section).
+  if (r.parallel.enabled) out["parallelism"] = to_json(r.parallel);
   // Only when the scenario models the input pipeline (its "input" section).
   if (r.input.modeled)
     out["input_pipeline"] = {{"input_samples_per_second", r.input.samples_per_second},
@@ -138,7 +187,15 @@ RunResult run_result_from_json(const json& j) {
   r.cost_of_run = j.at("cost_usd").at("run");
   const auto& b = j.at("breakdown_seconds_per_iteration");
   r.breakdown = {b.at("compute"), b.at("exposed_communication"), b.at("idle")};
+  const auto& by = b.at("exposed_by_dimension");
+  r.breakdown.exposed_data = by.at("data");
+  r.breakdown.exposed_tensor = by.at("tensor");
+  r.breakdown.exposed_pipeline = by.at("pipeline");
+  r.breakdown.exposed_expert = by.at("expert");
+  if (const auto it = j.find("parallelism"); it != j.end()) r.parallel = parallel_from_json(*it);
   r.communication_seconds = j.at("communication_seconds_per_iteration");
+  const auto& u = j.at("model_flops");
+  r.utilization = {u.at("tokens_per_second"), u.at("per_iteration"), u.at("tflops_per_gpu"), u.at("mfu")};
   r.bytes_sent_per_gpu = j.at("bytes_sent_per_gpu_per_iteration");
   r.gradient_bytes = j.at("gradient_bytes");
   r.buckets = j.at("allreduce_buckets");

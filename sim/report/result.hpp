@@ -23,6 +23,8 @@ struct Breakdown {
   double compute = 0;
   double exposed_communication = 0;
   double idle = 0;
+  // exposed_communication by the parallel dimension it serves (data parallelism: all of it is `data`)
+  double exposed_tensor = 0, exposed_pipeline = 0, exposed_expert = 0, exposed_data = 0;
 };
 
 struct LinkUsage {
@@ -69,6 +71,32 @@ struct StrategyMetrics {
   double compression_ratio = 1;         // dense gradient bytes over the bytes sent
 };
 
+// Model FLOPs as Megatron-LM counts them (its num_floating_point_operations; Narayanan et al. 2021, appendix): every
+// GEMM of the model (attention's included, the causal mask not discounted, experts for the tokens routed to them)
+// three times per sample, forward and the two backward GEMMs, recomputation not counted. TFLOP/s per GPU = model FLOPs
+// per iteration / (iteration time x GPUs); MFU = that over the GPU's dense peak at the scenario's precision
+// (Chowdhery et al. 2022).
+struct Utilization {
+  double tokens_per_second = 0; // 0 when a sample is not a sequence
+  double model_flops_per_iteration = 0;
+  double tflops_per_gpu = 0;
+  double mfu = 0; // fraction of the dense peak
+};
+
+// Large-model parallelism (scenario "parallelism").
+struct ParallelMetrics {
+  bool enabled = false;
+  int tensor = 1, pipeline = 1, data = 1, expert = 1, micro_batches = 1, virtual_stages = 1;
+  std::string schedule;
+  bool sequence_parallel = false;
+  std::vector<int> chunk_units;     // transformer blocks per model chunk
+  double bubble_fraction = 0;       // pipeline: the idle share of the iteration (waiting on other stages)
+  std::vector<double> stage_memory; // bytes per GPU, per pipeline stage
+  int peak_micro_batches = 0;       // micro-batches of activations the first stage holds at its peak
+  double routed_tokens = 0;         // MoE: token-expert assignments per iteration ...
+  double dropped_tokens = 0;        // ... over capacity, dropped
+};
+
 struct RunResult {
   std::string name;
   int nodes = 0;
@@ -85,7 +113,7 @@ struct RunResult {
   double cost_per_epoch = 0;
   double cost_of_run = 0;
   Breakdown breakdown;
-  double communication_seconds = 0; // comm-stream busy time per iteration
+  double communication_seconds = 0; // communication ops' time per iteration, hidden or not
   double bytes_sent_per_gpu = 0;    // per iteration
   double gradient_bytes = 0;
   int buckets = 0;
@@ -94,6 +122,8 @@ struct RunResult {
   plan::MemoryEstimate memory;
   InputStage input;
   StrategyMetrics strategy;
+  Utilization utilization;
+  ParallelMetrics parallel;
   double simulated_seconds = 0;
   std::uint64_t transfers = 0;
   nlohmann::json scenario; // canonical scenario, so a result says what produced it

@@ -1,5 +1,6 @@
 // From a replay's raw timelines to the figures a run reports.
 #include "sim/plan/input_pipeline.hpp"
+#include "sim/report/attribution.hpp"
 #include "sim/report/result.hpp"
 
 #include <algorithm>
@@ -10,31 +11,6 @@ namespace dtsim::report {
 namespace {
 
 constexpr std::size_t kBusiestLinks = 5;
-
-// Total length of the intervals (sorted, non-overlapping: one stream runs one op at a time) inside [lo, hi).
-double busy_within(const std::vector<engine::Interval>& intervals, double lo, double hi) {
-  double total = 0;
-  for (const auto& i : intervals)
-    total += std::max(0.0, std::min(i.end, hi) - std::max(i.start, lo));
-  return total;
-}
-
-// Length of the time both streams are busy inside [lo, hi): a merge of two sorted interval lists.
-double overlap_within(const std::vector<engine::Interval>& a, const std::vector<engine::Interval>& b, double lo,
-                      double hi) {
-  double total = 0;
-  std::size_t i = 0, j = 0;
-  while (i < a.size() && j < b.size()) {
-    const double start = std::max({a[i].start, b[j].start, lo});
-    const double end = std::min({a[i].end, b[j].end, hi});
-    total += std::max(0.0, end - start);
-    if (a[i].end < b[j].end)
-      ++i;
-    else
-      ++j;
-  }
-  return total;
-}
 
 // The input stage's rates and, from the timelines, the GPU's own work per measured iteration: from the rank's start
 // of the iteration to its last compute or communication op, the slowest rank's, averaged over iterations.
@@ -125,6 +101,51 @@ Pace time_iterations(const scenario::Scenario& s, const plan::Plan& plan, const 
   pace.iteration = distribution(std::move(durations));
   if (pace.iteration.mean > 0) pace.throughput = plan.workers * plan.samples_per_worker_iteration / pace.iteration.mean;
   return pace;
+}
+
+// Megatron-LM's model FLOPs per sample: forward and backward of the GEMM-like ops and attention cores.
+double model_flops_per_sample(const models::Workload& w) {
+  double flops = 0;
+  for (const auto& l : w.layers)
+    if (models::is_gemm_like(l.kind) || l.kind == models::LayerKind::attention)
+      flops += l.forward_flops + l.backward_flops;
+  return flops;
+}
+
+Utilization utilization(const scenario::Scenario& s, const RunResult& r) {
+  Utilization u;
+  if (s.model.transformer) u.tokens_per_second = r.throughput * static_cast<double>(s.model.transformer->sequence);
+  u.model_flops_per_iteration = model_flops_per_sample(s.model.workload) * r.global_batch;
+  if (r.iteration.mean > 0 && r.strategy.time_per == "iteration") {
+    u.tflops_per_gpu = u.model_flops_per_iteration / r.iteration.mean / r.gpus / 1e12;
+    // The peak of the precision the GEMMs run in (amp: fp16 tensor cores).
+    const auto math = calibration::math_precision(s.model.precision);
+    if (s.gpu.peak_flops.count(math)) u.mfu = u.tflops_per_gpu * 1e12 / s.gpu.peak(math);
+  }
+  return u;
+}
+
+ParallelMetrics parallel_metrics(const scenario::Scenario& s, const plan::Plan& plan, const RunResult& r) {
+  ParallelMetrics m;
+  const auto& p = plan.parallel;
+  if (!p.enabled()) return m;
+  m.enabled = true;
+  m.tensor = p.tensor;
+  m.pipeline = p.pipeline;
+  m.data = p.data;
+  m.expert = p.expert;
+  m.micro_batches = p.micro_batches;
+  m.virtual_stages = p.virtual_stages;
+  m.schedule = p.schedule;
+  m.sequence_parallel = p.sequence_parallel;
+  m.chunk_units = p.chunk_units;
+  if (p.pipeline > 1 && r.iteration.mean > 0) m.bubble_fraction = r.breakdown.idle / r.iteration.mean;
+  for (const auto& stage : p.stage_memory)
+    m.stage_memory.push_back(stage.total());
+  m.peak_micro_batches = p.peak_micro_batches;
+  m.routed_tokens = p.routed_tokens;
+  m.dropped_tokens = p.dropped_tokens;
+  return m;
 }
 
 StrategyMetrics strategy_metrics(const scenario::Scenario& s, const plan::Plan& plan,
@@ -228,32 +249,38 @@ RunResult summarize(const scenario::Scenario& s, const plan::Plan& plan, const e
   const double lo_all = first ? ends[first - 1] : 0.0;
   const double hi_all = ends.back();
   const double measured = static_cast<double>(total - first);
-  const double ranks = static_cast<double>(replay.ranks.size());
+  const double ranks = static_cast<double>(
+      std::count_if(replay.ranks.begin(), replay.ranks.end(), [](const auto& rank) { return rank.simulated; }));
   const bool own_clock = strategies::is_asynchronous(s.training.strategy);
-  for (const auto& rank : replay.ranks) {
-    const auto& compute = rank.streams[static_cast<int>(graph::Stream::compute)];
-    const auto& comm = rank.streams[static_cast<int>(graph::Stream::comm)];
+  for (std::size_t index = 0; index < replay.ranks.size(); ++index) {
+    const auto& rank = replay.ranks[index];
+    if (!rank.simulated) continue; // coarse fidelity: another rank stood for it
     // Workers that do not wait for each other are timed over their own measured iterations, not the slowest's.
     double lo = lo_all, hi = hi_all;
     if (own_clock && rank.iteration_end.size() >= total) {
       lo = first ? rank.iteration_end[first - 1] : 0.0;
       hi = rank.iteration_end[total - 1];
     }
-    const double busy_compute = busy_within(compute, lo, hi);
-    const double busy_comm = busy_within(comm, lo, hi);
-    const double exposed = busy_comm - overlap_within(compute, comm, lo, hi);
-    r.breakdown.compute += busy_compute / measured / ranks;
-    r.breakdown.exposed_communication += exposed / measured / ranks;
-    r.breakdown.idle += std::max(0.0, (hi - lo) - busy_compute - exposed) / measured / ranks;
-    r.communication_seconds += busy_comm / measured / ranks;
+    const auto t = detail::attribute_time(plan.graph.program_of(static_cast<int>(index)), rank, lo, hi);
+    const double scale = 1 / measured / ranks;
+    r.breakdown.compute += t.compute * scale;
+    r.breakdown.exposed_communication += t.communication() * scale;
+    r.breakdown.exposed_tensor += t.tensor * scale;
+    r.breakdown.exposed_pipeline += t.pipeline * scale;
+    r.breakdown.exposed_expert += t.expert * scale;
+    r.breakdown.exposed_data += t.data * scale;
+    r.breakdown.idle += t.idle * scale;
+    r.communication_seconds += t.communication_busy * scale;
     for (std::size_t i = first; i < std::min(total, rank.bytes_sent.size()); ++i)
-      r.bytes_sent_per_gpu += rank.bytes_sent[i] / measured / ranks;
+      r.bytes_sent_per_gpu += rank.bytes_sent[i] * scale;
   }
 
   r.input = input_stage(s, replay, first, total);
   r.strategy = strategy_metrics(s, plan, replay, lo_all, hi_all);
   r.strategy.time_per = pace.per;
   r.strategy.barrier_wait = r.breakdown.idle;
+  r.utilization = utilization(s, r);
+  r.parallel = parallel_metrics(s, plan, r);
 
   for (const auto& link : replay.links) {
     if (link.bytes <= 0 || link.bandwidth <= 0 || replay.simulated_seconds <= 0) continue;

@@ -7,6 +7,36 @@
 
 namespace dtsim::report {
 
+namespace {
+
+std::string format_parallel(const RunResult& r) {
+  const auto& p = r.parallel;
+  std::string out = "\nParallelism\n";
+  auto line = [&](std::string_view label, const std::string& value) {
+    out += fmt::format("  {:<28} {}\n", label, value);
+  };
+  line("grid", fmt::format("tensor {} x pipeline {} x data {}{}{}", p.tensor, p.pipeline, p.data,
+                           p.expert > 1 ? fmt::format(" (experts over {})", p.expert) : std::string(),
+                           p.sequence_parallel ? ", sequence parallel" : ""));
+  if (p.pipeline > 1)
+    line("pipeline", fmt::format("{} micro-batches, {}{}, blocks per chunk {}", p.micro_batches, p.schedule,
+                                 p.virtual_stages > 1 ? fmt::format(" with {} chunks per GPU", p.virtual_stages) : "",
+                                 fmt::join(p.chunk_units, "/")));
+  if (p.pipeline > 1)
+    line("pipeline bubble", fmt::format("{} of the iteration ({} micro-batches of activations on the first stage)",
+                                        format_percent(p.bubble_fraction), p.peak_micro_batches));
+  if (p.routed_tokens > 0)
+    line("MoE tokens dropped", fmt::format("{:.0f} of {:.0f} per iteration ({})", p.dropped_tokens, p.routed_tokens,
+                                           format_percent(p.dropped_tokens / p.routed_tokens)));
+  std::string stages;
+  for (std::size_t i = 0; i < p.stage_memory.size(); ++i)
+    stages += (i ? ", " : "") + format_bytes(p.stage_memory[i]);
+  line("memory per GPU by stage", stages);
+  return out;
+}
+
+} // namespace
+
 std::string format_summary(const RunResult& r) {
   std::string out;
   auto line = [&](std::string_view label, const std::string& value) {
@@ -20,6 +50,11 @@ std::string format_summary(const RunResult& r) {
        format_seconds(r.iteration.mean) + (r.strategy.time_per == "iteration" ? "" : " per " + r.strategy.time_per));
   line("time (p50 / p99)", format_seconds(r.iteration.p50) + " / " + format_seconds(r.iteration.p99));
   line("throughput", format_rate(r.throughput, r.sample_unit));
+  if (r.utilization.tokens_per_second > 0) line("tokens", format_rate(r.utilization.tokens_per_second, "tokens"));
+  if (r.utilization.tflops_per_gpu > 0)
+    line("model FLOP/s per GPU", fmt::format("{:.1f} TFLOP/s, MFU {} (Megatron-LM's count: every GEMM, no "
+                                             "recomputation)",
+                                             r.utilization.tflops_per_gpu, format_percent(r.utilization.mfu)));
   if (r.epoch_seconds > 0) line("time per epoch", format_duration(r.epoch_seconds));
 
   const double total = r.iteration.mean > 0 ? r.iteration.mean : 1;
@@ -27,7 +62,16 @@ std::string format_summary(const RunResult& r) {
   line("compute", format_seconds(r.breakdown.compute) + "  (" + format_percent(r.breakdown.compute / total) + ")");
   line("exposed communication", format_seconds(r.breakdown.exposed_communication) + "  (" +
                                     format_percent(r.breakdown.exposed_communication / total) + ")");
-  line("idle", format_seconds(r.breakdown.idle) + "  (" + format_percent(r.breakdown.idle / total) + ")");
+  const auto& b = r.breakdown;
+  if (r.parallel.enabled)
+    for (const auto& [label, seconds] :
+         {std::pair{"  tensor parallel", b.exposed_tensor},
+          {"  pipeline transfers", b.exposed_pipeline},
+          {"  expert all-to-all", b.exposed_expert}, // waiting for the busiest expert included
+          {"  data parallel", b.exposed_data}})
+      line(label, format_seconds(seconds) + "  (" + format_percent(seconds / total) + ")");
+  line(r.parallel.pipeline > 1 ? "idle (pipeline bubble)" : "idle",
+       format_seconds(r.breakdown.idle) + "  (" + format_percent(r.breakdown.idle / total) + ")");
   line("communication (total)", format_seconds(r.communication_seconds) + "  (hidden: " +
                                     format_seconds(r.communication_seconds - r.breakdown.exposed_communication) + ")");
 
@@ -47,6 +91,8 @@ std::string format_summary(const RunResult& r) {
                                                              format_seconds(in.loader_seconds - in.gpu_seconds))
                                                : std::string(": the input pipeline is hidden behind it")));
   }
+
+  if (r.parallel.enabled) out += format_parallel(r);
 
   const auto& st = r.strategy;
   if (st.name != "allreduce" || st.compression_ratio != 1) {
