@@ -1,5 +1,6 @@
 // `dtsim explain`: what a scenario's cluster is (its fabric, links, bottlenecks, price) and what the plan puts on
 // each GPU, without simulating it.
+#include "sim/plan/parallel_layout.hpp"
 #include "sim/plan/plan.hpp"
 #include "sim/report/format.hpp"
 #include "tools/dtsim/commands.hpp"
@@ -80,6 +81,43 @@ template <class Line> void describe_network(const topologies::ClusterSpec& c, Li
   }
 }
 
+// A group's ranks, the middle elided past four: "0, 1, ..., 7", "0, 128, ..., 896".
+std::string format_ranks(const std::vector<int>& ranks) {
+  if (ranks.size() <= 4) return fmt::format("{}", fmt::join(ranks, ", "));
+  return fmt::format("{}, {}, ..., {}", ranks[0], ranks[1], ranks.back());
+}
+
+// Large-model parallelism: the grid, each kind of group (how many, where, the ring's narrowest step), the stage
+// split and each stage's memory (plan::describe_stages: the planner's split and memory model, no programs built).
+template <class Line>
+void describe_parallelism(const scenario::Scenario& s, const topologies::NetworkModel& network, std::string& out,
+                          Line&& line) {
+  const auto& p = s.parallelism;
+  std::string order;
+  for (const auto& name : p.order)
+    order += (order.empty() ? "" : "-") + name;
+  out += fmt::format("\nParallel groups: tensor {} x pipeline {} x data {}{}, placed {} (innermost first)\n", p.tensor,
+                     p.pipeline, p.data, p.expert > 1 ? fmt::format(" (experts over {})", p.expert) : "", order);
+  line("batch", fmt::format("micro-batch {} x {} data-parallel replica{} x {} micro-batch{} = global batch {} samples",
+                            s.model.batch_per_gpu, p.data, p.data == 1 ? "" : "s", p.micro_batches,
+                            p.micro_batches == 1 ? "" : "es", s.global_batch()));
+  for (const auto& g : plan::describe_groups(s, network))
+    line(g.kind, fmt::format("{} group{} of {} GPUs (first: {}); {}; ring bottleneck {} per GPU", g.count,
+                             g.count == 1 ? "" : "s", g.size, format_ranks(g.first),
+                             g.crosses_nodes ? "crosses the network" : "inside a node", rate(g.ring_bandwidth)));
+  if (p.pipeline == 1) return; // one stage: the memory section below shows it
+  const auto stages = plan::describe_stages(s);
+  line("stage split", fmt::format("{} blocks per model chunk ({} stages x {} chunk{}, {} schedule)",
+                                  fmt::join(stages.chunk_units, "/"), p.pipeline, p.virtual_stages,
+                                  p.virtual_stages == 1 ? "" : "s", scenario::to_string(p.schedule)));
+  std::string memory;
+  for (std::size_t i = 0; i < stages.stage_memory.size(); ++i) {
+    const auto& m = stages.stage_memory[i];
+    memory += fmt::format("{}{}{}", i ? ", " : "", report::format_bytes(m.total()), m.fits() ? "" : " (DOES NOT FIT)");
+  }
+  line("memory per GPU by stage", fmt::format("{} (the GPU has {})", memory, report::format_bytes(s.gpu.memory_bytes)));
+}
+
 } // namespace
 
 int explain_command(const ExplainArgs& args) {
@@ -127,7 +165,12 @@ int explain_command(const ExplainArgs& args) {
     line("price", fmt::format("${:.2f} per node-hour, ${:.2f} per hour for the cluster", c.price_per_node_hour,
                               c.price_per_node_hour * c.nodes));
 
-  out += "\nMemory per GPU (data parallel)\n";
+  if (s.parallelism.model_parallel()) describe_parallelism(s, network, out, line);
+
+  out += s.parallelism.model_parallel()
+             ? (s.parallelism.pipeline > 1 ? "\nMemory per GPU (the fullest pipeline stage)\n"
+                                           : "\nMemory per GPU (model parallel)\n")
+             : "\nMemory per GPU (data parallel)\n";
   out += report::format_memory(plan::estimate_memory(s));
 
   if (!args.path.empty()) {
