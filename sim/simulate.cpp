@@ -1,4 +1,5 @@
 #include "sim/simulate.hpp"
+#include "sim/child_runs.hpp"
 #include "sim/series.hpp"
 
 #include "sim/engine/child_process.hpp"
@@ -22,35 +23,32 @@ engine::ReplayOptions replay_options(const scenario::Scenario& s) {
   return o;
 }
 
-namespace {
+namespace detail {
 
-// One simulation in this process, as a child runs it: the result as JSON text for the parent.
 std::string run_here(const scenario::Scenario& s) {
   const auto plan = plan::make_plan(s);
   const auto replay = engine::replay_in_this_process(s.cluster, plan.graph, replay_options(s));
   return report::to_json(report::summarize(s, plan, replay)).dump();
 }
 
-std::string trim(const std::string& text) {
-  const auto first = text.find_first_not_of(" \t");
-  if (first == std::string::npos) return {};
-  return text.substr(first, text.find_last_not_of(" \t") - first + 1);
-}
-
-// Runs one child per job, `jobs` at a time, reporting progress as points finish.
 std::vector<engine::ChildOutcome> run_points(const std::vector<engine::ChildJob>& work, int jobs,
                                              const SweepProgress& progress) {
   return engine::run_in_children(
       work, jobs, [&](std::size_t done, std::size_t total, std::size_t) { progress ? progress(done, total) : void(); });
 }
 
-// A point's result (the child's JSON), or why it failed.
-template <class Point> void take_outcome(Point& point, engine::ChildOutcome& outcome) {
-  point.ok = outcome.ok;
-  if (point.ok)
-    point.result = report::run_result_from_json(nlohmann::json::parse(outcome.output));
-  else
-    point.error = std::move(outcome.output);
+} // namespace detail
+
+namespace {
+
+using detail::run_here;
+using detail::run_points;
+using detail::take_outcome;
+
+std::string trim(const std::string& text) {
+  const auto first = text.find_first_not_of(" \t");
+  if (first == std::string::npos) return {};
+  return text.substr(first, text.find_last_not_of(" \t") - first + 1);
 }
 
 } // namespace

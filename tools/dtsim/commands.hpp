@@ -42,6 +42,17 @@ struct CompareArgs {
 };
 int compare_command(const CompareArgs& args);
 
+struct SearchArgs {
+  std::string scenario;
+  std::vector<std::string> sets;
+  int top = 10;         // rows of each ranking
+  bool csv = false;     // every simulated candidate as CSV on stdout instead of the rankings
+  int jobs = 0;         // 0: one per core
+  std::string nodes;    // "1,2,4" or "1..8": node counts to search over; empty: the scenario's
+  std::string fidelity; // step, aggregate or coarse; empty: coarse with model parallelism, aggregate without
+};
+int search_command(const SearchArgs& args);
+
 struct CollectiveArgs {
   std::string scenario;                // the cluster to run on: a scenario file, or
   std::optional<std::string> instance; // a cloud instance preset (--instance) on

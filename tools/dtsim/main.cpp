@@ -52,6 +52,22 @@ int main(int argc, char** argv) {
   parallel_options(compare_cmd, compare.csv_out, compare.jobs);
   compare_cmd->add_option("--json", compare.json_out, "Write every strategy's full result as a JSON array to FILE");
 
+  cli::SearchArgs search;
+  auto* search_cmd = app.add_subcommand(
+      "search", "Search tensor x pipeline x data (x expert) layouts, micro-batch, schedule, ZeRO and recomputation: "
+                "the best by throughput and by cost");
+  scenario_options(search_cmd, search.scenario, search.sets);
+  search_cmd->add_option("--top", search.top, "Rows of each ranking (default 10)")->check(CLI::PositiveNumber);
+  search_cmd->add_flag("--csv", search.csv, "Print every simulated candidate as CSV (header first) instead");
+  search_cmd->add_option("--jobs", search.jobs, "Simulations run in parallel (default: one per core)")
+      ->check(CLI::PositiveNumber);
+  search_cmd->add_option("--nodes", search.nodes, "Node counts to search over too: 1,2,4,8 or 1..64 (doubling)");
+  search_cmd
+      ->add_option("--fidelity", search.fidelity,
+                   "step, aggregate or coarse (default: coarse with tensor, pipeline or expert parallelism, "
+                   "aggregate without)")
+      ->check(CLI::IsMember({"step", "aggregate", "coarse"}));
+
   cli::CollectiveArgs coll;
   auto* coll_cmd = app.add_subcommand(
       "collective", "Benchmark one collective over a range of sizes, printed as nccl-tests prints it (algbw, busbw)");
@@ -81,9 +97,9 @@ int main(int argc, char** argv) {
   auto* list_cmd = app.add_subcommand("list", "List what a scenario can name");
   list_cmd->add_option("what", list_what, "instances, gpus, models, algorithms, topologies or strategies")->required();
 
-  // A price per node-hour for run, sweep and compare: the same as --set cluster.price_per_hour=USD.
+  // A price per node-hour for run, sweep, compare and search: the same as --set cluster.price_per_hour=USD.
   double price = -1;
-  for (auto* cmd : {run_cmd, sweep_cmd, compare_cmd})
+  for (auto* cmd : {run_cmd, sweep_cmd, compare_cmd, search_cmd})
     cmd->add_option("--price-per-hour", price, "Price of one node per hour in USD (overrides the instance's)")
         ->check(CLI::NonNegativeNumber);
 
@@ -99,6 +115,7 @@ int main(int argc, char** argv) {
     run.sets.push_back(set);
     sweep.sets.push_back(set);
     compare.sets.push_back(set);
+    search.sets.push_back(set);
   }
   try {
     if (*explain_cmd) return cli::explain_command(explain);
@@ -106,6 +123,7 @@ int main(int argc, char** argv) {
     if (*run_cmd) return cli::run_command(run);
     if (*sweep_cmd) return cli::sweep_command(sweep);
     if (*compare_cmd) return cli::compare_command(compare);
+    if (*search_cmd) return cli::search_command(search);
     if (*coll_cmd) return cli::collective_command(coll);
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << "\n";

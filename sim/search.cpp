@@ -1,0 +1,233 @@
+#include "sim/search.hpp"
+
+#include "sim/child_runs.hpp"
+#include "sim/plan/plan.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+#include <stdexcept>
+#include <utility>
+
+namespace dtsim::search {
+
+using scenario::PipelineSchedule;
+using scenario::Recompute;
+
+namespace {
+
+// The model's transformer configuration: model.transformer, or the published one behind a transformer preset.
+std::optional<models::TransformerSpec> transformer_of(const scenario::Scenario& s) {
+  if (s.model.transformer) return s.model.transformer;
+  if (s.model.preset.empty()) return std::nullopt;
+  const auto names = models::transformer_spec_names();
+  if (std::find(names.begin(), names.end(), s.model.preset) == names.end()) return std::nullopt;
+  return models::transformer_spec(s.model.preset);
+}
+
+std::vector<int> divisors(int n) {
+  std::vector<int> out;
+  for (int i = 1; i <= n; ++i)
+    if (n % i == 0) out.push_back(i);
+  return out;
+}
+
+double gib(double bytes) {
+  return bytes / (1024.0 * 1024.0 * 1024.0);
+}
+
+} // namespace
+
+Space space_of(const scenario::Scenario& base, std::vector<int> node_counts) {
+  Space space;
+  space.gpus_per_node = base.cluster.gpus_per_node;
+  space.node_counts = node_counts.empty() ? std::vector<int>{base.cluster.nodes} : std::move(node_counts);
+  const auto& layers = base.model.workload.layers;
+  const bool splits = std::any_of(layers.begin(), layers.end(), [](const models::Layer& l) {
+    return l.tensor_split != models::TensorSplit::replicated;
+  });
+  if (const auto transformer = transformer_of(base); transformer && splits) space.heads = transformer->heads;
+  std::set<int> blocks;
+  for (const auto& l : layers) {
+    if (l.block >= 0) blocks.insert(l.block);
+    space.experts = std::max(space.experts, l.moe.experts);
+  }
+  space.blocks = static_cast<int>(blocks.size());
+  space.global_batch = base.global_batch();
+  if (!base.parallelism.model_parallel()) space.global_batch *= base.training.strategy.accumulation;
+  return space;
+}
+
+std::vector<Candidate> enumerate(const Space& space) {
+  std::vector<Candidate> out;
+  for (int nodes : space.node_counts) {
+    const int gpus = nodes * space.gpus_per_node;
+    for (int t = 1; t <= space.gpus_per_node; t *= 2) {
+      if (space.gpus_per_node % t != 0 || (t > 1 && (space.heads == 0 || space.heads % t != 0))) continue;
+      for (int p : divisors(gpus / t)) {
+        if (p > 1 && p > space.blocks) continue;
+        const int d = gpus / (t * p);
+        for (int e : divisors(d)) {
+          if (e > 1 && (space.experts == 0 || space.experts % e != 0)) continue;
+          for (int b : {1, 2, 4, 8}) {
+            if (space.global_batch % (b * d) != 0) continue;
+            const int m = space.global_batch / (b * d);
+            std::vector<std::pair<PipelineSchedule, int>> schedules{{PipelineSchedule::one_f_one_b, 1}};
+            if (p > 1 && space.blocks % (2 * p) == 0 && m % p == 0)
+              schedules.emplace_back(PipelineSchedule::interleaved, 2);
+            const std::vector<int> stages = p == 1 ? std::vector<int>{0, 1, 3} : std::vector<int>{0, 1};
+            for (const auto& [schedule, chunks] : schedules)
+              for (int zero : stages)
+                for (auto recompute : {Recompute::none, Recompute::selective, Recompute::full})
+                  out.push_back({nodes, t, p, d, e, b, m, schedule, chunks, zero, recompute});
+          }
+        }
+      }
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+scenario::Fidelity fidelity_of(const Candidate& c, const Options& options) {
+  const bool coarse_allowed = c.model_parallel();
+  if (options.fidelity && (*options.fidelity != scenario::Fidelity::coarse || coarse_allowed)) return *options.fidelity;
+  return coarse_allowed ? scenario::Fidelity::coarse : scenario::Fidelity::aggregate;
+}
+
+scenario::Scenario candidate_scenario(const scenario::Scenario& base, const Candidate& c, const Options& options) {
+  auto document = scenario::to_json(base);
+  document["cluster"]["nodes"] = c.nodes;
+  document["model"]["batch_per_gpu"] = c.micro_batch;
+  auto& training = document["training"];
+  training["zero_stage"] = c.zero_stage;
+  training["recompute"] = std::string(scenario::to_string(c.recompute));
+  training["strategy"]["accumulation"] = c.model_parallel() ? 1 : c.micro_batches;
+  if (c.model_parallel()) {
+    // The base's own section (order, routing) where it has one; the layout is the candidate's.
+    auto section = document.contains("parallelism") ? document["parallelism"] : nlohmann::json::object();
+    for (const char* derived : {"data", "stages", "global_batch"})
+      section.erase(derived);
+    section["tensor"] = c.tensor;
+    section["pipeline"] = c.pipeline;
+    section["expert"] = c.expert;
+    section["micro_batches"] = c.micro_batches;
+    section["schedule"] = std::string(scenario::to_string(c.schedule));
+    section["virtual_stages"] = c.virtual_stages;
+    section["sequence_parallel"] = c.tensor > 1 && base.parallelism.sequence_parallel;
+    document["parallelism"] = std::move(section);
+  } else {
+    document.erase("parallelism");
+  }
+  auto& run = document["run"];
+  run["fidelity"] = std::string(scenario::to_string(fidelity_of(c, options)));
+  if (options.iterations) run["iterations"] = *options.iterations;
+  if (options.warmup_iterations) run["warmup_iterations"] = *options.warmup_iterations;
+  return scenario::parse_scenario(document.dump(), base.origin);
+}
+
+std::vector<Screened> screen(const scenario::Scenario& base, const std::vector<Candidate>& candidates,
+                             const Options& options) {
+  std::vector<Screened> out;
+  out.reserve(candidates.size());
+  for (const auto& c : candidates) {
+    Screened s;
+    s.candidate = c;
+    try {
+      const auto candidate = candidate_scenario(base, c, options);
+      try {
+        const auto memory = plan::estimate_memory(candidate);
+        s.memory_bytes = memory.total();
+        s.capacity_bytes = memory.capacity;
+        if (!memory.fits()) {
+          s.verdict = Verdict::does_not_fit;
+          s.reason = fmt::format("needs {:.2f} GiB per GPU of {:.2f} GiB", gib(s.memory_bytes), gib(s.capacity_bytes));
+        }
+      } catch (const std::exception&) {
+        // No estimate (a layout the memory model does not know): the simulation's plan says whether it fits.
+      }
+    } catch (const scenario::ScenarioError& e) {
+      s.verdict = Verdict::invalid;
+      s.reason = e.pointer().empty() ? e.detail() : fmt::format("{}: {}", e.pointer(), e.detail());
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+Unit unit_of(const scenario::Scenario& base) {
+  const auto transformer = transformer_of(base);
+  if (transformer && base.model.workload.sample_unit == "sequences" && transformer->sequence > 0)
+    return {"tokens", static_cast<double>(transformer->sequence)};
+  return {base.model.workload.sample_unit, 1};
+}
+
+Result search(const scenario::Scenario& base, const Options& options, const SweepProgress& progress) {
+  if (options.iterations && *options.iterations < 1)
+    throw std::invalid_argument(fmt::format("iterations must be >= 1, got {}", *options.iterations));
+  if (options.warmup_iterations && *options.warmup_iterations < 0)
+    throw std::invalid_argument(fmt::format("warm-up iterations must be >= 0, got {}", *options.warmup_iterations));
+  if (options.jobs < 1) throw std::invalid_argument(fmt::format("jobs must be >= 1, got {}", options.jobs));
+  Result result;
+  result.space = space_of(base, options.node_counts);
+  result.unit = unit_of(base);
+  const auto candidates = enumerate(result.space);
+  result.counts.enumerated = static_cast<int>(candidates.size());
+
+  std::vector<Candidate> runnable;
+  for (auto& s : screen(base, candidates, options)) {
+    if (s.verdict == Verdict::simulate) {
+      runnable.push_back(s.candidate);
+      continue;
+    }
+    ++(s.verdict == Verdict::invalid ? result.counts.invalid : result.counts.do_not_fit);
+    result.rejected.push_back(std::move(s));
+  }
+  result.counts.simulated = static_cast<int>(runnable.size());
+
+  // The scenario is built again in the child: thousands of resolved scenarios need not sit in the parent.
+  std::vector<engine::ChildJob> work;
+  for (const auto& c : runnable)
+    work.push_back([&base, &options, c]() { return detail::run_here(candidate_scenario(base, c, options)); });
+  auto outcomes = detail::run_points(work, options.jobs, progress);
+  for (std::size_t i = 0; i < runnable.size(); ++i) {
+    Point p;
+    p.candidate = runnable[i];
+    detail::take_outcome(p, outcomes[i]);
+    if (p.ok) {
+      p.throughput = p.result.throughput * result.unit.per_sample;
+      if (p.result.price_per_hour > 0 && p.throughput > 0)
+        p.cost_per_million = p.result.price_per_hour / 3600.0 / p.throughput * 1e6;
+    } else {
+      ++result.counts.failed;
+    }
+    result.points.push_back(std::move(p));
+  }
+  std::stable_sort(result.points.begin(), result.points.end(), [](const Point& a, const Point& b) {
+    if (a.ok != b.ok) return a.ok;
+    if (a.ok && a.throughput != b.throughput) return a.throughput > b.throughput;
+    return a.candidate < b.candidate;
+  });
+  return result;
+}
+
+std::vector<const Point*> by_throughput(const Result& result) {
+  std::vector<const Point*> out;
+  for (const auto& p : result.points)
+    if (p.ok) out.push_back(&p);
+  return out; // result.points are in this order already
+}
+
+std::vector<const Point*> by_cost(const Result& result) {
+  std::vector<const Point*> out;
+  for (const auto& p : result.points)
+    if (p.ok && p.cost_per_million > 0) out.push_back(&p);
+  std::stable_sort(out.begin(), out.end(), [](const Point* a, const Point* b) {
+    if (a->cost_per_million != b->cost_per_million) return a->cost_per_million < b->cost_per_million;
+    return a->candidate < b->candidate;
+  });
+  return out;
+}
+
+} // namespace dtsim::search

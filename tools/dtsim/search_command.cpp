@@ -1,0 +1,246 @@
+// `dtsim search`: the design space of large-model parallelism (tensor, pipeline, data, expert; micro-batch, schedule,
+// ZeRO, recomputation) simulated candidate by candidate, the best by throughput and by cost.
+#include "sim/search.hpp"
+#include "sim/simulate.hpp"
+#include "tools/dtsim/commands.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <iostream>
+#include <map>
+#include <stdexcept>
+
+namespace dtsim::cli {
+namespace {
+
+using search::Candidate;
+using search::Point;
+
+// A figure with about `digits` significant digits and no exponent: "0.7478", "123.5", "20991".
+std::string figure(double value, int digits = 4) {
+  if (value == 0 || !std::isfinite(value)) return value == 0 ? "0" : fmt::format("{}", value);
+  const int magnitude = static_cast<int>(std::floor(std::log10(std::fabs(value))));
+  return fmt::format("{:.{}f}", value, std::clamp(digits - 1 - magnitude, 0, 9));
+}
+
+double gib(double bytes) {
+  return bytes / (1024.0 * 1024.0 * 1024.0);
+}
+
+std::string schedule(const Candidate& c) {
+  if (c.pipeline == 1) return "-";
+  const std::string name(scenario::to_string(c.schedule));
+  return c.virtual_stages > 1 ? fmt::format("{}:{}", name, c.virtual_stages) : name;
+}
+
+scenario::Fidelity parse_fidelity(const std::string& name) {
+  for (auto f : {scenario::Fidelity::step, scenario::Fidelity::aggregate, scenario::Fidelity::coarse})
+    if (scenario::to_string(f) == name) return f;
+  throw scenario::ScenarioError("--fidelity", "", fmt::format("expected step, aggregate or coarse, got \"{}\"", name));
+}
+
+// Whether a --set gives this field (or the section holding it), so the search keeps the scenario's value.
+bool overridden(const std::vector<std::string>& sets, const std::string& path) {
+  return std::any_of(sets.begin(), sets.end(), [&](const std::string& set) {
+    const auto o = scenario::parse_override(set);
+    return o.path == path || path.starts_with(o.path + ".");
+  });
+}
+
+// One ranking: a row per candidate, two header lines (the figure, its unit) as `dtsim compare` prints them.
+std::string table(const std::vector<const Point*>& points, const search::Result& result, const std::string& sample_unit,
+                  bool nodes, bool priced) {
+  const auto& unit = result.unit.name;
+  std::vector<std::vector<std::string>> rows{{"tp", "pp", "dp", "ep", "micro-batch", "micro-batches", "schedule",
+                                              "zero", "recompute", "iteration", "throughput", "MFU", "memory", "cost"},
+                                             {"", "", "", "", fmt::format("({})", sample_unit), "(per iteration)", "",
+                                              "(stage)", "", "(s)", fmt::format("({}/s)", unit), "(%)", "(GiB/GPU)",
+                                              fmt::format("(USD/1M {})", unit)}};
+  if (nodes) {
+    rows[0].insert(rows[0].begin(), {"nodes", "GPUs"});
+    rows[1].insert(rows[1].begin(), {"", ""});
+  }
+  if (!priced) {
+    rows[0].pop_back();
+    rows[1].pop_back();
+  }
+  for (const auto* p : points) {
+    const auto& c = p->candidate;
+    const auto& r = p->result;
+    std::vector<std::string> row{std::to_string(c.tensor),
+                                 std::to_string(c.pipeline),
+                                 std::to_string(c.data),
+                                 std::to_string(c.expert),
+                                 std::to_string(c.micro_batch),
+                                 std::to_string(c.micro_batches),
+                                 schedule(c),
+                                 std::to_string(c.zero_stage),
+                                 std::string(scenario::to_string(c.recompute)),
+                                 figure(r.iteration.mean),
+                                 figure(p->throughput, 5),
+                                 r.utilization.mfu > 0 ? figure(100 * r.utilization.mfu, 3) : "-",
+                                 fmt::format("{:.2f}", gib(r.memory.total()))};
+    if (priced) row.push_back(figure(p->cost_per_million));
+    if (nodes) row.insert(row.begin(), {std::to_string(c.nodes), std::to_string(r.gpus)});
+    rows.push_back(std::move(row));
+  }
+  std::vector<std::size_t> widths(rows.front().size(), 0);
+  for (const auto& row : rows)
+    for (std::size_t c = 0; c < row.size(); ++c)
+      widths[c] = std::max(widths[c], row[c].size());
+  std::string out;
+  for (const auto& row : rows) {
+    std::string line;
+    for (std::size_t c = 0; c < row.size(); ++c)
+      line += fmt::format("{}{:>{}}", c == 0 ? "" : "  ", row[c], widths[c]);
+    out += line + "\n";
+  }
+  return out;
+}
+
+// Every simulated candidate in base units: the successful ones by throughput, then the failed ones with why.
+std::string csv(const search::Result& result) {
+  const auto& unit = result.unit.name;
+  std::string out = fmt::format("nodes,gpus,tensor,pipeline,data,expert,micro_batch,micro_batches,schedule,"
+                                "virtual_stages,zero_stage,recompute,iteration_seconds,throughput_{}_per_second,"
+                                "samples_per_second,mfu,memory_bytes_per_gpu,cost_usd_per_hour,"
+                                "cost_usd_per_million_{},error\n",
+                                unit, unit);
+  for (const auto& p : result.points) {
+    const auto& c = p.candidate;
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},", c.nodes, c.nodes * result.space.gpus_per_node, c.tensor,
+                       c.pipeline, c.data, c.expert, c.micro_batch, c.micro_batches, scenario::to_string(c.schedule),
+                       c.virtual_stages, c.zero_stage, scenario::to_string(c.recompute));
+    if (!p.ok) {
+      out += ",,,,,,," + csv_field(p.error) + "\n";
+      continue;
+    }
+    const auto& r = p.result;
+    out += fmt::format("{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{},\n", r.iteration.mean, p.throughput, r.throughput,
+                       r.utilization.mfu, r.memory.total(), r.price_per_hour,
+                       p.cost_per_million > 0 ? fmt::format("{:.9g}", p.cost_per_million) : std::string());
+  }
+  return out;
+}
+
+std::string counts_line(const search::Counts& n) {
+  return fmt::format("Candidates: {} enumerated, {} invalid, {} do not fit in GPU memory, {} simulated, {} failed\n",
+                     n.enumerated, n.invalid, n.do_not_fit, n.simulated, n.failed);
+}
+
+// The reasons behind the rejected and failed candidates, the most frequent first (at most `limit` of each kind),
+// and the smallest memory need among those that do not fit.
+std::string reasons(const search::Result& result, std::size_t limit) {
+  std::string out;
+  const auto grouped = [&](const std::string& label, const std::vector<std::string>& texts) {
+    std::map<std::string, int> count;
+    for (const auto& t : texts)
+      ++count[t.substr(0, t.find('\n'))];
+    std::vector<std::pair<std::string, int>> order(count.begin(), count.end());
+    std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    for (std::size_t i = 0; i < std::min(limit, order.size()); ++i)
+      out += fmt::format("  {} ({} candidate{}): {}\n", label, order[i].second, order[i].second == 1 ? "" : "s",
+                         order[i].first);
+  };
+  std::vector<std::string> invalid, failed;
+  const search::Screened* smallest = nullptr;
+  for (const auto& s : result.rejected) {
+    if (s.verdict == search::Verdict::invalid) invalid.push_back(s.reason);
+    if (s.verdict == search::Verdict::does_not_fit && (!smallest || s.memory_bytes < smallest->memory_bytes))
+      smallest = &s;
+  }
+  for (const auto& p : result.points)
+    if (!p.ok) failed.push_back(p.error);
+  grouped("invalid", invalid);
+  if (smallest) {
+    const auto& c = smallest->candidate;
+    const auto nodes = result.space.node_counts.size() > 1 ? fmt::format("nodes {} ", c.nodes) : std::string();
+    out +=
+        fmt::format("  do not fit: the smallest, {}tp {} pp {} dp {} ep {} micro-batch {} zero {} recompute {}, {}\n",
+                    nodes, c.tensor, c.pipeline, c.data, c.expert, c.micro_batch, c.zero_stage,
+                    scenario::to_string(c.recompute), smallest->reason);
+  }
+  grouped("failed", failed);
+  return out;
+}
+
+} // namespace
+
+int search_command(const SearchArgs& args) {
+  const auto base = load_with_overrides(args.scenario, args.sets);
+  search::Options options;
+  if (!args.nodes.empty()) {
+    try {
+      options.node_counts = parse_node_counts(args.nodes);
+    } catch (const std::invalid_argument& e) {
+      throw scenario::ScenarioError("--nodes", "", e.what());
+    }
+  }
+  if (!args.fidelity.empty()) options.fidelity = parse_fidelity(args.fidelity);
+  if (args.top < 1) throw scenario::ScenarioError("--top", "", fmt::format("expected >= 1, got {}", args.top));
+  // One measured iteration after one warm-up keeps thousands of candidates affordable, unless the user chose.
+  if (overridden(args.sets, "run.iterations")) options.iterations.reset();
+  if (overridden(args.sets, "run.warmup_iterations")) options.warmup_iterations.reset();
+  options.jobs = parallel_jobs(args.jobs);
+
+  search::Result result;
+  {
+    const ProgressLine progress("search: candidates simulated");
+    result = search::search(base, options, [&](std::size_t done, std::size_t total) { progress.update(done, total); });
+  }
+  const auto best = search::by_throughput(result);
+  const auto& sample_unit = base.model.workload.sample_unit;
+  if (best.empty()) {
+    const auto& space = result.space;
+    std::string why =
+        result.counts.enumerated == 0
+            ? fmt::format("no layout divides the global batch of {} {}: it must be a multiple of the micro-batch (1, "
+                          "2, 4 or 8) x the data-parallel replicas\n",
+                          space.global_batch, sample_unit)
+            : counts_line(result.counts) + reasons(result, 5);
+    std::cerr << "error: no candidate layout ran; " << why;
+    return kExitFailed;
+  }
+
+  if (args.csv) {
+    std::cout << csv(result);
+    std::cerr << counts_line(result.counts);
+    return kExitOk;
+  }
+
+  const bool nodes = !args.nodes.empty();
+  const bool priced = std::any_of(best.begin(), best.end(), [](const Point* p) { return p->cost_per_million > 0; });
+  const auto& unit = result.unit;
+  std::cout << fmt::format("{}: {} x {} GPU(s) per node ({}), global batch {} {}{} per iteration\n", base.name,
+                           fmt::format("{} node(s)", nodes ? args.nodes : std::to_string(base.cluster.nodes)),
+                           base.cluster.gpus_per_node, base.cluster.gpu, result.space.global_batch, sample_unit,
+                           unit.per_sample != 1 ? fmt::format(" of {:g} {}", unit.per_sample, unit.name) : "");
+  const auto& run = base.run;
+  const int measured = options.iterations.value_or(run.iterations);
+  const int warmup = options.warmup_iterations.value_or(run.warmup_iterations);
+  std::cout << fmt::format("Each candidate simulated for {} measured iteration(s) after {} warm-up, at {}.\n", measured,
+                           warmup,
+                           !options.fidelity ? std::string("coarse fidelity with tensor, pipeline or expert "
+                                                           "parallelism and aggregate without")
+                           : *options.fidelity == scenario::Fidelity::coarse
+                               ? std::string("coarse fidelity (aggregate without tensor, pipeline or expert "
+                                             "parallelism, which coarse needs)")
+                               : fmt::format("{} fidelity", scenario::to_string(*options.fidelity)));
+  const auto top = [&](std::vector<const Point*> points) {
+    if (points.size() > static_cast<std::size_t>(args.top)) points.resize(static_cast<std::size_t>(args.top));
+    return points;
+  };
+  std::cout << fmt::format("\nBest {} by throughput\n", std::min<std::size_t>(args.top, best.size()));
+  std::cout << table(top(best), result, sample_unit, nodes, priced);
+  if (priced) {
+    const auto cheapest = search::by_cost(result);
+    std::cout << fmt::format("\nBest {} by cost\n", std::min<std::size_t>(args.top, cheapest.size()));
+    std::cout << table(top(cheapest), result, sample_unit, nodes, priced);
+  }
+  std::cout << "\n" << counts_line(result.counts) << reasons(result, 3);
+  return kExitOk;
+}
+
+} // namespace dtsim::cli
