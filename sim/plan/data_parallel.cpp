@@ -8,15 +8,24 @@
 //
 // ZeRO (Rajbhandari et al. 2020) as DeepSpeed and FSDP run it: stages 1 and 2 reduce-scatter the gradient buckets
 // (each rank keeps the sum of its shard), step their shard of the parameters and all-gather the updated weights, the
-// same bytes as an all-reduce; stage 3 also keeps only its shard of the weights, all-gathering each layer's before
-// its forward and again before its backward (prefetched one layer ahead), 1.5x the traffic of plain data
-// parallelism. With optimizer offload (ZeRO-Offload, Ren et al. 2021) the step runs on the host CPU: the gradient
-// shard goes down and the updated weights come back over PCIe.
+// same bytes as an all-reduce. Stage 3 also keeps only its shard of the weights and works in units, as PyTorch FSDP
+// runs a transformer wrapped block by block (Zhao et al. 2023, "PyTorch FSDP: Experiences on Scaling Fully Sharded
+// Data Parallel", VLDB 2023; transformer_auto_wrap_policy): each block is a unit, and so is each run of ops outside
+// the blocks (the embeddings before them, the final norm and head after them); a model without blocks has one unit
+// per layer with parameters (shard_units). A unit's weights are all-gathered before its forward and again before its
+// backward, the next unit's gather prefetched while one computes (forward_prefetch, backward_prefetch BACKWARD_PRE),
+// at most two units' weights gathered at once (limit_all_gathers); once a unit's backward is over its gradients are
+// reduce-scattered (FSDP's post-backward hook) in place of DDP's buckets. Two all-gathers and one reduce-scatter of
+// every unit: 3 (n-1)/n of the weights' bytes, 1.5x the traffic of plain data parallelism. Without overlap
+// (training.overlap false) the gradients are reduce-scattered at once after backward, as DDP's would be all-reduced.
+// With optimizer offload (ZeRO-Offload, Ren et al. 2021) the step runs on the host CPU: the gradient shard goes down
+// and the updated weights come back over PCIe.
 //
 // Other strategies change what a closed bucket becomes and what follows the step: strategy_ops.cpp.
 #include "sim/plan/data_parallel.hpp"
 #include "sim/graph/collective_request.hpp"
 #include "sim/plan/input_pipeline.hpp"
+#include "sim/plan/model_parallel.hpp"
 
 #include <fmt/format.h>
 
@@ -30,8 +39,41 @@ using graph::Op;
 using graph::Stream;
 using strategies::Kind;
 
+// FSDP's root unit would hold the ops outside the blocks, before and after them, and keep its weights gathered from
+// forward to backward; here the ops before the first block and those after the last are units of their own, gathered
+// twice like the blocks, so that every parameter moves as Rajbhandari et al. count it (and a run of ops between two
+// stacks of blocks, an encoder's final norm before a decoder, is a unit too).
+std::vector<ShardUnit> shard_units(const models::Workload& workload) {
+  const auto& layers = workload.layers;
+  const bool blocks = std::any_of(layers.begin(), layers.end(), [](const models::Layer& l) { return l.block >= 0; });
+  std::vector<ShardUnit> units;
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    if (!blocks && layers[i].parameters == 0) continue;
+    if (!blocks || units.empty() || layers[i - 1].block != layers[i].block) units.push_back({i, i, 0, ""});
+    units.back().last = i;
+    units.back().parameters += layers[i].parameters;
+  }
+  std::erase_if(units, [](const ShardUnit& u) { return u.parameters == 0; });
+  for (auto& u : units) {
+    if (layers[u.first].block >= 0) {
+      u.name = fmt::format("block {}", layers[u.first].block);
+      continue;
+    }
+    std::vector<std::string> owners; // the unit's layers with parameters: the first and the last name it
+    for (std::size_t i = u.first; i <= u.last; ++i)
+      if (layers[i].parameters > 0) owners.push_back(layers[i].name);
+    u.name = owners.size() == 1 ? owners.front() : fmt::format("{} to {}", owners.front(), owners.back());
+  }
+  return units;
+}
+
 DataParallelPlanner::DataParallelPlanner(const scenario::Scenario& s)
-    : s_(s), strategy_(s.training.strategy), context_(CostContext::of(s)), layout_(strategy_layout(s)) {}
+    : s_(s), strategy_(s.training.strategy), context_(CostContext::of(s)), layout_(strategy_layout(s)),
+      units_(shard_units(s.model.workload)), unit_of_(s.model.workload.layers.size(), -1) {
+  for (std::size_t u = 0; u < units_.size(); ++u)
+    for (std::size_t i = units_[u].first; i <= units_[u].last; ++i)
+      unit_of_[i] = static_cast<int>(u);
+}
 
 Plan DataParallelPlanner::build() {
   Plan plan;
@@ -105,7 +147,8 @@ void DataParallelPlanner::build_program(int rank) {
 }
 
 // Forward and backward of every micro-batch; the last one's gradients fill the buckets (when the strategy reduces
-// gradients at all: model-averaging schemes step on their own gradients).
+// gradients at all: model-averaging schemes step on their own gradients). ZeRO-3 closes a bucket at the end of each
+// unit's backward instead of at the bucket cap.
 void DataParallelPlanner::add_iteration_compute(std::vector<std::uint32_t>& reductions) {
   const auto& layers = s_.model.workload.layers;
   const bool reduces =
@@ -116,25 +159,39 @@ void DataParallelPlanner::add_iteration_compute(std::vector<std::uint32_t>& redu
     const auto suffix = micro_batches > 1 ? fmt::format(" (micro-batch {})", mb + 1) : std::string();
     forward_gathers_.clear();
     backward_gathers_.clear();
-    for (std::size_t i = 0; i < layers.size(); ++i)
-      hold(i, add_compute(layers[i].name + " fwd" + suffix, forward_cost(layers[i], context_),
-                          gather_deps(i, Pass::forward)));
-    held_.clear(); // the forward's gathered weights are freed once it is over
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+      const auto id = add_compute(layers[i].name + " fwd" + suffix, forward_cost(layers[i], context_),
+                                  gather_deps(i, Pass::forward));
+      // A unit's gathered weights are freed once its last op in the pass has run. held_ carries on into the
+      // backward: its first gather (the last unit's) waits like any other.
+      if (const int u = unit_of(i); u >= 0 && i == units_[u].last) held_.push_back(id);
+    }
     const bool last = mb + 1 == micro_batches;
     Bucket bucket;
     for (std::size_t i = layers.size(); i-- > 0;) {
       const auto& layer = layers[i];
       last_backward_ =
           add_compute(layer.name + " bwd" + suffix, backward_cost(layer, context_), gather_deps(i, Pass::backward));
-      hold(i, last_backward_);
-      if (sharded_weights()) prefetch_backward_gather(i);
-      if (!last || !communicates || layer.parameters == 0) continue;
-      bucket.bytes += static_cast<double>(layer.parameters) * grad_bytes();
-      bucket.elements += static_cast<double>(layer.parameters);
-      bucket.layers.push_back(i);
-      bucket.ready_after = last_backward_;
+      const int u = unit_of(i);
+      const bool unit_done = u >= 0 && i == units_[u].first; // ZeRO-3: the unit's backward is over
+      if (unit_done) {
+        held_.push_back(last_backward_);
+        // FSDP's backward prefetch: the previous unit's gather goes out ahead of this unit's reduce-scatter.
+        if (u > 0) gather(static_cast<std::size_t>(u - 1), Pass::backward);
+      }
+      if (!last || !communicates) continue;
+      if (layer.parameters > 0) {
+        bucket.bytes += static_cast<double>(layer.parameters) * grad_bytes();
+        bucket.elements += static_cast<double>(layer.parameters);
+        bucket.layers.push_back(i);
+        bucket.ready_after = last_backward_;
+      }
+      if (!s_.training.overlap || bucket.bytes == 0) continue;
       const double cap = reductions.empty() ? s_.training.first_bucket_bytes : s_.training.bucket_bytes;
-      if (s_.training.overlap && bucket.bytes >= cap) reductions.push_back(close_bucket(bucket, reductions.size()));
+      if (sharded_weights() ? unit_done : layer.parameters > 0 && bucket.bytes >= cap) {
+        bucket.ready_after = last_backward_;
+        reductions.push_back(close_bucket(bucket, reductions.size()));
+      }
     }
     if (!last) continue;
     if (!s_.training.overlap) bucket.ready_after = last_backward_; // one reduction once backward is over
@@ -157,37 +214,34 @@ double DataParallelPlanner::grad_bytes() const {
   return calibration::gradient_bytes(s_.model.precision);
 }
 
-// ZeRO-3: the all-gather of layer i's weights that its forward (or backward) waits for, posted on first need. At
-// most two layers' weights are gathered at once (the one computing and the one prefetched, as FSDP's
-// limit_all_gathers keeps it, and as memory.cpp counts them): a gather waits for the compute that frees the
-// older of the two held.
+// ZeRO-3: the unit layer i belongs to; -1 outside them, and for every layer without ZeRO-3.
+int DataParallelPlanner::unit_of(std::size_t i) const {
+  return sharded_weights() ? unit_of_[i] : -1;
+}
+
+// ZeRO-3: what layer i waits for, the gather of its unit's weights where it is the unit's first op in the pass (its
+// first layer forward, its last backward); the unit's other ops follow it on the compute stream.
 std::vector<std::uint32_t> DataParallelPlanner::gather_deps(std::size_t i, Pass pass) {
-  const auto& layer = s_.model.workload.layers[i];
-  if (!sharded_weights() || layer.parameters == 0) return {};
+  const int u = unit_of(i);
+  if (u < 0) return {};
+  const auto& unit = units_[u];
+  if (i != (pass == Pass::forward ? unit.first : unit.last)) return {};
+  return {gather(static_cast<std::size_t>(u), pass)};
+}
+
+// ZeRO-3: the all-gather of a unit's weights for a pass, posted on first need (or by the backward prefetch). At most
+// two units' weights are gathered at once (the one computing and the one prefetched, as FSDP's limit_all_gathers
+// keeps it, and as memory.cpp counts them): a gather waits for the compute op that frees the older of the two held.
+// Posted while the unit before it computes, it runs beside that compute: the prefetch one unit ahead.
+std::uint32_t DataParallelPlanner::gather(std::size_t unit, Pass pass) {
   auto& gathers = pass == Pass::forward ? forward_gathers_ : backward_gathers_;
-  if (!gathers.contains(i)) {
-    std::vector<std::uint32_t> frees;
-    if (held_.size() >= 2) frees.push_back(held_[held_.size() - 2]);
-    gathers[i] = add_collective(
-        Operation::all_gather, static_cast<double>(layer.parameters) * weight_bytes(),
-        fmt::format("allgather {} weights ({})", layer.name, pass == Pass::forward ? "fwd" : "bwd"), std::move(frees));
-  }
-  return {gathers[i]};
-}
-
-// ZeRO-3: layer i's compute op holds its gathered weights until it is done.
-void DataParallelPlanner::hold(std::size_t i, std::uint32_t compute) {
-  if (sharded_weights() && s_.model.workload.layers[i].parameters > 0) held_.push_back(compute);
-}
-
-// FSDP's backward prefetch: once layer i's backward is queued, gather the next layer's weights before its
-// gradients are reduced.
-void DataParallelPlanner::prefetch_backward_gather(std::size_t i) {
-  for (std::size_t j = i; j-- > 0;)
-    if (s_.model.workload.layers[j].parameters > 0) {
-      gather_deps(j, Pass::backward);
-      return;
-    }
+  if (const auto it = gathers.find(unit); it != gathers.end()) return it->second;
+  std::vector<std::uint32_t> frees;
+  if (held_.size() >= 2) frees.push_back(held_[held_.size() - 2]);
+  const auto& u = units_[unit];
+  return gathers[unit] = add_collective(
+             Operation::all_gather, static_cast<double>(u.parameters) * weight_bytes(),
+             fmt::format("allgather {} weights ({})", u.name, pass == Pass::forward ? "fwd" : "bwd"), std::move(frees));
 }
 
 std::uint32_t DataParallelPlanner::add_op(graph::Op op) {
@@ -250,6 +304,7 @@ int DataParallelPlanner::parameter_tensors() const {
 } // namespace detail
 
 Plan make_plan(const scenario::Scenario& scenario) {
+  if (scenario.parallelism.model_parallel()) return detail::make_model_parallel_plan(scenario);
   const auto& t = scenario.training;
   if (t.zero_stage > 0 && t.strategy.kind != strategies::Kind::allreduce)
     throw PlanError(fmt::format("training.zero_stage {} shards the all-reduce's optimizer states; strategy \"{}\" "

@@ -2,6 +2,7 @@
 // Plan-private: the data-parallel planner. Every worker runs forward and backward on its own micro-batches; what
 // happens to the gradients is the strategy's business. data_parallel.cpp builds the compute, PyTorch DDP's buckets
 // and ZeRO; strategy_ops.cpp the parameter servers, the model-averaging schemes and gradient compression.
+#include "models/layer.hpp"
 #include "sim/plan/op_cost.hpp"
 #include "sim/plan/plan.hpp"
 #include "sim/plan/strategy_layout.hpp"
@@ -13,6 +14,21 @@
 #include <vector>
 
 namespace dtsim::plan::detail {
+
+// ZeRO-3's sharding units (FSDP's wrapped modules): layers [first, last] in forward order, whose weights are
+// all-gathered together before their forward and again before their backward, and whose gradients are
+// reduce-scattered together once their backward is over.
+struct ShardUnit {
+  std::size_t first = 0;
+  std::size_t last = 0;
+  std::int64_t parameters = 0;
+  std::string name; // "block 3", or the layer (or the first..last layers) outside the blocks
+};
+// A model with blocks (models::Layer::block >= 0): one unit per block, and one per run of consecutive ops outside
+// the blocks (the embeddings before the first block; the final norm and the head after the last). A model without
+// blocks (CNNs, MLPs): one unit per layer with parameters. Units without parameters are left out. data_parallel.cpp
+// plans them and memory.cpp counts their gathered weights, from this one definition.
+std::vector<ShardUnit> shard_units(const models::Workload& workload);
 
 class DataParallelPlanner {
 public:
@@ -39,8 +55,8 @@ private:
   double weight_bytes() const;
   double grad_bytes() const;
   std::vector<std::uint32_t> gather_deps(std::size_t i, Pass pass);
-  void hold(std::size_t i, std::uint32_t compute);
-  void prefetch_backward_gather(std::size_t i);
+  std::uint32_t gather(std::size_t unit, Pass pass);
+  int unit_of(std::size_t i) const;
   std::uint32_t add_collective(collectives::Operation op, double bytes, std::string name,
                                std::vector<std::uint32_t> deps, int group = 0);
   std::uint32_t add_compute(std::string name, const OpCost& cost, std::vector<std::uint32_t> deps);
@@ -73,10 +89,13 @@ private:
   std::vector<int> everyone_;                            // the data-parallel group: every worker
   std::vector<std::vector<int>> peers_;                  // gossip, AD-PSGD: per worker, per iteration
   std::vector<std::vector<int>> neighbours_;             // D-PSGD: per worker
-  std::map<std::size_t, std::uint32_t> forward_gathers_; // ZeRO-3: layer -> its weights' all-gather op
+  std::vector<ShardUnit> units_;                         // ZeRO-3: the sharding units, in forward order
+  std::vector<int> unit_of_;                             // ZeRO-3: layer -> its unit (-1: none)
+  std::map<std::size_t, std::uint32_t> forward_gathers_; // ZeRO-3: unit -> its weights' all-gather op
   std::map<std::size_t, std::uint32_t> backward_gathers_;
-  std::vector<std::uint32_t> held_;       // ZeRO-3: compute ops of the layers holding gathered weights, oldest first
-  std::uint32_t last_backward_ = 0;       // the iteration's last backward op
+  std::vector<std::uint32_t> held_; // ZeRO-3: per unit whose weights were gathered, the compute op after which they
+                                    // are freed (its last in the pass), oldest first
+  std::uint32_t last_backward_ = 0; // the iteration's last backward op
   std::optional<std::uint32_t> exchange_; // D-PSGD: the neighbour exchange the step waits for
   int buckets_ = 0;             // gradient reductions (all-reduce, ZeRO's reduce-scatter or pushes) per iteration
   double compressed_bytes_ = 0; // per iteration, what the gradients were sent as

@@ -9,9 +9,17 @@
 //                                  recomputation keeps each block's input and, while one block is recomputed, that
 //                                  block's activations
 //   activation gradients           the largest op's input and output gradients, alive together in its backward
-//   communication buckets          DDP's flat gradient buckets (a copy of every gradient); with ZeRO, the two
-//                                  reduce-scatter buckets in flight
-//   gathered weights               ZeRO-3: the full weights of the layer computing and of the one prefetched
+//   communication buckets          DDP's flat gradient buckets (a copy of every gradient); with ZeRO stages 1
+//                                  and 2, the two reduce-scatter buckets in flight; with stage 3, which reduce-
+//                                  scatters each unit's gradients once its backward is over (data_parallel.cpp),
+//                                  the full gradients of the unit being reduced and of the one computing: the two
+//                                  largest units' (all of them without overlap: one reduce-scatter after backward)
+//   gathered weights               ZeRO-3: the full weights of the unit computing and of the one prefetched (at
+//                                  most two, FSDP's limit_all_gathers): the two largest units' parameters. A unit
+//                                  is a transformer block, a run of ops outside the blocks, or in a model without
+//                                  blocks a layer (shard_units, data_parallel.hpp; Zhao et al. 2023, PyTorch FSDP)
+#include "sim/plan/data_parallel.hpp"
+#include "sim/plan/model_parallel.hpp"
 #include "sim/plan/op_cost.hpp"
 #include "sim/plan/plan.hpp"
 #include "sim/strategies/compression.hpp"
@@ -160,19 +168,33 @@ private:
     const double grad = calibration::gradient_bytes(s_.model.precision);
     if (stage() == 0) {
       m.items.push_back({"gradient buckets", params() * grad, "DDP's flat copies of every gradient"});
-    } else {
+    } else if (stage() < 3) {
       const double in_flight = std::min(params() * grad, 2 * s_.training.bucket_bytes);
       m.items.push_back({"gradient buckets", in_flight, "two reduce-scatter buckets in flight"});
     }
     if (stage() >= 3) {
+      const auto units = detail::shard_units(s_.model.workload);
       std::vector<double> sizes;
-      for (const auto& l : s_.model.workload.layers)
-        sizes.push_back(static_cast<double>(l.parameters));
+      for (const auto& u : units)
+        sizes.push_back(static_cast<double>(u.parameters));
       std::partial_sort(sizes.begin(), sizes.begin() + std::min<std::size_t>(2, sizes.size()), sizes.end(),
                         std::greater<>());
       const double two = (sizes.empty() ? 0 : sizes[0]) + (sizes.size() > 1 ? sizes[1] : 0);
+      const bool blocks = std::any_of(s_.model.workload.layers.begin(), s_.model.workload.layers.end(),
+                                      [](const models::Layer& l) { return l.block >= 0; });
+      const std::string_view unit = blocks ? "unit" : "layer"; // a unit: a block, or a run of ops outside them
+      if (s_.training.overlap)
+        m.items.push_back({"gradient buckets", two * grad,
+                           fmt::format("the two largest {0}s' full gradients (ZeRO-3: reduce-scattered per {0} after "
+                                       "its backward)",
+                                       unit)});
+      else
+        m.items.push_back(
+            {"gradient buckets", params() * grad, "every full gradient, reduce-scattered after backward"});
       const double bytes = model_state_bytes(s_.training.optimizer, s_.model.precision).weights;
-      m.items.push_back({"gathered weights", two * bytes, "the two largest layers' full weights (ZeRO-3 prefetch)"});
+      m.items.push_back(
+          {"gathered weights", two * bytes,
+           fmt::format("the two largest {0}s' full weights (ZeRO-3: the {0} computing and the one prefetched)", unit)});
     }
   }
 
@@ -214,6 +236,11 @@ std::vector<Remedy> remedies(const scenario::Scenario& s) {
 } // namespace
 
 MemoryEstimate estimate_memory(const scenario::Scenario& s) {
+  if (s.parallelism.model_parallel()) { // the largest stage's
+    const auto stages = detail::ModelParallelPlanner(s).stage_memory();
+    return *std::max_element(stages.begin(), stages.end(),
+                             [](const auto& a, const auto& b) { return a.total() < b.total(); });
+  }
   return MemoryModel(s).estimate();
 }
 

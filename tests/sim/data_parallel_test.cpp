@@ -1,5 +1,6 @@
 // Synchronous data parallelism end to end (plan -> replay -> report) on cases worked by hand.
 // The GPU and the network are made-up round numbers so that every op time can be written down here.
+#include "models/transformer.hpp"
 #include "sim/simulate.hpp"
 
 #include "tests/sim/round_gpu.hpp"
@@ -7,6 +8,8 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <string>
+#include <vector>
 
 namespace dtsim {
 namespace {
@@ -150,6 +153,113 @@ TEST(DataParallel, ZeroStagesMoveWhatThePaperCounts) {
     s.training.zero_stage = stage;
     EXPECT_NEAR(simulate(s).result.bytes_sent_per_gpu, bytes, 1e-6 * bytes) << "stage " << stage;
   }
+}
+
+} // namespace
+} // namespace dtsim
+
+namespace dtsim {
+namespace {
+
+// The collectives of a plan's (shared) program, in the order the communication stream runs them.
+std::vector<std::size_t> collectives_of(const graph::Program& program, collectives::Operation op) {
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < program.ops.size(); ++i)
+    if (const auto* c = std::get_if<graph::Collective>(&program.ops[i].body); c && c->op == op) out.push_back(i);
+  return out;
+}
+
+double bytes_of(const graph::Op& op) {
+  return std::get<graph::Collective>(op.body).bytes;
+}
+
+// A GPT of two blocks small enough to write down, with an untied LM head so that the ops after the blocks (final
+// norm, LM head) are a unit of several layers with parameters.
+models::Workload tiny_gpt() {
+  models::TransformerSpec t;
+  t.name = "tiny-gpt";
+  t.layers = 2;
+  t.hidden = 64;
+  t.heads = 4;
+  t.ffn_hidden = 256;
+  t.sequence = 32;
+  t.max_positions = 32;
+  t.vocabulary = 1000;
+  t.tied_embeddings = false;
+  return models::transformer(t);
+}
+
+// ZeRO-3 as FSDP wraps a transformer (transformer_auto_wrap_policy): 4 units, counted by hand from the layer table:
+// unit 0 the ops before the first block (the token and position embeddings), units 1 and 2 the blocks, unit 3 the
+// ops after the last block (final norm and LM head). Counted as the collective ops of the ranks' shared program (one
+// iteration of one micro-batch, 4 ranks, fp32): every unit's weights all-gathered twice, before its forward and
+// before its backward, 2 x 4 = 8 all-gathers with none dropped or merged (stage 3 has no all-gather after the step),
+// and its gradients reduce-scattered once, 4 reduce-scatters and no all-reduce. The forward gathers go out in unit
+// order; in backward each unit's gather goes out ahead of the reduce-scatter of the unit after it (FSDP's
+// BACKWARD_PRE); and a forward gather waits for the unit two before it to finish (at most two units' weights gathered:
+// limit_all_gathers).
+TEST(DataParallel, ZeroThreeGathersAndReduceScattersPerTransformerBlock) {
+  const auto w = tiny_gpt();
+  std::vector<double> unit_params(4, 0);
+  std::vector<std::string> unit_last(4); // the last layer of each unit, forward order
+  bool after_blocks = false;
+  for (const auto& l : w.layers) {
+    after_blocks = after_blocks || l.block >= 0;
+    const int u = l.block >= 0 ? 1 + l.block : (after_blocks ? 3 : 0);
+    unit_params[u] += static_cast<double>(l.parameters);
+    unit_last[u] = l.name;
+  }
+  ASSERT_EQ(unit_params[0] + unit_params[1] + unit_params[2] + unit_params[3],
+            static_cast<double>(w.parameter_count()));
+  EXPECT_DOUBLE_EQ(unit_params[0], (1000 + 32) * 64);       // token and position tables
+  EXPECT_DOUBLE_EQ(unit_params[1], 12 * 64 * 64 + 13 * 64); // 12 h^2 + 13 h
+  EXPECT_DOUBLE_EQ(unit_params[3], 2 * 64 + 1000 * 64);     // final LayerNorm and the untied LM head
+
+  auto s = base_scenario(w.layers, 4);
+  s.model.workload = w;
+  s.model.batch_per_gpu = 1;
+  s.training.zero_stage = 3;
+  const auto plan = plan::make_plan(s);
+  const auto& program = plan.graph.programs.at(0);
+  const auto gathers = collectives_of(program, collectives::Operation::all_gather);
+  const auto scatters = collectives_of(program, collectives::Operation::reduce_scatter);
+  ASSERT_EQ(gathers.size(), 2 * 4u);
+  ASSERT_EQ(scatters.size(), 4u);
+  EXPECT_EQ(plan.buckets, 4);
+  EXPECT_TRUE(collectives_of(program, collectives::Operation::all_reduce).empty());
+  for (int k = 0; k < 4; ++k) {
+    EXPECT_DOUBLE_EQ(bytes_of(program.ops[gathers[k]]), unit_params[k] * 4) << "forward gather " << k;
+    EXPECT_DOUBLE_EQ(bytes_of(program.ops[gathers[4 + k]]), unit_params[3 - k] * 4) << "backward gather " << k;
+    EXPECT_DOUBLE_EQ(bytes_of(program.ops[scatters[k]]), unit_params[3 - k] * 4) << "reduce-scatter " << k;
+  }
+  EXPECT_NE(program.ops[gathers[1]].name.find("block 0"), std::string::npos) << program.ops[gathers[1]].name;
+  // Communication order: 4 forward gathers, the last unit's backward gather, then gather 2, scatter 3, gather 1,
+  // scatter 2, gather 0, scatter 1, scatter 0.
+  const std::vector<std::size_t> order{gathers[0],  gathers[1], gathers[2],  gathers[3], gathers[4],  gathers[5],
+                                       scatters[0], gathers[6], scatters[1], gathers[7], scatters[2], scatters[3]};
+  EXPECT_TRUE(std::is_sorted(order.begin(), order.end()));
+  for (int k = 2; k < 4; ++k) {
+    const auto& deps = program.ops[gathers[k]].deps;
+    ASSERT_EQ(deps.size(), 1u) << "forward gather " << k;
+    EXPECT_EQ(program.ops[deps[0]].name, unit_last[k - 2] + " fwd");
+  }
+
+  // What each GPU sends is still the paper's 3 (n-1)/n S.
+  const double S = static_cast<double>(w.parameter_count()) * 4, n = 4;
+  EXPECT_NEAR(simulate(s).result.bytes_sent_per_gpu, 3 * (n - 1) / n * S, 1e-6 * S);
+}
+
+// A model without blocks keeps one unit per layer with parameters: the ReLU between the linears gathers nothing.
+TEST(DataParallel, ZeroThreeWithoutBlocksGathersEachLayer) {
+  models::Layer relu{"relu", models::LayerKind::elementwise, 1000, 1000, 0, 1000, 1000};
+  auto s = base_scenario({linear("fc1"), relu, linear("fc2"), linear("fc3")}, 4);
+  s.training.zero_stage = 3;
+  const auto plan = plan::make_plan(s);
+  const auto& program = plan.graph.programs.at(0);
+  EXPECT_EQ(collectives_of(program, collectives::Operation::all_gather).size(), 2 * 3u);
+  EXPECT_EQ(collectives_of(program, collectives::Operation::reduce_scatter).size(), 3u);
+  for (const auto i : collectives_of(program, collectives::Operation::all_gather))
+    EXPECT_DOUBLE_EQ(bytes_of(program.ops[i]), 1e6 * 4);
 }
 
 } // namespace

@@ -126,6 +126,42 @@ TEST(MemoryEstimate, ZeroStagesMatchThePapersFigureOne) {
   }
 }
 
+// ZeRO-3 holds the full weights of two units at once, the one computing and the one prefetched, and the full gradients
+// of two (the one computing, the one being reduce-scattered): the two largest units' parameters at 2 bytes each in
+// bf16. A unit is a block or a run of ops outside the blocks. Llama-2-7B (h 4096, SwiGLU f 11008, V 32,000, untied
+// head, no biases): a block is 4 h^2 + 3 h f + 2 h (attention, FFN, two RMSNorms) = 202,383,360 parameters, larger
+// than the embedding (V h) and than the final norm with the head (h + V h): two blocks. GPT-2 small's tied head leaves
+// the token and position tables (V h + 1024 h = 39,383,808) the largest unit, before a block (12 h^2 + 13 h =
+// 7,087,872).
+TEST(MemoryEstimate, ZeroThreeHoldsTheTwoLargestUnits) {
+  auto s = gpt_scenario(16, Precision::bf16, 1);
+  s.model.workload = *models::build_preset("llama2-7b");
+  s.training.zero_stage = 3;
+  auto m = by_name(estimate_memory(s));
+  const double h = 4096, f = 11008, V = 32000;
+  const double block = 4 * h * h + 3 * h * f + 2 * h;
+  ASSERT_DOUBLE_EQ(block, 202'383'360);
+  EXPECT_GT(block, V * h + h);
+  EXPECT_DOUBLE_EQ(m.at("gathered weights"), 2 * block * 2);
+  EXPECT_DOUBLE_EQ(m.at("gradient buckets"), 2 * block * 2);
+  const auto detail = [&](const std::string& name) {
+    for (const auto& i : estimate_memory(s).items)
+      if (i.name == name) return i.detail;
+    return std::string();
+  };
+  EXPECT_NE(detail("gathered weights").find("two largest units"), std::string::npos) << detail("gathered weights");
+
+  s = gpt_scenario(8, Precision::bf16, 1);
+  s.training.zero_stage = 3;
+  m = by_name(estimate_memory(s));
+  EXPECT_DOUBLE_EQ(m.at("gathered weights"), (39'383'808 + 7'087'872) * 2);
+  // Stages 1 and 2 keep DDP's two buckets in flight, and gather nothing.
+  s.training.zero_stage = 2;
+  m = by_name(estimate_memory(s));
+  EXPECT_DOUBLE_EQ(m.at("gradient buckets"), 2 * s.training.bucket_bytes);
+  EXPECT_FALSE(m.contains("gathered weights"));
+}
+
 // Offloading the optimizer moves its 12 B/parameter to the host; from stage 2 the gradient shard goes too.
 TEST(MemoryEstimate, OffloadMovesOptimizerStatesToTheHost) {
   auto s = gpt_scenario(8, Precision::bf16, 1);
