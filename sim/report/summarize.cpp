@@ -114,7 +114,8 @@ double model_flops_per_sample(const models::Workload& w) {
 
 Utilization utilization(const scenario::Scenario& s, const RunResult& r) {
   Utilization u;
-  if (s.model.transformer) u.tokens_per_second = r.throughput * static_cast<double>(s.model.transformer->sequence);
+  if (const auto t = scenario::transformer_of(s.model))
+    u.tokens_per_second = r.throughput * static_cast<double>(t->sequence);
   u.model_flops_per_iteration = model_flops_per_sample(s.model.workload) * r.global_batch;
   if (r.iteration.mean > 0 && r.strategy.time_per == "iteration") {
     u.tflops_per_gpu = u.model_flops_per_iteration / r.iteration.mean / r.gpus / 1e12;

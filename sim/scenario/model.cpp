@@ -101,3 +101,14 @@ ModelSpec read_model(const Object& top, const std::string& scenario_name) {
 }
 
 } // namespace dtsim::scenario::detail
+
+namespace dtsim::scenario {
+
+std::optional<models::TransformerSpec> transformer_of(const ModelSpec& model) {
+  if (model.transformer) return model.transformer;
+  const auto names = models::transformer_spec_names();
+  if (std::find(names.begin(), names.end(), model.preset) == names.end()) return std::nullopt;
+  return models::transformer_spec(model.preset);
+}
+
+} // namespace dtsim::scenario

@@ -115,8 +115,9 @@ void read_parallelism(const Object& top, Scenario& s) {
     p.fail("tensor", fmt::format("model \"{}\" has no op tensor parallelism splits (only transformer models say how "
                                  "Megatron-LM splits each op)",
                                  w.name));
-  if (spec.tensor > 1 && s.model.transformer && s.model.transformer->heads % spec.tensor != 0)
-    p.fail("tensor", fmt::format("must divide the model's {} attention heads", s.model.transformer->heads));
+  const auto transformer = transformer_of(s.model);
+  if (spec.tensor > 1 && transformer && transformer->heads % spec.tensor != 0)
+    p.fail("tensor", fmt::format("must divide the model's {} attention heads", transformer->heads));
   if (spec.sequence_parallel && spec.tensor == 1) p.fail("sequence_parallel", "needs tensor > 1");
 
   int experts = 0;

@@ -34,6 +34,10 @@ struct ModelSpec {
   AttentionKernel attention = AttentionKernel::automatic; // resolved by load_scenario: never automatic after it
 };
 
+// The model's transformer configuration: model.transformer's, or a transformer preset's published one; none for other
+// models.
+std::optional<models::TransformerSpec> transformer_of(const ModelSpec& model);
+
 struct DatasetSpec {
   std::int64_t samples = 0; // samples per epoch; 0 = not given (no time per epoch)
   int epochs = 1;           // epochs of the whole training run, for its time and cost

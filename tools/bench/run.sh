@@ -20,6 +20,8 @@ benchmarks=(
   "k-ary-fat-tree-16384-platform|collective tools/bench/k-ary-fat-tree-16384-gpus.json --op send-recv --sizes 1MiB --jobs 1|< 10 s, 4 GiB (issue 4)"
   "k-ary-fat-tree-16384-1m-routes|explain tools/bench/k-ary-fat-tree-16384-gpus.json|< 10 s, 4 GiB (issue 4: diameter over 64 x 16,384 routes, max-flow bisection)"
   "gpt3-175b-layer-graph|explain tools/bench/gpt3-175b-layer-graph.json|< 50 ms (issue 5: GPT-3 175B's layer table and memory per GPU, process start included)"
+  "gpt3-175b-1024-gpus-coarse|run scenarios/gpt3-175b-a100x1024.json|< 10 s, 4 GiB (issue 7: one measured iteration after a warm-up)"
+  "gpt3-175b-8192-gpus-coarse|run scenarios/gpt3-175b-a100x1024.json --set cluster.nodes=1024|< 120 s (issue 7)"
   "alltoall-256mib-4096-aggregate|collective tools/bench/h100-nodes.json --op all-to-all --ranks 4096 --sizes 256MiB --fidelity aggregate --jobs 1|< 30 s, 4 GiB (issue 3)"
 )
 
