@@ -21,10 +21,6 @@ const std::vector<std::string>& routing_names() {
   return names;
 }
 
-template <typename Enum> Enum enum_of(const std::vector<std::string>& names, const std::string& name) {
-  return static_cast<Enum>(std::find(names.begin(), names.end(), name) - names.begin());
-}
-
 // Units a pipeline splits the model into: transformer blocks, else layers.
 int pipeline_units(const models::Workload& w) {
   int blocks = 0;

@@ -4,6 +4,7 @@
 #include "sim/scenario/scenario.hpp"
 #include "sim/scenario/units.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <initializer_list>
 #include <limits>
@@ -115,6 +116,11 @@ std::string_view routing_name(RoutingDistribution d);
 NetworkSpec read_network(const Object& top);
 // The optional "input" section (call after read_cluster: the cores default to the instance's vCPUs).
 std::optional<InputSpec> read_input(const Object& top, const Scenario& scenario);
+
+// The enum value whose name is `name` in `names` (declaration order); `name` was validated against `names`.
+template <typename Enum> Enum enum_of(const std::vector<std::string>& names, const std::string& name) {
+  return static_cast<Enum>(std::find(names.begin(), names.end(), name) - names.begin());
+}
 
 // Enum names, in declaration order.
 const std::vector<std::string>& algorithm_names();

@@ -7,14 +7,6 @@
 #include <algorithm>
 
 namespace dtsim::scenario::detail {
-namespace {
-
-template <typename Enum> Enum enum_of(const std::vector<std::string>& names, const std::string& name) {
-  const auto it = std::find(names.begin(), names.end(), name);
-  return static_cast<Enum>(it - names.begin()); // `name` was validated against `names`
-}
-
-} // namespace
 
 // "auto" and the all-reduce algorithms sim/collectives implements.
 const std::vector<std::string>& algorithm_names() {

@@ -58,10 +58,7 @@ const std::vector<std::string>& norm_names() {
   return names;
 }
 
-// Enumerators are declared in the order of their names.
-template <class E> E enum_of(const std::vector<std::string>& names, const std::string& name) {
-  return static_cast<E>(std::find(names.begin(), names.end(), name) - names.begin());
-}
+// Enumerators are declared in the order of their names (enum_of: reader.hpp).
 template <class E> std::string name_of(const std::vector<std::string>& names, E value) {
   return names.at(static_cast<std::size_t>(value));
 }

@@ -1,0 +1,67 @@
+// The "parallelism" section: the grid, the batch, the schedule, the placement and the routing, and every refusal
+// naming its field.
+#include "tests/scenario/scenario_test_util.hpp"
+
+#include <gtest/gtest.h>
+
+namespace dtsim::scenario {
+namespace {
+
+using test::error_of;
+using test::json;
+using test::parse;
+
+// GPT-3 125M (12 blocks, 12 heads) on 2 nodes of 4 V100.
+json gpt(const json& parallelism) {
+  json doc = test::minimal();
+  doc["model"] = {{"preset", "gpt3-125m"}, {"batch_per_gpu", 2}, {"precision", "fp16"}};
+  doc["cluster"]["gpus_per_node"] = 4;
+  doc["parallelism"] = parallelism;
+  return doc;
+}
+
+TEST(Parallelism, ResolvesTheGridAndTheBatch) {
+  const auto s = parse(gpt({{"tensor", 2}, {"pipeline", 2}, {"global_batch", 32}}));
+  EXPECT_EQ(s.parallelism.data, 2);          // 8 GPUs / (2 x 2)
+  EXPECT_EQ(s.parallelism.micro_batches, 8); // 32 / (micro-batch 2 x 2 replicas)
+  EXPECT_EQ(s.global_batch(), 32);
+  EXPECT_EQ(s.parallelism.schedule, PipelineSchedule::one_f_one_b);
+  EXPECT_EQ(s.parallelism.order, (std::vector<std::string>{"tp", "ep", "dp", "pp"}));
+  // The canonical form reads back to the same section.
+  const auto again = parse_scenario(to_json(s).dump(), "again.json");
+  EXPECT_EQ(again.parallelism.micro_batches, 8);
+  EXPECT_EQ(again.parallelism.data, 2);
+}
+
+TEST(Parallelism, RefusesWhatCannotBeBuilt) {
+  EXPECT_SCENARIO_ERROR(error_of(gpt({{"tensor", 3}})), "/parallelism/tensor", "must divide the cluster's 8 GPUs");
+  EXPECT_SCENARIO_ERROR(error_of(gpt({{"tensor", 8}})), "/parallelism/tensor", "must divide the model's 12 attention");
+  EXPECT_SCENARIO_ERROR(error_of(gpt({{"pipeline", 2}, {"global_batch", 30}})), "/parallelism/global_batch",
+                        "multiple of the micro-batch");
+  EXPECT_SCENARIO_ERROR(error_of(gpt({{"pipeline", 2}, {"data", 3}})), "/parallelism/data",
+                        "leave 4 data-parallel replicas");
+  EXPECT_SCENARIO_ERROR(error_of(gpt({{"expert", 2}})), "/parallelism/expert", "has no expert layers");
+  EXPECT_SCENARIO_ERROR(error_of(gpt({{"pipeline", 2}, {"order", "tp-cp-dp-pp"}})), "/parallelism/order",
+                        "context parallelism");
+  EXPECT_SCENARIO_ERROR(error_of(gpt({{"pipeline", 2}, {"order", "tp-dp-pp"}})), "/parallelism/order", "each once");
+  EXPECT_SCENARIO_ERROR(error_of(gpt({{"pipeline", 4}, {"schedule", "interleaved"}, {"micro_batches", 6}})),
+                        "/parallelism/schedule", "multiple of the pipeline stages");
+  EXPECT_SCENARIO_ERROR(error_of(gpt({{"pipeline", 2}, {"virtual_stages", 2}})), "/parallelism/virtual_stages",
+                        "interleaved");
+  EXPECT_SCENARIO_ERROR(error_of(gpt({{"pipeline", 2}, {"stages", {5, 5}}})), "/parallelism/stages",
+                        "add up to 10; model \"gpt3-125m\" has 12 blocks");
+  EXPECT_SCENARIO_ERROR(error_of(gpt({{"micro_batches", 4}})), "/parallelism/micro_batches",
+                        "training.strategy.accumulation");
+  EXPECT_SCENARIO_ERROR(error_of(gpt({{"pipeline", 2}, {"routing", {{"parameter", 1.5}}}})),
+                        "/parallelism/routing/parameter", "uniform routing takes no parameter");
+  auto zero3 = gpt({{"pipeline", 2}});
+  zero3["training"] = {{"zero_stage", 3}};
+  EXPECT_SCENARIO_ERROR(error_of(zero3), "/training", "zero_stage 3");
+  auto plain = test::minimal();
+  plain["model"] = {{"preset", "resnet50"}, {"batch_per_gpu", 2}};
+  plain["parallelism"] = {{"tensor", 2}};
+  EXPECT_SCENARIO_ERROR(error_of(plain), "/parallelism/tensor", "no op tensor parallelism splits");
+}
+
+} // namespace
+} // namespace dtsim::scenario
