@@ -172,6 +172,9 @@ void read_parallelism(const Object& top, Scenario& s) {
   if (t.zero_stage == 3 && spec.pipeline > 1)
     top.fail("training", "zero_stage 3 shards the weights layer by layer, which pipeline parallelism cannot use "
                          "(DeepSpeed refuses the combination); use zero_stage 1 (Megatron's distributed optimizer)");
+  if (t.zero_stage == 3 && spec.expert > 1)
+    top.fail("training", "zero_stage 3 with expert parallelism is not modeled (the experts' weights would be gathered "
+                         "over the expert-data ranks, not the data-parallel ones); use zero_stage 1 or 2");
   if (t.offload != Offload::none) top.fail("training", "offload is modeled for data parallelism only");
 }
 

@@ -57,6 +57,11 @@ TEST(Parallelism, RefusesWhatCannotBeBuilt) {
   auto zero3 = gpt({{"pipeline", 2}});
   zero3["training"] = {{"zero_stage", 3}};
   EXPECT_SCENARIO_ERROR(error_of(zero3), "/training", "zero_stage 3");
+  auto experts = gpt({});
+  experts["model"] = {{"transformer", {{"base", "mixtral-8x7b"}, {"layers", 2}}}, {"batch_per_gpu", 1}};
+  experts["parallelism"] = {{"expert", 2}};
+  experts["training"] = {{"zero_stage", 3}};
+  EXPECT_SCENARIO_ERROR(error_of(experts), "/training", "zero_stage 3 with expert parallelism");
   auto plain = test::minimal();
   plain["model"] = {{"preset", "resnet50"}, {"batch_per_gpu", 2}};
   plain["parallelism"] = {{"tensor", 2}};
