@@ -126,7 +126,7 @@ Utilization utilization(const scenario::Scenario& s, const RunResult& r) {
   return u;
 }
 
-ParallelMetrics parallel_metrics(const scenario::Scenario& s, const plan::Plan& plan, const RunResult& r) {
+ParallelMetrics parallel_metrics(const plan::Plan& plan, const RunResult& r) {
   ParallelMetrics m;
   const auto& p = plan.parallel;
   if (!p.enabled()) return m;
@@ -281,7 +281,7 @@ RunResult summarize(const scenario::Scenario& s, const plan::Plan& plan, const e
   r.strategy.time_per = pace.per;
   r.strategy.barrier_wait = r.breakdown.idle;
   r.utilization = utilization(s, r);
-  r.parallel = parallel_metrics(s, plan, r);
+  r.parallel = parallel_metrics(plan, r);
 
   for (const auto& link : replay.links) {
     if (link.bytes <= 0 || link.bandwidth <= 0 || replay.simulated_seconds <= 0) continue;
