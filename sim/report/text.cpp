@@ -23,8 +23,9 @@ std::string format_parallel(const RunResult& r) {
                                  p.virtual_stages > 1 ? fmt::format(" with {} chunks per GPU", p.virtual_stages) : "",
                                  fmt::join(p.chunk_units, "/")));
   if (p.pipeline > 1)
-    line("pipeline bubble", fmt::format("{} of the iteration ({} micro-batches of activations on the first stage)",
-                                        format_percent(p.bubble_fraction), p.peak_micro_batches));
+    line("pipeline bubble", fmt::format("{} of the iteration ({} {} of activations on the first stage at its peak)",
+                                        format_percent(p.bubble_fraction), p.peak_micro_batches,
+                                        p.virtual_stages > 1 ? "micro-batch chunks" : "micro-batches"));
   if (p.routed_tokens > 0)
     line("MoE tokens dropped", fmt::format("{:.0f} of {:.0f} per iteration ({})", p.dropped_tokens, p.routed_tokens,
                                            format_percent(p.dropped_tokens / p.routed_tokens)));
