@@ -1,0 +1,22 @@
+# ctest cuda_probe.smoke: `dtsim-probe --only launch` either measures (a GPU is there: the file is written whole) or
+# stops with "no CUDA device", a non-zero exit and no file (no GPU, as in CI).
+file(REMOVE ${OUT})
+execute_process(COMMAND ${PROBE} --only launch --quick --out ${OUT} RESULT_VARIABLE rc OUTPUT_VARIABLE out
+                ERROR_VARIABLE err)
+if(rc EQUAL 0)
+  file(READ ${OUT} text)
+  string(JSON version GET "${text}" dtsim_measurements_version)
+  string(JSON kind GET "${text}" measurements 0 kind)
+  string(JSON check GET "${text}" measurements 0 check)
+  if(NOT version EQUAL 1 OR NOT kind STREQUAL "launch" OR NOT check STREQUAL "passed")
+    message(FATAL_ERROR "unexpected measurement file:\n${text}")
+  endif()
+  message(STATUS "GPU present: wrote ${OUT}")
+elseif(err MATCHES "no CUDA device")
+  if(EXISTS ${OUT})
+    message(FATAL_ERROR "no CUDA device, yet ${OUT} was written")
+  endif()
+  message(STATUS "no GPU: refused cleanly (exit ${rc}): ${err}")
+else()
+  message(FATAL_ERROR "dtsim-probe exited ${rc}:\n${out}\n${err}")
+endif()
