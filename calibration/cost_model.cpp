@@ -38,6 +38,8 @@ double wave_utilization(const GpuProfile& gpu, const GemmDims& g) {
 
 // Roofline (Williams, Waterman and Patterson, "Roofline", CACM 2009) with achieved rather than peak rates:
 //   time = max(flops / compute_rate, bytes / (memory_bandwidth * memory_efficiency)) + kernels * launch_overhead
+// In a measured profile, curves replace the constants: compute_rate = peak * curve(FLOPs) and memory_efficiency =
+// memory curve(bytes), both fitted on times with the launch overhead taken out (calibration/fit.hpp).
 // compute_rate for gemm and convolution kernels is peak(math precision) * efficiency(class, precision): they run
 // on tensor cores where the precision allows, and their efficiencies come from the profile.
 // Memory-class kernels (activations, normalization, pooling, optimizer steps) do not run on tensor cores:
@@ -48,20 +50,40 @@ double kernel_time(const GpuProfile& gpu, const KernelCost& cost) {
   if (cost.flops < 0 || cost.bytes < 0 || cost.kernels < 0)
     throw std::invalid_argument(fmt::format("kernel_time: negative cost (flops {}, bytes {}, kernels {})", cost.flops,
                                             cost.bytes, cost.kernels));
-  double compute_rate = 0;
-  if (cost.kind == KernelClass::memory)
-    compute_rate = gpu.peak(Precision::fp32);
-  else
-    compute_rate = gpu.peak(cost.precision) * gpu.efficiency(cost.kind, cost.precision);
-  // Zero work costs no time even in a hand-built profile with a zero rate (0/0 would be NaN).
-  double compute = cost.flops > 0 ? cost.flops / compute_rate : 0.0;
-  if (cost.kind != KernelClass::memory && !cost.gemms.empty()) {
-    // Each GEMM at the class rate times the share of SMs its tiles keep busy.
-    compute = 0;
-    for (const auto& g : cost.gemms)
-      if (g.flops() > 0) compute += g.flops() / (compute_rate * wave_utilization(gpu, g));
+  const EfficiencyCurve* curve = cost.kind == KernelClass::memory ? nullptr : gpu.curve(cost.kind, cost.precision);
+  double compute = 0;
+  if (curve != nullptr) {
+    // A measured curve (calibration/fit.hpp) is the efficiency a kernel of this many FLOPs reached, waves and tile
+    // padding included: each GEMM at the curve's value at its FLOPs, and a fused attention kernel, which the probe
+    // times whole, at the curve's value at all its FLOPs.
+    const double peak = gpu.peak(cost.precision);
+    const auto at = [&](double flops) { return flops > 0 ? flops / (peak * curve->at(flops)) : 0.0; };
+    if (cost.kind == KernelClass::attention || cost.gemms.empty())
+      compute = at(cost.flops);
+    else
+      for (const auto& g : cost.gemms)
+        compute += at(g.flops());
+  } else {
+    double compute_rate = 0;
+    if (cost.kind == KernelClass::memory)
+      compute_rate = gpu.peak(Precision::fp32);
+    else
+      compute_rate = gpu.peak(cost.precision) * gpu.efficiency(cost.kind, cost.precision);
+    // Zero work costs no time even in a hand-built profile with a zero rate (0/0 would be NaN).
+    compute = cost.flops > 0 ? cost.flops / compute_rate : 0.0;
+    if (cost.kind != KernelClass::memory && !cost.gemms.empty()) {
+      // Each GEMM at the class rate times the share of SMs its tiles keep busy.
+      compute = 0;
+      for (const auto& g : cost.gemms)
+        if (g.flops() > 0) compute += g.flops() / (compute_rate * wave_utilization(gpu, g));
+    }
   }
-  const double memory = cost.bytes > 0 ? cost.bytes / (gpu.memory_bandwidth * gpu.memory_efficiency) : 0.0;
+  // Streaming bytes at the memory curve's efficiency at this many bytes where the profile has one (a measured
+  // profile), else at the constant memory efficiency.
+  const double memory =
+      cost.bytes > 0
+          ? cost.bytes / (gpu.memory_bandwidth * gpu.efficiency(KernelClass::memory, cost.precision, cost.bytes))
+          : 0.0;
   return std::max(compute, memory) + cost.kernels * gpu.launch_overhead;
 }
 

@@ -2,7 +2,8 @@
 // Compute model (DESIGN.md): a roofline with achieved rates,
 //   time = max(compute, bytes / (mem_bw * eff_mem)) + kernels * launch overhead,
 // where a GEMM's compute runs in waves of output tiles over the GPU's SMs, so small and skinny GEMMs reach far
-// less than the class efficiency that large ones do.
+// less than the class efficiency that large ones do. A measured profile's efficiency curves (by FLOPs, and by bytes
+// for memory) replace the class efficiency and the wave model where it has them.
 #include "calibration/profile.hpp"
 
 #include <vector>

@@ -1,120 +1,42 @@
 // Profile documents (calibration/profiles/*.json). All numbers are in base units (FLOP/s, bytes, bytes/s,
 // seconds): the unit-string parser lives in sim/scenario, which this layer may not include.
 //   {"name": "v100", "display_name": "...", "provenance": "derived" | "measured", "sources": ["..."],
+//    "measured": {"device": "...", "date": "...", "probe_version": "...", "measurements": "path"},  // iff measured
 //    "peak_flops": {"fp32": 15.7e12, "fp16": 125e12, ...},          // math precisions only (no "amp")
 //    "memory": {"capacity": bytes, "bandwidth": bytes/s, "efficiency": (0, 1]},
 //    "links": {"nvlink_bandwidth": bytes/s per direction (0: none), "pcie_bandwidth": bytes/s per direction},
 //    "efficiency": {"gemm": {precision: (0, 1]}, "convolution": {precision: (0, 1]},  // same keys as peak_flops
 //                   "attention": {precision: (0, 1]}},  // optional: fused (flash) attention, where the GPU has it
+//    "efficiency_curves": {                              // optional: measured curves (dtsim calibrate)
+//       "gemm": {precision: [[FLOPs, efficiency], ...]}, "convolution": {...}, "attention": {...},
+//       "memory": [[bytes, efficiency], ...]},
 //    "launch_overhead": seconds, "collectives": {"step_overhead": seconds per message}}
+// A curve's sizes are positive and strictly increasing; compute efficiencies lie in (0, 1]; memory efficiencies in
+// (0, 4] (a kernel whose data stays in L2 can beat the datasheet's DRAM bandwidth).
 // Parsing is strict (unknown fields and precisions are errors) because a typo in a shipped profile would otherwise
 // go unnoticed, and every error names the file and the JSON pointer (RFC 6901) of the offending value.
 #include "calibration/profile.hpp"
 #include "calibration/embedded.hpp"
+#include "calibration/json_reader.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <initializer_list>
+#include <charconv>
+#include <cmath>
 #include <stdexcept>
 
 namespace dtsim::calibration {
 namespace {
 
+using detail::pointer;
+using detail::Reader;
 using nlohmann::json;
 
-// RFC 6901 escaping of one reference token.
-std::string pointer(const std::string& parent, const std::string& key) {
-  std::string token;
-  for (char c : key) {
-    if (c == '~')
-      token += "~0";
-    else if (c == '/')
-      token += "~1";
-    else
-      token += c;
-  }
-  return parent + "/" + token;
-}
-
-class Reader {
-public:
-  explicit Reader(const std::string& origin) : origin_(origin) {}
-
-  [[noreturn]] void fail(const std::string& path, const std::string& message) const {
-    throw std::runtime_error(fmt::format("{}: {}: {}", origin_, path.empty() ? "/" : path, message));
-  }
-
-  // The member `key` of object `obj` (at `path`), which must exist; `what` describes the expected value.
-  const json& member(const json& obj, const std::string& path, const std::string& key, const std::string& what) const {
-    const auto it = obj.find(key);
-    if (it == obj.end()) fail(pointer(path, key), fmt::format("expected {}, but it is missing", what));
-    return *it;
-  }
-
-  void expect_object(const json& v, const std::string& path, std::initializer_list<std::string_view> allowed) const {
-    if (!v.is_object()) fail(path, fmt::format("expected an object, got {}", v.type_name()));
-    if (allowed.size() == 0) return;
-    for (const auto& [key, value] : v.items()) {
-      if (std::find(allowed.begin(), allowed.end(), key) == allowed.end())
-        fail(pointer(path, key), fmt::format("unknown field (expected one of: {})", fmt::join(allowed, ", ")));
-    }
-  }
-
-  std::string string(const json& obj, const std::string& path, const std::string& key) const {
-    const json& v = member(obj, path, key, "a string");
-    if (!v.is_string() || v.get_ref<const std::string&>().empty())
-      fail(pointer(path, key), fmt::format("expected a non-empty string, got {}", describe(v)));
-    return v.get<std::string>();
-  }
-
-  // A number with lower bound `min` (inclusive or not) and an optional upper bound of 1 for fractions.
-  double number(const json& v, const std::string& path, const std::string& what, double min, bool min_inclusive,
-                bool at_most_one = false) const {
-    if (!v.is_number()) fail(path, fmt::format("expected {}, got {}", what, v.type_name()));
-    const double x = v.get<double>();
-    const bool ok = (min_inclusive ? x >= min : x > min) && (!at_most_one || x <= 1.0);
-    if (!ok) fail(path, fmt::format("expected {}, got {}", what, v.dump()));
-    return x;
-  }
-  double positive(const json& obj, const std::string& path, const std::string& key, const std::string& unit) const {
-    const std::string what = fmt::format("a positive number in {}", unit);
-    return number(member(obj, path, key, what), pointer(path, key), what, 0, false);
-  }
-  double non_negative(const json& obj, const std::string& path, const std::string& key, const std::string& unit) const {
-    const std::string what = fmt::format("a number >= 0 in {}", unit);
-    return number(member(obj, path, key, what), pointer(path, key), what, 0, true);
-  }
-  double fraction(const json& v, const std::string& path) const {
-    return number(v, path, "a fraction in (0, 1]", 0, false, true);
-  }
-
-  // An object keyed by math precision; amp is refused because it always runs on the fp16 entry.
-  std::map<Precision, double> by_precision(const json& obj, const std::string& path, bool fractions) const {
-    expect_object(obj, path, {});
-    std::map<Precision, double> out;
-    for (const auto& [key, value] : obj.items()) {
-      const std::string at = pointer(path, key);
-      const auto p = parse_precision(key);
-      if (!p) fail(at, fmt::format("unknown precision (expected one of: {})", fmt::join(math_precision_names(), ", ")));
-      if (*p == Precision::amp) fail(at, "amp is not a math precision: AMP uses the fp16 entry");
-      out[*p] = fractions ? fraction(value, at) : number(value, at, "a positive number in FLOP/s", 0, false);
-    }
-    return out;
-  }
-
-private:
-  static std::vector<std::string> math_precision_names() {
-    auto names = precision_names();
-    names.erase(std::remove(names.begin(), names.end(), std::string(to_string(Precision::amp))), names.end());
-    return names;
-  }
-  static std::string describe(const json& v) { return v.is_string() ? "an empty string" : v.type_name(); }
-
-  const std::string& origin_;
-};
+// The most a memory curve may claim of the datasheet bandwidth (L2-resident working sets exceed 1).
+constexpr double kMaxMemoryEfficiency = 4.0;
 
 // Efficiencies and peaks must cover the same precisions: a peak without an efficiency could not be used,
 // an efficiency without a peak is a typo.
@@ -122,14 +44,94 @@ void check_same_precisions(const Reader& r, const std::map<Precision, double>& p
                            const std::map<Precision, double>& eff, const std::string& path) {
   for (const auto& [p, value] : peaks)
     if (!eff.contains(p))
-      r.fail(pointer(path, std::string(to_string(p))),
+      r.fail(pointer(path, to_string(p)),
              fmt::format("expected a fraction in (0, 1], but it is missing (/peak_flops has {})", to_string(p)));
   for (const auto& [p, value] : eff)
     if (!peaks.contains(p))
-      r.fail(pointer(path, std::string(to_string(p))), fmt::format("/peak_flops has no {} entry", to_string(p)));
+      r.fail(pointer(path, to_string(p)), fmt::format("/peak_flops has no {} entry", to_string(p)));
+}
+
+// [[size, efficiency], ...]: sizes positive and strictly increasing, efficiencies in (0, max].
+EfficiencyCurve read_curve(const Reader& r, const json& v, const std::string& path, const char* size_unit,
+                           double max_efficiency) {
+  if (!v.is_array() || v.empty())
+    r.fail(path, fmt::format("expected a non-empty array of [size in {}, efficiency] knots, got {}", size_unit,
+                             v.is_array() ? "an empty array" : v.type_name()));
+  EfficiencyCurve curve;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const std::string at = pointer(path, i);
+    const json& knot = v[i];
+    if (!knot.is_array() || knot.size() != 2)
+      r.fail(at, fmt::format("expected a knot [size in {}, efficiency], got {}", size_unit,
+                             knot.is_array() ? fmt::format("an array of {}", knot.size()) : knot.type_name()));
+    const double size = r.number(knot[0], pointer(at, 0), fmt::format("a positive size in {}", size_unit), 0, false);
+    const std::string what = max_efficiency == 1.0 ? std::string("an efficiency in (0, 1]")
+                                                   : fmt::format("an efficiency in (0, {}]", max_efficiency);
+    const double eff = r.number(knot[1], pointer(at, 1), what, 0, false);
+    if (eff > max_efficiency) r.fail(pointer(at, 1), fmt::format("expected {}, got {}", what, knot[1].dump()));
+    if (!curve.knots.empty() && size <= curve.knots.back().size)
+      r.fail(pointer(at, 0),
+             fmt::format("expected a size above the previous knot's {} (sizes strictly increase), got {}",
+                         curve.knots.back().size, knot[0].dump()));
+    curve.knots.push_back({size, eff});
+  }
+  return curve;
+}
+
+void read_curves(const Reader& r, const json& doc, GpuProfile& g) {
+  const json* curves = Reader::find(doc, "efficiency_curves");
+  if (curves == nullptr) return;
+  const std::string path = "/efficiency_curves";
+  r.expect_object(*curves, path, {"gemm", "convolution", "attention", "memory"});
+  const std::pair<const char*, KernelClass> classes[] = {
+      {"gemm", KernelClass::gemm}, {"convolution", KernelClass::convolution}, {"attention", KernelClass::attention}};
+  for (const auto& [key, kind] : classes) {
+    const json* by_precision = Reader::find(*curves, key);
+    if (by_precision == nullptr) continue;
+    const std::string at = pointer(path, key);
+    r.expect_object(*by_precision, at, {});
+    for (const auto& [name, value] : by_precision->items()) {
+      const std::string p_at = pointer(at, name);
+      const Precision p = r.math_precision_at(json(name), p_at);
+      if (!g.peak_flops.contains(p)) r.fail(p_at, fmt::format("/peak_flops has no {} entry", name));
+      if (kind == KernelClass::attention && !g.attention_efficiency.contains(p))
+        r.fail(p_at,
+               fmt::format("/efficiency/attention has no {} entry (a curve needs the fused kernel's constant)", name));
+      g.efficiency_curves[kind][p] = read_curve(r, value, p_at, "FLOPs", 1.0);
+    }
+  }
+  if (const json* memory = Reader::find(*curves, "memory"))
+    g.memory_curve = read_curve(r, *memory, pointer(path, "memory"), "bytes", kMaxMemoryEfficiency);
+}
+
+void read_provenance(const Reader& r, const json& doc, GpuProfile& g) {
+  g.provenance = r.string(doc, "", "provenance");
+  if (g.provenance != "derived" && g.provenance != "measured")
+    r.fail("/provenance", fmt::format("expected \"derived\" or \"measured\", got \"{}\"", g.provenance));
+  const json* measured = Reader::find(doc, "measured");
+  if (g.provenance == "derived") {
+    if (measured != nullptr) r.fail("/measured", "only a profile with \"provenance\": \"measured\" has this field");
+    return;
+  }
+  const json& m = r.member(doc, "", "measured", "an object with device, date, probe_version and measurements");
+  r.expect_object(m, "/measured", {"device", "date", "probe_version", "measurements"});
+  g.measured = MeasuredProvenance{r.string(m, "/measured", "device"), r.string(m, "/measured", "date"),
+                                  r.string(m, "/measured", "probe_version"), r.string(m, "/measured", "measurements")};
 }
 
 } // namespace
+
+double EfficiencyCurve::at(double size) const {
+  if (knots.empty()) throw std::logic_error("EfficiencyCurve::at on an empty curve");
+  if (!(size > knots.front().size)) return knots.front().efficiency; // also size <= 0 and NaN
+  if (size >= knots.back().size) return knots.back().efficiency;
+  // The first knot above `size`; it has a predecessor because size > the first knot's.
+  const auto hi =
+      std::upper_bound(knots.begin(), knots.end(), size, [](double s, const CurveKnot& k) { return s < k.size; });
+  const auto lo = hi - 1;
+  const double t = (std::log10(size) - std::log10(lo->size)) / (std::log10(hi->size) - std::log10(lo->size));
+  return lo->efficiency + t * (hi->efficiency - lo->efficiency);
+}
 
 double GpuProfile::peak(Precision p) const {
   const Precision math = math_precision(p);
@@ -157,24 +159,30 @@ double GpuProfile::efficiency(KernelClass k, Precision p) const {
   throw std::out_of_range(fmt::format("GPU '{}' has no {} efficiency for {}", name, kind, to_string(math)));
 }
 
+const EfficiencyCurve* GpuProfile::curve(KernelClass k, Precision p) const {
+  if (k == KernelClass::memory) return memory_curve.empty() ? nullptr : &memory_curve;
+  const auto by_class = efficiency_curves.find(k);
+  if (by_class == efficiency_curves.end()) return nullptr;
+  const auto it = by_class->second.find(math_precision(p));
+  return it == by_class->second.end() || it->second.empty() ? nullptr : &it->second;
+}
+
+double GpuProfile::efficiency(KernelClass k, Precision p, double size) const {
+  if (const EfficiencyCurve* c = curve(k, p)) return c->at(size);
+  return efficiency(k, p);
+}
+
 GpuProfile parse_profile(const std::string& json_text, const std::string& origin) {
   const Reader r(origin);
-  json doc;
-  try {
-    doc = json::parse(json_text);
-  } catch (const json::parse_error& e) {
-    throw std::runtime_error(fmt::format("{}: invalid JSON: {}", origin, e.what()));
-  }
+  const json doc = detail::parse_document(json_text, origin);
   r.expect_object(doc, "",
-                  {"name", "display_name", "provenance", "sources", "peak_flops", "memory", "links", "efficiency",
-                   "launch_overhead", "collectives", "compute_units"});
+                  {"name", "display_name", "provenance", "measured", "sources", "peak_flops", "memory", "links",
+                   "efficiency", "efficiency_curves", "launch_overhead", "collectives", "compute_units"});
 
   GpuProfile g;
   g.name = r.string(doc, "", "name");
   g.display_name = r.string(doc, "", "display_name");
-  g.provenance = r.string(doc, "", "provenance");
-  if (g.provenance != "derived" && g.provenance != "measured")
-    r.fail("/provenance", fmt::format("expected \"derived\" or \"measured\", got \"{}\"", g.provenance));
+  read_provenance(r, doc, g);
 
   const json& sources = r.member(doc, "", "sources", "a non-empty array of strings");
   if (!sources.is_array() || sources.empty())
@@ -215,9 +223,10 @@ GpuProfile parse_profile(const std::string& json_text, const std::string& origin
     g.attention_efficiency = r.by_precision(eff.at("attention"), "/efficiency/attention", true);
     for (const auto& [p, value] : g.attention_efficiency)
       if (!g.peak_flops.contains(p))
-        r.fail(pointer("/efficiency/attention", std::string(to_string(p))),
+        r.fail(pointer("/efficiency/attention", to_string(p)),
                fmt::format("/peak_flops has no {} entry", to_string(p)));
   }
+  read_curves(r, doc, g);
 
   g.launch_overhead = r.non_negative(doc, "", "launch_overhead", "seconds");
   if (doc.contains("compute_units")) {
@@ -233,6 +242,105 @@ GpuProfile parse_profile(const std::string& json_text, const std::string& origin
   return g;
 }
 
+namespace {
+
+// A number as a person writes one in a profile: the shortest digits that read back exactly, with an exponent that is
+// a multiple of 3 for large and small values ("989.4e12", "3.35e12", "4e-6"), plainly in between ("0.81", "132").
+std::string json_number(double v) {
+  char buffer[64];
+  const double a = std::fabs(v);
+  if (a == 0 || (a >= 1e-3 && a < 1e6)) {
+    const auto r = std::to_chars(buffer, buffer + sizeof buffer, v);
+    return std::string(buffer, r.ptr);
+  }
+  const auto r = std::to_chars(buffer, buffer + sizeof buffer, v, std::chars_format::scientific);
+  const std::string text(buffer, r.ptr); // "-9.894e+14"
+  const auto e = text.find('e');
+  const int exponent = std::stoi(text.substr(e + 1));
+  std::string mantissa = text.substr(0, e);
+  const bool negative = mantissa[0] == '-';
+  if (negative) mantissa.erase(0, 1);
+  std::string digits = mantissa.substr(0, 1) + (mantissa.size() > 2 ? mantissa.substr(2) : std::string());
+  const int engineering = static_cast<int>(std::floor(exponent / 3.0)) * 3;
+  const std::size_t integer_digits = static_cast<std::size_t>(1 + exponent - engineering); // 1 to 3
+  if (digits.size() < integer_digits) digits.append(integer_digits - digits.size(), '0');
+  std::string out = negative ? "-" : "";
+  out.append(digits, 0, integer_digits);
+  if (digits.size() > integer_digits) {
+    out += '.';
+    out.append(digits, integer_digits);
+  }
+  out += 'e';
+  out += std::to_string(engineering);
+  return out;
+}
+
+std::string json_string(const std::string& s) {
+  return json(s).dump();
+}
+
+std::string by_precision_inline(const std::map<Precision, double>& table) {
+  std::string out = "{";
+  for (const auto& [p, value] : table)
+    out += fmt::format("{}\"{}\": {}", out.size() > 1 ? ", " : "", to_string(p), json_number(value));
+  return out + "}";
+}
+
+// [[size, efficiency], ...] with one knot per line at `indent`.
+std::string knots_block(const EfficiencyCurve& c, const std::string& indent) {
+  std::string out = "[\n";
+  for (std::size_t i = 0; i < c.knots.size(); ++i)
+    out += fmt::format("{}  [{}, {}]{}\n", indent, json_number(c.knots[i].size), json_number(c.knots[i].efficiency),
+                       i + 1 < c.knots.size() ? "," : "");
+  return out + indent + "]";
+}
+
+} // namespace
+
+std::string profile_to_json(const GpuProfile& g) {
+  std::vector<std::string> fields;
+  fields.push_back(fmt::format("\"name\": {}", json_string(g.name)));
+  fields.push_back(fmt::format("\"display_name\": {}", json_string(g.display_name)));
+  fields.push_back(fmt::format("\"provenance\": {}", json_string(g.provenance)));
+  if (g.measured)
+    fields.push_back(fmt::format("\"measured\": {{\n    \"device\": {},\n    \"date\": {},\n    \"probe_version\": "
+                                 "{},\n    \"measurements\": {}\n  }}",
+                                 json_string(g.measured->device), json_string(g.measured->date),
+                                 json_string(g.measured->probe_version), json_string(g.measured->measurements)));
+  std::string sources = "\"sources\": [";
+  for (std::size_t i = 0; i < g.sources.size(); ++i)
+    sources += fmt::format("{}\n    {}", i ? "," : "", json_string(g.sources[i]));
+  fields.push_back(sources + (g.sources.empty() ? "]" : "\n  ]"));
+  fields.push_back(fmt::format("\"peak_flops\": {}", by_precision_inline(g.peak_flops)));
+  fields.push_back(fmt::format("\"memory\": {{\"capacity\": {}, \"bandwidth\": {}, \"efficiency\": {}}}",
+                               json_number(g.memory_bytes), json_number(g.memory_bandwidth),
+                               json_number(g.memory_efficiency)));
+  fields.push_back(fmt::format("\"links\": {{\"nvlink_bandwidth\": {}, \"pcie_bandwidth\": {}}}",
+                               json_number(g.nvlink_bandwidth), json_number(g.pcie_bandwidth)));
+  std::string eff = fmt::format("\"efficiency\": {{\n    \"gemm\": {},\n    \"convolution\": {}",
+                                by_precision_inline(g.gemm_efficiency), by_precision_inline(g.conv_efficiency));
+  if (!g.attention_efficiency.empty())
+    eff += fmt::format(",\n    \"attention\": {}", by_precision_inline(g.attention_efficiency));
+  fields.push_back(eff + "\n  }");
+  std::vector<std::string> curves;
+  const std::pair<const char*, KernelClass> classes[] = {
+      {"gemm", KernelClass::gemm}, {"convolution", KernelClass::convolution}, {"attention", KernelClass::attention}};
+  for (const auto& [key, kind] : classes) {
+    const auto it = g.efficiency_curves.find(kind);
+    if (it == g.efficiency_curves.end()) continue;
+    std::vector<std::string> tables;
+    for (const auto& [p, c] : it->second)
+      if (!c.empty()) tables.push_back(fmt::format("      \"{}\": {}", to_string(p), knots_block(c, "      ")));
+    if (!tables.empty()) curves.push_back(fmt::format("    \"{}\": {{\n{}\n    }}", key, fmt::join(tables, ",\n")));
+  }
+  if (!g.memory_curve.empty()) curves.push_back("    \"memory\": " + knots_block(g.memory_curve, "    "));
+  if (!curves.empty()) fields.push_back(fmt::format("\"efficiency_curves\": {{\n{}\n  }}", fmt::join(curves, ",\n")));
+  if (g.compute_units > 0) fields.push_back(fmt::format("\"compute_units\": {}", g.compute_units));
+  fields.push_back(fmt::format("\"launch_overhead\": {}", json_number(g.launch_overhead)));
+  fields.push_back(fmt::format("\"collectives\": {{\"step_overhead\": {}}}", json_number(g.collective_step_overhead)));
+  return fmt::format("{{\n  {}\n}}\n", fmt::join(fields, ",\n  "));
+}
+
 std::optional<GpuProfile> find_profile(const std::string& name) {
   for (const auto& file : embedded_profiles()) {
     if (file.stem != name) continue;
@@ -240,8 +348,8 @@ std::optional<GpuProfile> find_profile(const std::string& name) {
     GpuProfile g = parse_profile(file.text, origin);
     // The file name is the preset key; a mismatching "name" would make reports disagree with scenarios.
     if (g.name != file.stem)
-      throw std::runtime_error(
-          fmt::format("{}: /name: expected \"{}\" (the file name), got \"{}\"", origin, file.stem, g.name));
+      throw CalibrationError(origin, "/name",
+                             fmt::format("expected \"{}\" (the file name), got \"{}\"", file.stem, g.name));
     return g;
   }
   return std::nullopt;

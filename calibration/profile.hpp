@@ -1,7 +1,8 @@
 #pragma once
 // A GPU profile: datasheet peaks plus the efficiencies that turn peaks into achieved rates.
 // Shipped profiles live in calibration/profiles/*.json, each with its sources; the format is stable
-// so that fitted profiles (issue 8) can replace the derived ones.
+// so that fitted profiles (`dtsim calibrate`, calibration/fit.hpp) can replace the derived ones.
+#include "calibration/error.hpp"
 #include "calibration/precision.hpp"
 
 #include <map>
@@ -16,10 +17,36 @@ namespace dtsim::calibration {
 // one kernel that never writes the s^2 scores to memory.
 enum class KernelClass : std::uint8_t { gemm, convolution, memory, attention };
 
+// One knot of a measured efficiency curve: a kernel of `size` (FLOPs for gemm, convolution and attention kernels,
+// bytes moved for memory kernels) reaches `efficiency` of the peak (of the datasheet bandwidth for memory kernels).
+struct CurveKnot {
+  double size = 0;
+  double efficiency = 0;
+  bool operator==(const CurveKnot&) const = default;
+};
+
+// Efficiency as a function of size, fitted from measurements (calibration/fit.hpp): piecewise linear in log10(size)
+// between the knots, flat beyond the first and the last.
+struct EfficiencyCurve {
+  std::vector<CurveKnot> knots; // sizes strictly increasing; empty: no curve
+  bool empty() const { return knots.empty(); }
+  double at(double size) const;
+  double plateau() const { return knots.empty() ? 0 : knots.back().efficiency; }
+};
+
+// Where a measured profile came from (`"provenance": "measured"`).
+struct MeasuredProvenance {
+  std::string device;        // the probe's device name, "NVIDIA H100 80GB HBM3"
+  std::string date;          // when the probe ran (UTC, ISO 8601)
+  std::string probe_version; // dtsim-probe's version
+  std::string measurements;  // path of the measurement file it was fitted from
+};
+
 struct GpuProfile {
-  std::string name;         // preset key, e.g. "v100"
-  std::string display_name; // "NVIDIA V100 SXM2 16GB"
-  std::string provenance;   // "derived" (datasheets, publications) or "measured"
+  std::string name;                           // preset key, e.g. "v100"
+  std::string display_name;                   // "NVIDIA V100 SXM2 16GB"
+  std::string provenance;                     // "derived" (datasheets, publications) or "measured"
+  std::optional<MeasuredProvenance> measured; // present exactly when provenance is "measured"
   std::vector<std::string> sources;
 
   std::map<Precision, double> peak_flops; // FLOP/s, dense
@@ -41,18 +68,29 @@ struct GpuProfile {
   int compute_units = 0;
   // Collective library (NCCL) costs: software overhead per algorithm step, on top of the links' latency.
   double collective_step_overhead = 0;
+  // Measured efficiency curves (optional): per class (gemm, convolution, attention) and math precision, and one for
+  // memory kernels. Where one exists it replaces the constant above (and, for GEMMs, the wave model: a measured
+  // curve already contains the waves).
+  std::map<KernelClass, std::map<Precision, EfficiencyCurve>> efficiency_curves;
+  EfficiencyCurve memory_curve;
   // GPU time to reduce one byte of input in a collective: read both operands, write the sum (3 bytes moved).
   double reduce_seconds_per_byte() const { return 3.0 / (memory_bandwidth * memory_efficiency); }
 
-  double peak(Precision p) const; // throws std::out_of_range with a clear message if unsupported
-  double efficiency(KernelClass k, Precision p) const;
+  double peak(Precision p) const;                      // throws std::out_of_range with a clear message if unsupported
+  double efficiency(KernelClass k, Precision p) const; // the class's constant
+  // The curve at `size` where the profile has one for this class and (math) precision, else the constant.
+  double efficiency(KernelClass k, Precision p, double size) const;
+  // The measured curve of a class and precision (memory: any precision), or nullptr.
+  const EfficiencyCurve* curve(KernelClass k, Precision p) const;
   bool has_fused_attention(Precision p) const { return attention_efficiency.contains(math_precision(p)); }
 };
 
 // Profile by preset name ("v100", "a100-80gb", ...) from the embedded files.
 std::optional<GpuProfile> find_profile(const std::string& name);
 std::vector<std::string> profile_names();
-// Parses one profile document; `origin` names the file in error messages.
+// Parses one profile document; `origin` names the file in error messages. Throws CalibrationError.
 GpuProfile parse_profile(const std::string& json_text, const std::string& origin);
+// The profile as a document parse_profile reads back (two-space indented, knots one per line).
+std::string profile_to_json(const GpuProfile& g);
 
 } // namespace dtsim::calibration
