@@ -77,6 +77,27 @@ int explain_command(const ExplainArgs& args);
 
 int list_command(const std::string& what); // instances, gpus, models, algorithms, topologies
 
+struct CalibrateArgs {
+  std::string measurements;   // dtsim-probe's measurement file (docs/measurement-format.md), or
+  std::string nccl_tests;     // nccl-tests output (--nccl-tests)
+  std::string output;         // -o: the profile to write
+  std::string base;           // --base: the profile peaks and capacities come from; empty: by the device's name
+  std::string name;           // --name: the profile's name; empty: the output file's stem
+  std::string link_bandwidth; // --link-bandwidth "450GB/s" (with --nccl-tests): for the protocol efficiency
+};
+int calibrate_command(const CalibrateArgs& args);
+
+struct ValidateArgs {
+  bool csv = false;         // every case as CSV on stdout instead of the table
+  std::string filter;       // only the cases whose name or file name contains it (case-insensitive)
+  int jobs = 0;             // 0: one per core
+  std::string root;         // the repository root; empty: found from the current directory or the executable
+  std::string measurements; // dtsim-probe's measurement file: its held-back points become op cases too
+  std::string profile;      // the profile those are predicted on (a shipped name or a profile file); empty: the
+                            // shipped profile of the measured device
+};
+int validate_command(const ValidateArgs& args);
+
 // Shared by the commands.
 scenario::Scenario load_with_overrides(const std::string& path, const std::vector<std::string>& sets);
 int parallel_jobs(int requested); // 0: one per core

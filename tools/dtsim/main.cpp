@@ -1,4 +1,5 @@
 // dtsim: command-line front end. Only this folder parses argv (DESIGN.md).
+#include "calibration/error.hpp"
 #include "sim/engine/engine.hpp"
 #include "sim/plan/plan.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -97,6 +98,39 @@ int main(int argc, char** argv) {
   auto* list_cmd = app.add_subcommand("list", "List what a scenario can name");
   list_cmd->add_option("what", list_what, "instances, gpus, models, algorithms, topologies or strategies")->required();
 
+  cli::ValidateArgs validate;
+  auto* validate_cmd = app.add_subcommand(
+      "validate", "Run the validation cases (calibration/validation/): predicted against published and measured "
+                  "figures, with the median and maximum error");
+  validate_cmd->add_flag("--csv", validate.csv, "Print every case as CSV (header first) instead");
+  validate_cmd->add_option("--filter", validate.filter, "Only the cases whose name or file name contains TEXT");
+  validate_cmd->add_option("--jobs", validate.jobs, "Simulations run in parallel (default: one per core)")
+      ->check(CLI::PositiveNumber);
+  validate_cmd->add_option("--root", validate.root,
+                           "The source tree holding calibration/validation/ and the scenarios (default: found at or "
+                           "above the current directory, else the executable's)");
+  validate_cmd->add_option("--measurements", validate.measurements,
+                           "Add the points a fit of this dtsim-probe measurement file holds back, as kernel cases");
+  validate_cmd->add_option("--profile", validate.profile,
+                           "Profile the held-back points are predicted on: a shipped name or a profile file "
+                           "(default: the shipped profile of the measured GPU)");
+
+  cli::CalibrateArgs calibrate;
+  auto* calibrate_cmd = app.add_subcommand(
+      "calibrate", "Fit a measured GPU profile from dtsim-probe's measurement file (or alpha-beta costs from "
+                   "nccl-tests output). Format: docs/measurement-format.md");
+  calibrate_cmd->add_option("measurements", calibrate.measurements, "Measurement file written by dtsim-probe");
+  calibrate_cmd->add_option("-o,--output", calibrate.output, "Profile to write: calibration/profiles/NAME.json");
+  calibrate_cmd->add_option("--base", calibrate.base,
+                            "Profile the peaks and capacities come from: a shipped one (dtsim list gpus) or a file "
+                            "(default: chosen by the device's name)");
+  calibrate_cmd->add_option("--name", calibrate.name, "The profile's name (default: the output file's name)");
+  calibrate_cmd->add_option("--nccl-tests", calibrate.nccl_tests,
+                            "Instead: fit alpha, beta and protocol efficiency from nccl-tests output (all_reduce_perf, "
+                            "...)");
+  calibrate_cmd->add_option("--link-bandwidth", calibrate.link_bandwidth,
+                            "With --nccl-tests: the link's bandwidth per direction, e.g. 450GB/s");
+
   // A price per node-hour for run, sweep, compare and search: the same as --set cluster.price_per_hour=USD.
   double price = -1;
   for (auto* cmd : {run_cmd, sweep_cmd, compare_cmd, search_cmd})
@@ -125,10 +159,14 @@ int main(int argc, char** argv) {
     if (*compare_cmd) return cli::compare_command(compare);
     if (*search_cmd) return cli::search_command(search);
     if (*coll_cmd) return cli::collective_command(coll);
+    if (*calibrate_cmd) return cli::calibrate_command(calibrate);
+    if (*validate_cmd) return cli::validate_command(validate);
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << "\n";
     // Bad input (the scenario, an override, a plan that cannot run) is the user's to fix: status 2.
-    const bool bad_input = dynamic_cast<const scenario::ScenarioError*>(&e) || dynamic_cast<const plan::PlanError*>(&e);
+    const bool bad_input = dynamic_cast<const scenario::ScenarioError*>(&e) ||
+                           dynamic_cast<const plan::PlanError*>(&e) ||
+                           dynamic_cast<const calibration::CalibrationError*>(&e);
     return bad_input ? cli::kExitBadInput : cli::kExitFailed;
   }
   return cli::kExitOk;

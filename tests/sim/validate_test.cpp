@@ -1,0 +1,288 @@
+// Validation (sim/validate): the statistics by hand, case files refused with the file and the field named, op cases
+// priced as the cost model prices them, the held-back points of a measurement file, and the shipped cases of
+// calibration/validation/ all running within the median error README states.
+#include "sim/validate.hpp"
+
+#include "calibration/fit.hpp"
+#include "calibration/profile.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <unistd.h>
+
+namespace dtsim::validate {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kRoot = fs::path(DTSIM_SOURCE_DIR);
+
+// README, "Validation (`dtsim validate`)": the bound on the median absolute error of the shipped cases. A regression
+// guard, not a claim of accuracy.
+constexpr double kMedianBoundPercent = 15;
+
+TEST(ValidationStats, SignedErrorIsRelativeToTheMeasurement) {
+  EXPECT_DOUBLE_EQ(error_percent(110, 100), 10);
+  EXPECT_DOUBLE_EQ(error_percent(90, 100), -10);
+  EXPECT_DOUBLE_EQ(error_percent(23.57, 31.47), (23.57 - 31.47) / 31.47 * 100);
+}
+
+TEST(ValidationStats, MedianAndMaxOfAbsoluteErrorsByHand) {
+  // |errors| 10, 30, 5, 20: sorted 5, 10, 20, 30; median (10 + 20) / 2 = 15; max 30, the second case.
+  const auto even = error_stats({10, -30, 5, -20});
+  EXPECT_EQ(even.count, 4u);
+  EXPECT_DOUBLE_EQ(even.median_abs, 15);
+  EXPECT_DOUBLE_EQ(even.max_abs, 30);
+  EXPECT_EQ(even.max_index, 1u);
+  // |errors| 4, 2, 8: median 4; max 8, the third.
+  const auto odd = error_stats({-4, 2, 8});
+  EXPECT_DOUBLE_EQ(odd.median_abs, 4);
+  EXPECT_DOUBLE_EQ(odd.max_abs, 8);
+  EXPECT_EQ(odd.max_index, 2u);
+  // A negative error as large as a positive one: the first of equals.
+  EXPECT_EQ(error_stats({-7, 7}).max_index, 0u);
+  EXPECT_EQ(error_stats({}).count, 0u);
+}
+
+// A valid scenario case, to break one field at a time.
+nlohmann::json scenario_case() {
+  return {{"name", "t"},
+          {"source", "a table"},
+          {"measured", {{"value", 100}, {"unit", "images/s"}}},
+          {"scenario", "scenarios/quickstart.json"},
+          {"set", {"cluster.nodes=1"}},
+          {"metric", "throughput"}};
+}
+
+nlohmann::json op_case() {
+  return {
+      {"name", "gemm"},
+      {"source", "a measurement"},
+      {"measured", {{"value", 500}, {"unit", "TFLOP/s"}}},
+      {"op", {{"profile", "h100-sxm"}, {"kind", "gemm"}, {"precision", "bf16"}, {"m", 4096}, {"n", 4096}, {"k", 4096}}},
+      {"metric", "tflops"}};
+}
+
+// The error a broken case raises: it must name the file and the field's JSON pointer.
+void expect_refused(const nlohmann::json& document, const std::string& pointer, const std::string& words) {
+  try {
+    parse_case(document.dump(), "calibration/validation/x.json");
+    ADD_FAILURE() << "accepted: " << document.dump();
+  } catch (const CaseError& e) {
+    EXPECT_EQ(e.file(), "calibration/validation/x.json");
+    EXPECT_EQ(e.pointer(), pointer) << e.what();
+    EXPECT_NE(std::string(e.what()).find("calibration/validation/x.json"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+  }
+}
+
+TEST(ValidationCases, ParsesAScenarioAndAnOpCase) {
+  const auto s = parse_case(scenario_case().dump(), "s.json");
+  EXPECT_EQ(s.name, "t");
+  EXPECT_EQ(s.metric, Metric::throughput);
+  EXPECT_EQ(s.unit, "images/s");
+  const auto& run = std::get<ScenarioRun>(s.what);
+  EXPECT_EQ(run.scenario, "scenarios/quickstart.json");
+  ASSERT_EQ(run.overrides.size(), 1u);
+  EXPECT_EQ(run.overrides[0].path, "cluster.nodes");
+
+  const auto o = parse_case(op_case().dump(), "o.json");
+  const auto& op = std::get<KernelOp>(o.what);
+  EXPECT_EQ(op.profile, "h100-sxm");
+  EXPECT_EQ(op.kind, calibration::KernelClass::gemm);
+  EXPECT_EQ(op.precision, calibration::Precision::bf16);
+  EXPECT_DOUBLE_EQ(op.cost().flops, 2.0 * 4096 * 4096 * 4096);
+}
+
+TEST(ValidationCases, AMissingFieldIsNamed) {
+  for (const char* field : {"name", "source", "measured", "metric"}) {
+    auto d = scenario_case();
+    d.erase(field);
+    expect_refused(d, std::string("/") + field, std::string("missing field \"") + field + "\"");
+  }
+  auto d = scenario_case();
+  d["measured"].erase("unit");
+  expect_refused(d, "/measured/unit", "missing field \"unit\"");
+  d = scenario_case();
+  d.erase("scenario");
+  expect_refused(d, "/scenario", "missing field \"scenario\" or \"op\"");
+  d = op_case();
+  d["op"].erase("k");
+  expect_refused(d, "/op/k", "missing field \"k\"");
+  d = op_case();
+  d["op"] = {{"profile", "h100-sxm"}, {"kind", "memory"}};
+  d["metric"] = "seconds";
+  d["measured"]["unit"] = "us";
+  expect_refused(d, "/op/bytes", "missing field \"bytes\"");
+}
+
+TEST(ValidationCases, BadValuesAreNamed) {
+  auto d = scenario_case();
+  d["measured"]["value"] = -3;
+  expect_refused(d, "/measured/value", "positive number");
+  d = scenario_case();
+  d["metric"] = "speed";
+  expect_refused(d, "/metric", "unknown metric \"speed\"");
+  d = scenario_case();
+  d["metric"] = "tflops"; // an op metric on a scenario
+  expect_refused(d, "/metric", "tokens_per_second");
+  d = scenario_case();
+  d["measured"]["unit"] = "min"; // not a throughput unit
+  expect_refused(d, "/measured/unit", "does not fit metric \"throughput\"");
+  d = scenario_case();
+  d["set"] = {"cluster.nodes"};
+  expect_refused(d, "/set/0", "");
+  d = scenario_case();
+  d["notes"] = "typo";
+  expect_refused(d, "/notes", "unknown field \"notes\"");
+  d = scenario_case();
+  d["op"] = op_case()["op"];
+  expect_refused(d, "/op", "not both");
+  d = op_case();
+  d["op"]["profile"] = "h300";
+  expect_refused(d, "/op/profile", "unknown GPU profile \"h300\"");
+  d = op_case();
+  d["op"]["precision"] = "fp4";
+  expect_refused(d, "/op/precision", "unknown precision");
+  d = op_case();
+  d["metric"] = "bytes_per_second";
+  d["measured"]["unit"] = "TB/s";
+  expect_refused(d, "/metric", "memory kernel");
+  try {
+    parse_case("{\"name\": ", "broken.json");
+    ADD_FAILURE() << "accepted broken JSON";
+  } catch (const CaseError& e) {
+    EXPECT_EQ(e.file(), "broken.json");
+  }
+}
+
+TEST(ValidationCases, OpCasesArePricedByTheCostModel) {
+  auto d = op_case();
+  const auto c = parse_case(d.dump(), "o.json");
+  const auto outcomes = run_cases({c}, kRoot, 1);
+  ASSERT_TRUE(outcomes[0].ok) << outcomes[0].error;
+  const auto h100 = *calibration::find_profile("h100-sxm");
+  const double m = 4096;
+  const calibration::KernelCost cost{
+      calibration::KernelClass::gemm, calibration::Precision::bf16, 2 * m * m * m, 3 * m * m * 2, 1, {{m, m, m, 1}}};
+  const double tflops = cost.flops / calibration::kernel_time(h100, cost) / 1e12;
+  EXPECT_NEAR(outcomes[0].predicted, tflops, 1e-9 * tflops);
+  EXPECT_NEAR(outcomes[0].error_percent, (tflops - 500) / 500 * 100, 1e-9);
+
+  // A memory kernel: bytes over its time, converted to the case's unit.
+  d["op"] = {{"profile", "h100-sxm"}, {"kind", "memory"}, {"bytes", 1e9}};
+  d["metric"] = "bytes_per_second";
+  d["measured"] = {{"value", 3}, {"unit", "TB/s"}};
+  const auto memory = run_cases({parse_case(d.dump(), "m.json")}, kRoot, 1);
+  ASSERT_TRUE(memory[0].ok);
+  const double seconds = 1e9 / (h100.memory_bandwidth * h100.memory_efficiency) + h100.launch_overhead;
+  EXPECT_NEAR(memory[0].predicted, 1e9 / seconds / 1e12, 1e-9);
+}
+
+TEST(ValidationCases, AScenarioThatDoesNotRunFailsItsCaseOnly) {
+  auto missing = scenario_case();
+  missing["scenario"] = "scenarios/no-such-file.json";
+  auto fine = op_case();
+  const auto outcomes = run_cases({parse_case(missing.dump(), "a.json"), parse_case(fine.dump(), "b.json")}, kRoot, 2);
+  EXPECT_FALSE(outcomes[0].ok);
+  EXPECT_NE(outcomes[0].error.find("no-such-file.json"), std::string::npos) << outcomes[0].error;
+  EXPECT_TRUE(outcomes[1].ok);
+  // A metric the run does not report: tokens/s of an MLP, whose samples are not sequences.
+  auto no_tokens = scenario_case();
+  no_tokens["metric"] = "tokens_per_second";
+  no_tokens["measured"]["unit"] = "tokens/s";
+  const auto tokens = run_cases({parse_case(no_tokens.dump(), "c.json")}, kRoot, 1);
+  EXPECT_FALSE(tokens[0].ok);
+  EXPECT_NE(tokens[0].error.find("no tokens/s"), std::string::npos) << tokens[0].error;
+}
+
+// A measurement file of 10 bf16 GEMMs and 6 copies in shuffled order: the fit sorts each group by size and holds back
+// every 5th point, so the GEMMs of sorted index 4 and 9 (n = 5 x 256 and 10 x 256) and the 5th-smallest copy.
+TEST(ValidationCases, HeldBackPointsOfAMeasurementFile) {
+  ASSERT_EQ(calibration::CurveFitOptions{}.hold_back_every, 5u);
+  calibration::MeasurementFile m;
+  m.origin = "lab.json";
+  m.device.name = "NVIDIA H100 80GB HBM3";
+  m.device.sms = 132;
+  m.date = "2026-11-22T01:30:00Z";
+  for (int i : {7, 2, 10, 4, 1, 9, 3, 6, 8, 5}) {
+    calibration::GemmMeasurement g;
+    g.m = 1024;
+    g.n = 256.0 * i;
+    g.k = 1024;
+    g.flops = 2 * g.m * g.n * g.k;
+    g.stats = {20, 1e-6 * i};
+    m.gemms.push_back(g);
+  }
+  for (int i : {3, 1, 6, 2, 5, 4}) {
+    calibration::MemoryMeasurement k;
+    k.op = "copy";
+    k.bytes = 1e8 * i;
+    k.stats = {20, 1e-5 * i};
+    m.memory.push_back(k);
+  }
+  const auto h100 = *calibration::find_profile("h100-sxm");
+  const auto cases = held_back_cases(m, h100, "h100-sxm");
+  ASSERT_EQ(cases.size(), 3u);
+  EXPECT_EQ(std::get<KernelOp>(cases[0].what).n, 5 * 256);
+  EXPECT_EQ(std::get<KernelOp>(cases[1].what).n, 10 * 256);
+  EXPECT_EQ(std::get<KernelOp>(cases[2].what).bytes, 5e8);
+  EXPECT_EQ(cases[2].name, "held back: memory copy 500000000 B");
+  EXPECT_DOUBLE_EQ(cases[0].measured, 5); // microseconds
+  EXPECT_EQ(cases[0].unit, "us");
+  EXPECT_EQ(cases[0].metric, Metric::seconds);
+  EXPECT_NE(cases[0].source.find("lab.json"), std::string::npos);
+  const auto outcomes = run_cases(cases, kRoot, 1);
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    ASSERT_TRUE(outcomes[i].ok) << outcomes[i].error;
+    const auto cost = std::get<KernelOp>(cases[i].what).cost();
+    EXPECT_NEAR(outcomes[i].predicted, calibration::kernel_time(h100, cost) * 1e6, 1e-9);
+  }
+}
+
+TEST(ValidationCases, FilterMatchesNameOrFileIgnoringCase) {
+  auto a = parse_case(scenario_case().dump(), "dir/seed003-x.json");
+  auto b = parse_case(op_case().dump(), "dir/op-y.json");
+  EXPECT_EQ(filter_cases({a, b}, "SEED003").size(), 1u);
+  EXPECT_EQ(filter_cases({a, b}, "Gemm").size(), 1u);
+  EXPECT_EQ(filter_cases({a, b}, "").size(), 2u);
+}
+
+TEST(ValidationRoot, FoundAtOrAboveAStartingFolder) {
+  EXPECT_EQ(find_root({kRoot / "scenarios"}), fs::weakly_canonical(kRoot));
+  EXPECT_EQ(find_root({fs::path(), kRoot}), fs::weakly_canonical(kRoot));
+  const auto elsewhere = fs::temp_directory_path() / ("dtsim-validate-root-" + std::to_string(::getpid()));
+  fs::create_directories(elsewhere);
+  EXPECT_THROW(find_root({elsewhere}), std::runtime_error);
+  fs::remove_all(elsewhere);
+}
+
+// Every shipped case runs, each names its source, the anchors reproduce the figures their profiles were anchored on,
+// and the median absolute error stays within README's bound.
+TEST(ValidationShipped, EveryCaseRunsWithinTheMedianBound) {
+  const auto start = std::chrono::steady_clock::now();
+  const auto cases = load_cases(cases_directory(kRoot));
+  ASSERT_GE(cases.size(), 19u);
+  const auto outcomes = run_cases(cases, kRoot, 2);
+  std::vector<double> errors;
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    EXPECT_FALSE(cases[i].source.empty()) << cases[i].file;
+    ASSERT_TRUE(outcomes[i].ok) << cases[i].file << ": " << outcomes[i].error;
+    errors.push_back(outcomes[i].error_percent);
+    if (cases[i].name.find("(anchor)") != std::string::npos)
+      EXPECT_LT(std::fabs(outcomes[i].error_percent), 2) << cases[i].name;
+  }
+  const auto stats = error_stats(errors);
+  EXPECT_LE(stats.median_abs, kMedianBoundPercent) << "median |error| over " << stats.count << " cases";
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  RecordProperty("seconds", std::to_string(seconds));
+  RecordProperty("median_abs_error_percent", std::to_string(stats.median_abs));
+}
+
+} // namespace
+} // namespace dtsim::validate

@@ -1,0 +1,194 @@
+// `dtsim validate`: every case of calibration/validation/ (published and measured figures), predicted against
+// measured, with the median and maximum absolute error.
+#include "calibration/fit.hpp"
+#include "calibration/measurements.hpp"
+#include "sim/validate.hpp"
+#include "tools/dtsim/commands.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+
+namespace dtsim::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A figure with about 4 significant digits and no exponent: "0.7478", "123.5", "20991".
+std::string figure(double value) {
+  if (value == 0 || !std::isfinite(value)) return value == 0 ? "0" : fmt::format("{}", value);
+  const int magnitude = static_cast<int>(std::floor(std::log10(std::fabs(value))));
+  return fmt::format("{:.{}f}", value, std::clamp(3 - magnitude, 0, 9));
+}
+
+std::string percent(double value) {
+  return fmt::format("{:+.1f}%", value);
+}
+
+// The repository root: --root, else the first folder holding calibration/validation/ at or above the current
+// directory, else at or above the executable's folder (build/dtsim finds the tree it was built in).
+fs::path repository_root(const std::string& given) {
+  if (!given.empty()) {
+    if (!fs::is_directory(validate::cases_directory(given)))
+      throw scenario::ScenarioError("--root", "", fmt::format("{} has no calibration/validation/ folder", given));
+    return fs::absolute(given);
+  }
+  std::error_code ec;
+  const auto executable = fs::read_symlink("/proc/self/exe", ec);
+  try {
+    return validate::find_root({fs::current_path(), ec ? fs::path() : executable.parent_path()});
+  } catch (const std::runtime_error& e) {
+    throw scenario::ScenarioError("--root", "", e.what()); // bad input: status 2
+  }
+}
+
+// --profile: a shipped profile's name or a profile file (what `dtsim calibrate -o` wrote); by default the shipped
+// profile of the measured device. Returns the profile and how to name it.
+std::pair<calibration::GpuProfile, std::string> held_back_profile(const std::string& given,
+                                                                  const calibration::MeasurementFile& m) {
+  const auto names = fmt::format("{}", fmt::join(calibration::profile_names(), ", "));
+  if (given.empty()) {
+    const auto preset = calibration::default_base_profile(m.device.name, m.device.memory_bytes);
+    if (!preset)
+      throw scenario::ScenarioError("--profile", "",
+                                    fmt::format("no shipped profile matches the measured device \"{}\": give "
+                                                "--profile (one of: {}, or a profile file)",
+                                                m.device.name, names));
+    return {*calibration::find_profile(*preset), *preset};
+  }
+  if (auto g = calibration::find_profile(given)) return {*g, given};
+  if (fs::is_regular_file(given)) {
+    std::ifstream in(given, std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    return {calibration::parse_profile(text.str(), given), given};
+  }
+  throw scenario::ScenarioError(
+      "--profile", "", fmt::format("\"{}\" is neither a shipped profile ({}) nor a profile file", given, names));
+}
+
+std::string table(const std::vector<validate::Case>& cases, const std::vector<validate::Outcome>& outcomes) {
+  std::vector<std::vector<std::string>> rows{{"case", "metric", "predicted", "measured", "unit", "error"}};
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const auto& c = cases[i];
+    const auto& o = outcomes[i];
+    if (o.ok)
+      rows.push_back({c.name, std::string(to_string(c.metric)), figure(o.predicted), figure(c.measured), c.unit,
+                      percent(o.error_percent)});
+  }
+  std::vector<std::size_t> widths(rows.front().size(), 0);
+  for (const auto& c : cases)
+    widths[0] = std::max(widths[0], c.name.size());
+  for (const auto& row : rows)
+    for (std::size_t col = 0; col < row.size(); ++col)
+      widths[col] = std::max(widths[col], row[col].size());
+  const auto line = [&](const std::vector<std::string>& row) {
+    return fmt::format("{:<{}}  {:<{}}  {:>{}}  {:>{}}  {:<{}}  {:>{}}\n", row[0], widths[0], row[1], widths[1], row[2],
+                       widths[2], row[3], widths[3], row[4], widths[4], row[5], widths[5]);
+  };
+  std::string out = line(rows[0]);
+  std::size_t next = 1;
+  for (std::size_t i = 0; i < cases.size(); ++i)
+    out += outcomes[i].ok ? line(rows[next++])
+                          : fmt::format("{:<{}}  failed: {}\n", cases[i].name, widths[0], outcomes[i].error);
+  return out;
+}
+
+// One row per case, the figures in the case's unit, its source and note; empty figures where it failed.
+std::string csv(const std::vector<validate::Case>& cases, const std::vector<validate::Outcome>& outcomes) {
+  std::string out = "file,name,metric,predicted,measured,unit,error_percent,source,note,failure\n";
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const auto& c = cases[i];
+    const auto& o = outcomes[i];
+    out += fmt::format("{},{},{},{},{:.9g},{},{},{},{},{}\n", csv_field(fs::path(c.file).filename().string()),
+                       csv_field(c.name), to_string(c.metric), o.ok ? fmt::format("{:.9g}", o.predicted) : "",
+                       c.measured, csv_field(c.unit), o.ok ? fmt::format("{:.4f}", o.error_percent) : "",
+                       csv_field(c.source), csv_field(c.note), o.ok ? "" : csv_field(o.error));
+  }
+  return out;
+}
+
+} // namespace
+
+int validate_command(const ValidateArgs& args) {
+  const auto root = repository_root(args.root);
+  const auto directory = validate::cases_directory(root);
+  auto all = validate::load_cases(directory);
+  std::size_t held_back = 0;
+  std::string held_back_origin; // the measurement file, as the held-back cases name it
+  if (!args.measurements.empty()) {
+    const auto m = calibration::load_measurements(args.measurements);
+    const auto [profile, label] = held_back_profile(args.profile, m);
+    auto extra = validate::held_back_cases(m, profile, label);
+    held_back = extra.size();
+    held_back_origin = m.origin;
+    if (extra.empty())
+      std::cerr << fmt::format("note: {} holds back no GEMM or memory point (fewer than {} of a kind)\n",
+                               args.measurements, calibration::CurveFitOptions{}.hold_back_every);
+    all.insert(all.end(), std::make_move_iterator(extra.begin()), std::make_move_iterator(extra.end()));
+  } else if (!args.profile.empty()) {
+    throw scenario::ScenarioError("--profile", "", "goes with --measurements FILE (the held-back points it predicts)");
+  }
+  const auto cases = validate::filter_cases(all, args.filter);
+  if (cases.empty())
+    throw scenario::ScenarioError(directory.string(), "",
+                                  args.filter.empty() ? "no validation cases (*.json) here"
+                                                      : fmt::format("no case matches --filter \"{}\"", args.filter));
+
+  std::vector<validate::Outcome> outcomes;
+  {
+    const ProgressLine progress("validate: scenario cases simulated");
+    outcomes = validate::run_cases(cases, root, parallel_jobs(args.jobs),
+                                   [&](std::size_t done, std::size_t total) { progress.update(done, total); });
+  }
+  const bool every_case_ran = std::all_of(outcomes.begin(), outcomes.end(), [](const auto& o) { return o.ok; });
+  if (args.csv) {
+    std::cout << csv(cases, outcomes);
+    return every_case_ran ? kExitOk : kExitFailed;
+  }
+
+  std::error_code ec;
+  // Relative to the current directory when inside it (the usual run from the source tree), else in full.
+  auto shown = fs::proximate(directory, ec);
+  if (ec || shown.empty() || *shown.begin() == "..") shown = directory;
+  std::cout << fmt::format("dtsim validate: {} case(s) from {}/; error = (predicted - measured) / measured\n\n",
+                           cases.size(), shown.string());
+  std::cout << table(cases, outcomes);
+
+  std::vector<double> errors;
+  std::vector<std::size_t> ran;
+  for (std::size_t i = 0; i < cases.size(); ++i)
+    if (outcomes[i].ok) {
+      errors.push_back(outcomes[i].error_percent);
+      ran.push_back(i);
+    }
+  const auto summary = [&](const std::string& label, const std::vector<std::size_t>& which) {
+    std::vector<double> errors;
+    for (const auto i : which)
+      errors.push_back(outcomes[i].error_percent);
+    const auto stats = validate::error_stats(errors);
+    if (stats.count > 0)
+      std::cout << fmt::format("|error| over {} {}: median {:.1f}%, max {:.1f}% ({})\n", stats.count, label,
+                               stats.median_abs, stats.max_abs, cases[which[stats.max_index]].name);
+  };
+  std::cout << "\n";
+  summary("case(s)", ran);
+  if (held_back > 0) {
+    std::vector<std::size_t> held;
+    for (const auto i : ran)
+      if (cases[i].file == held_back_origin) held.push_back(i);
+    summary("held-back measurement(s)", held);
+  }
+  const auto stats = validate::error_stats(errors);
+  if (!every_case_ran) std::cout << fmt::format("{} case(s) failed to run\n", cases.size() - stats.count);
+  return every_case_ran ? kExitOk : kExitFailed;
+}
+
+} // namespace dtsim::cli
