@@ -1,6 +1,8 @@
 #include "models/layer.hpp"
 
+#include <algorithm>
 #include <numeric>
+#include <set>
 #include <string_view>
 
 namespace dtsim::models {
@@ -54,6 +56,25 @@ std::vector<GemmShape> forward_gemms(const Layer& l, std::int64_t batch) {
 std::int64_t Workload::parameter_count() const {
   return std::accumulate(layers.begin(), layers.end(), std::int64_t{0},
                          [](std::int64_t sum, const Layer& l) { return sum + l.parameters; });
+}
+
+int Workload::block_count() const {
+  std::set<int> blocks;
+  for (const auto& l : layers)
+    if (l.block >= 0) blocks.insert(l.block);
+  return static_cast<int>(blocks.size());
+}
+
+int Workload::expert_count() const {
+  int experts = 0;
+  for (const auto& l : layers)
+    experts = std::max(experts, l.moe.experts);
+  return experts;
+}
+
+bool Workload::tensor_splits() const {
+  return std::any_of(layers.begin(), layers.end(),
+                     [](const Layer& l) { return l.tensor_split != TensorSplit::replicated; });
 }
 
 std::int64_t Workload::active_parameter_count() const {

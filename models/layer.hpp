@@ -107,6 +107,9 @@ struct Workload {
   // Parameters one sample's token uses: expert layers count top_k of their experts.
   std::int64_t active_parameter_count() const;
   double forward_flops_per_sample() const;
+  int block_count() const;    // distinct repeated blocks (transformer layers); 0: none
+  int expert_count() const;   // experts of the largest MoE layer; 0: no expert layers
+  bool tensor_splits() const; // some op says how tensor parallelism splits it (transformers)
   double backward_flops_per_sample() const;
 };
 

@@ -18,14 +18,6 @@ using scenario::Recompute;
 namespace {
 
 // The model's transformer configuration: model.transformer, or the published one behind a transformer preset.
-std::optional<models::TransformerSpec> transformer_of(const scenario::Scenario& s) {
-  if (s.model.transformer) return s.model.transformer;
-  if (s.model.preset.empty()) return std::nullopt;
-  const auto names = models::transformer_spec_names();
-  if (std::find(names.begin(), names.end(), s.model.preset) == names.end()) return std::nullopt;
-  return models::transformer_spec(s.model.preset);
-}
-
 std::vector<int> divisors(int n) {
   std::vector<int> out;
   for (int i = 1; i <= n; ++i)
@@ -43,17 +35,11 @@ Space space_of(const scenario::Scenario& base, std::vector<int> node_counts) {
   Space space;
   space.gpus_per_node = base.cluster.gpus_per_node;
   space.node_counts = node_counts.empty() ? std::vector<int>{base.cluster.nodes} : std::move(node_counts);
-  const auto& layers = base.model.workload.layers;
-  const bool splits = std::any_of(layers.begin(), layers.end(), [](const models::Layer& l) {
-    return l.tensor_split != models::TensorSplit::replicated;
-  });
-  if (const auto transformer = transformer_of(base); transformer && splits) space.heads = transformer->heads;
-  std::set<int> blocks;
-  for (const auto& l : layers) {
-    if (l.block >= 0) blocks.insert(l.block);
-    space.experts = std::max(space.experts, l.moe.experts);
-  }
-  space.blocks = static_cast<int>(blocks.size());
+  const auto& workload = base.model.workload;
+  if (const auto transformer = scenario::transformer_of(base.model); transformer && workload.tensor_splits())
+    space.heads = transformer->heads;
+  space.blocks = workload.block_count();
+  space.experts = workload.expert_count();
   space.global_batch = base.global_batch();
   if (!base.parallelism.model_parallel()) space.global_batch *= base.training.strategy.accumulation;
   return space;
@@ -157,7 +143,7 @@ std::vector<Screened> screen(const scenario::Scenario& base, const std::vector<C
 }
 
 Unit unit_of(const scenario::Scenario& base) {
-  const auto transformer = transformer_of(base);
+  const auto transformer = scenario::transformer_of(base.model);
   if (transformer && base.model.workload.sample_unit == "sequences" && transformer->sequence > 0)
     return {"tokens", static_cast<double>(transformer->sequence)};
   return {base.model.workload.sample_unit, 1};

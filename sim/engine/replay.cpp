@@ -156,8 +156,7 @@ double Replay::execute(int rank, const graph::Op& op, std::uint32_t it, StreamSt
 // Point-to-point ops have mailboxes of their own: a pipeline's pending sends never meet a collective's messages
 // between the same two GPUs.
 sg4::Mailbox* Replay::p2p_mailbox(int from, int to) {
-  const auto key = static_cast<std::uint64_t>(from) * static_cast<std::uint64_t>(graph_.rank_count()) +
-                   static_cast<std::uint64_t>(to);
+  const auto key = pair_key(from, to);
   if (const auto found = p2p_boxes_.find(key); found != p2p_boxes_.end()) return found->second;
   auto* box = sg4::Mailbox::by_name(fmt::format("p2p:{}>{}", from, to)); // a simcall: same name, same mailbox
   return p2p_boxes_.try_emplace(key, box).first->second;
@@ -167,12 +166,8 @@ sg4::Mailbox* Replay::p2p_mailbox(int from, int to) {
 // of its own posting and the send's.
 double Replay::send_recv(int rank, const graph::SendRecv& op, std::uint32_t it, StreamStatus& status) {
   const double start = sg4::Engine::get_clock();
-  const auto key = [this](int from, int to) { // as p2p_mailbox's
-    return static_cast<std::uint64_t>(from) * static_cast<std::uint64_t>(graph_.rank_count()) +
-           static_cast<std::uint64_t>(to);
-  };
   if (op.send) {
-    posted_sends_[key(rank, op.peer)].push_back(start);
+    posted_sends_[pair_key(rank, op.peer)].push_back(start);
     p2p_mailbox(rank, op.peer)->put_init(&token_, flow_size(op.bytes))->detach();
     account(rank, pair(rank, op.peer), op.bytes, it);
     return start;
@@ -180,7 +175,7 @@ double Replay::send_recv(int rank, const graph::SendRecv& op, std::uint32_t it, 
   status.peer = op.peer;
   status.wait = StreamStatus::Wait::peer;
   p2p_mailbox(op.peer, rank)->get<char>();
-  auto& posted = posted_sends_[key(op.peer, rank)];
+  auto& posted = posted_sends_[pair_key(op.peer, rank)];
   const double sent = posted.empty() ? start : posted.front();
   if (!posted.empty()) posted.pop_front();
   return std::max(start, sent);

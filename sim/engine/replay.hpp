@@ -71,6 +71,10 @@ private:
   double execute(int rank, const graph::Op& op, std::uint32_t it, StreamStatus& status);
   double send_recv(int rank, const graph::SendRecv& op, std::uint32_t it, StreamStatus& status);
   sg4::Mailbox* p2p_mailbox(int from, int to);
+  std::uint64_t pair_key(int from, int to) const { // an ordered pair of ranks as one number
+    return static_cast<std::uint64_t>(from) * static_cast<std::uint64_t>(graph_.rank_count()) +
+           static_cast<std::uint64_t>(to);
+  }
 
   // Replays this rank's part of a collective: each step's transfers as concurrent flows, then the step's
   // GPU reduction, protocol overhead and (in aggregated schedules) the latency terms it stands for.

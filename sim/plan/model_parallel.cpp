@@ -32,6 +32,13 @@ ModelParallelPlanner::ModelParallelPlanner(const scenario::Scenario& s)
     routing_.emplace(i, route_tokens(shares, tokens_per_rank_, l.moe.top_k, spec_.expert, capacity));
   }
   units_ = pipeline_units(s.model.workload);
+  for (const auto& unit : units_) {
+    UnitParameters p;
+    for (auto i : unit)
+      (shared_[i].moe.experts > 0 ? p.experts : p.dense) += static_cast<double>(shared_[i].parameters);
+    unit_params_.push_back(p);
+  }
+  costs_.assign(spec_.expert, std::vector<std::array<std::optional<PassCost>, 2>>(layers.size()));
   const int chunks = spec_.pipeline * spec_.virtual_stages;
   std::vector<int> counts = spec_.stage_blocks;
   if (counts.empty()) {
@@ -100,8 +107,7 @@ Plan ModelParallelPlanner::build() {
   plan.gradient_bytes = 0;
   for (int c = 0; c < static_cast<int>(chunk_units_.size()); c += spec_.pipeline)
     for (auto u : chunk_units_[c])
-      plan.gradient_bytes +=
-          (unit_parameters(u, false) + unit_parameters(u, true)) * calibration::gradient_bytes(s_.model.precision);
+      plan.gradient_bytes += unit_params_[u].total() * calibration::gradient_bytes(s_.model.precision);
   plan.buckets = buckets_;
   plan.parallel = parallel_info(stages);
   return plan;
@@ -150,16 +156,17 @@ void ModelParallelPlanner::build_program(int rank, graph::Program& program) {
     const auto& slot = order[i];
     const int vs = slot.chunk * p + stage;
     const bool first = vs == 0, last = vs == chunks - 1;
-    const auto tag = fmt::format("chunk {} mb {}", vs, slot.micro_batch);
+    const int mb = slot.micro_batch;
     std::vector<std::uint32_t> deps;
     if (slot.forward) {
-      if (!first) deps.push_back(send_recv(before, vs - 1, false, "recv activations " + tag, {}));
+      if (!first)
+        deps.push_back(send_recv(before, vs - 1, false, fmt::format("recv activations chunk {} mb {}", vs, mb), {}));
       const auto done = run_forward(vs, std::move(deps));
-      if (!last) send_recv(after, vs, true, "send activations " + tag, {done});
+      if (!last) send_recv(after, vs, true, fmt::format("send activations chunk {} mb {}", vs, mb), {done});
     } else {
-      if (!last) deps.push_back(send_recv(after, vs, false, "recv gradients " + tag, {}));
+      if (!last) deps.push_back(send_recv(after, vs, false, fmt::format("recv gradients chunk {} mb {}", vs, mb), {}));
       const auto done = run_backward(vs, std::move(deps), i == last_backward[slot.chunk]);
-      if (!first) send_recv(before, vs - 1, true, "send gradients " + tag, {done});
+      if (!first) send_recv(before, vs - 1, true, fmt::format("send gradients chunk {} mb {}", vs, mb), {done});
     }
   }
   add_step();
@@ -188,8 +195,8 @@ std::uint32_t ModelParallelPlanner::run_backward(int chunk, std::vector<std::uin
       if (sharded_weights()) unit_compute_.push_back(flush());
       continue;
     }
-    bucket_dense_ += unit_parameters(*u, false) * grad;
-    bucket_expert_ += unit_parameters(*u, true) * grad;
+    bucket_dense_ += unit_params_[*u].dense * grad;
+    bucket_expert_ += unit_params_[*u].experts * grad;
     const bool full = bucket_dense_ + bucket_expert_ >= s_.training.bucket_bytes;
     if (sharded_weights() || full || std::next(u) == units.rend()) {
       const auto done = flush();
@@ -208,19 +215,29 @@ void ModelParallelPlanner::run_layer(std::size_t i, bool forward, std::vector<st
   if (!forward && s_.training.recompute == scenario::Recompute::full && full.block >= 0) {
     const auto rerun = tensor_comm(full, true, spec_.tensor, spec_.sequence_parallel);
     for (const auto& c : {rerun.before, rerun.after})
-      if (c) tensor_collective(*c, fmt::format("{} recompute tp {}", full.name, collectives::to_string(c->op)), deps);
+      if (c) tensor_collective(*c, label("{} recompute tp {}", full.name, collectives::to_string(c->op)), deps);
   }
   const bool experts = routing_.count(i) && spec_.expert > 1;
-  const auto name = full.name + (forward ? " fwd" : " bwd");
+  const char* pass = forward ? "fwd" : "bwd";
   if (comm.before)
-    tensor_collective(*comm.before, fmt::format("{} tp {}", name, collectives::to_string(comm.before->op)), deps);
+    tensor_collective(*comm.before, label("{} {} tp {}", full.name, pass, collectives::to_string(comm.before->op)),
+                      deps);
   if (experts) expert_all_to_all(i, forward, forward, deps);
-  const auto local = local_layer(i);
-  const OpCost cost = forward ? forward_cost(local, context_) : backward_cost(local, context_);
-  add_compute(name, cost.seconds(s_.gpu), cost.flops(), cost.bytes(), deps);
+  const auto& cost = pass_cost(i, forward);
+  add_compute(label("{} {}", full.name, pass), cost.seconds, cost.flops, cost.bytes, deps);
   if (experts) expert_all_to_all(i, forward, !forward, deps);
   if (comm.after)
-    tensor_collective(*comm.after, fmt::format("{} tp {}", name, collectives::to_string(comm.after->op)), deps);
+    tensor_collective(*comm.after, label("{} {} tp {}", full.name, pass, collectives::to_string(comm.after->op)), deps);
+}
+
+const ModelParallelPlanner::PassCost& ModelParallelPlanner::pass_cost(std::size_t i, bool forward) {
+  auto& slot = costs_[coord_.ep][i][forward ? 0 : 1];
+  if (!slot) {
+    const auto local = local_layer(i);
+    const OpCost cost = forward ? forward_cost(local, context_) : backward_cost(local, context_);
+    slot = PassCost{cost.seconds(s_.gpu), cost.flops(), cost.bytes()};
+  }
+  return *slot;
 }
 
 // This rank's share of layer i: an expert layer (and the activation after it) computes the tokens routing sent to
@@ -291,8 +308,8 @@ void ModelParallelPlanner::add_step() {
   int tensors = 0;
   for (int c = coord_.pp; c < static_cast<int>(chunk_units_.size()); c += spec_.pipeline)
     for (auto u : chunk_units_[c]) {
-      dense += unit_parameters(u, false);
-      expert += unit_parameters(u, true);
+      dense += unit_params_[u].dense;
+      expert += unit_params_[u].experts;
       for (auto i : units_[u])
         tensors += shared_[i].parameters > 0 ? 1 : 0;
     }
@@ -309,7 +326,6 @@ void ModelParallelPlanner::add_step() {
   const auto& g = rank_groups_[rank_];
   const auto gather = [&](double bytes, int group, const char* what) {
     if (bytes <= 0 || group < 0) return;
-    if (coarse() && crosses_nodes(group)) bytes *= nic_share();
     add_collective(Operation::all_gather, bytes, group, fmt::format("allgather updated {} weights", what), {done},
                    Stream::comm, Axis::data);
   };
@@ -319,14 +335,6 @@ void ModelParallelPlanner::add_step() {
 
 bool ModelParallelPlanner::sharded_weights() const {
   return s_.training.zero_stage >= 3 && layout_.data() > 1;
-}
-
-// The rank's parameters in a unit: dense weights, or experts.
-double ModelParallelPlanner::unit_parameters(std::size_t unit, bool experts) const {
-  double total = 0;
-  for (auto i : units_[unit])
-    if ((shared_[i].moe.experts > 0) == experts) total += static_cast<double>(shared_[i].parameters);
-  return total;
 }
 
 } // namespace dtsim::plan::detail

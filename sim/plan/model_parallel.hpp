@@ -14,6 +14,9 @@
 #include "sim/plan/plan.hpp"
 #include "sim/plan/tensor_split.hpp"
 
+#include <fmt/format.h>
+
+#include <array>
 #include <map>
 #include <optional>
 #include <vector>
@@ -56,7 +59,15 @@ private:
   void add_step();
   std::uint32_t gather_unit(std::size_t unit);
   bool sharded_weights() const;
-  double unit_parameters(std::size_t unit, bool experts) const;
+  // What an op of the pass costs this rank (its expert position's share for expert layers), computed once.
+  struct PassCost {
+    double seconds = 0, flops = 0, bytes = 0;
+  };
+  const PassCost& pass_cost(std::size_t layer, bool forward);
+  // An op's name in the trace; coarse fidelity fuses ops and drops their names, so none is built.
+  template <class... Args> std::string label(fmt::format_string<Args...> format, Args&&... args) const {
+    return coarse() ? std::string() : fmt::format(format, std::forward<Args>(args)...);
+  }
   double nic_share() const;
   bool crosses_nodes(int group) const;
   bool coarse() const { return s_.run.fidelity == scenario::Fidelity::coarse; }
@@ -66,8 +77,15 @@ private:
   const scenario::ParallelismSpec& spec_;
   ParallelLayout layout_;
   CostContext context_;
-  std::vector<models::Layer> shared_;                 // each layer's tensor-parallel share (expert FLOPs unscaled)
-  std::vector<std::vector<std::size_t>> units_;       // pipeline units: layer indices
+  std::vector<models::Layer> shared_;           // each layer's tensor-parallel share (expert FLOPs unscaled)
+  std::vector<std::vector<std::size_t>> units_; // pipeline units: layer indices
+  struct UnitParameters {
+    double dense = 0, experts = 0; // this rank's share of the unit's weights
+    double total() const { return dense + experts; }
+  };
+  std::vector<UnitParameters> unit_params_; // per unit
+  // [expert position][layer][forward, backward], filled on first use.
+  std::vector<std::vector<std::array<std::optional<PassCost>, 2>>> costs_;
   std::vector<std::vector<std::size_t>> chunk_units_; // virtual stage -> its units
   std::map<std::size_t, ExpertRouting> routing_;      // expert layer -> where its tokens go
   double tokens_per_rank_ = 0;                        // tokens of a micro-batch on one rank

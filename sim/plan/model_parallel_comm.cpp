@@ -32,9 +32,13 @@ std::uint32_t ModelParallelPlanner::send_recv(int peer, int boundary, bool send,
 std::uint32_t ModelParallelPlanner::add_collective(Operation op, double bytes, int group, std::string name,
                                                    std::vector<std::uint32_t> deps, Stream stream, Axis axis,
                                                    std::vector<double> matrix) {
+  // Coarse fidelity: a simulated rank's traffic through its NIC is also that of the tensor ranks it stands for.
+  const double share = coarse() && crosses_nodes(group) ? nic_share() : 1;
+  for (auto& m : matrix)
+    m *= share;
   graph::Collective c;
   c.op = op;
-  c.bytes = bytes;
+  c.bytes = bytes * share;
   c.group = group;
   c.algorithm = collectives::Algorithm::automatic;
   c.aggregate = s_.run.fidelity != scenario::Fidelity::step;
@@ -87,8 +91,7 @@ void ModelParallelPlanner::expert_all_to_all(std::size_t i, bool forward, bool d
   const auto& layer = s_.model.workload.layers[i];
   const int ep = spec_.expert;
   const int group = rank_groups_[rank_].expert;
-  double token_bytes = static_cast<double>(layer.gemm.k) * calibration::activation_bytes(s_.model.precision);
-  if (coarse() && crosses_nodes(group)) token_bytes *= nic_share();
+  const double token_bytes = static_cast<double>(layer.gemm.k) * calibration::activation_bytes(s_.model.precision);
   std::vector<double> matrix(routing.matrix.size());
   const bool outward = dispatch == forward;
   for (int a = 0; a < ep; ++a)
@@ -108,7 +111,6 @@ void ModelParallelPlanner::reduce_gradients(std::uint32_t after) {
   const auto& g = rank_groups_[rank_];
   const auto reduce = [&](double bytes, int group, const char* what) {
     if (bytes <= 0 || group < 0) return;
-    if (coarse() && crosses_nodes(group)) bytes *= nic_share();
     if (rank_ == 0) ++buckets_;
     reductions_.push_back(add_collective(op, bytes, group,
                                          fmt::format("{} gradients bucket {}", what, reductions_.size()), {after},
@@ -125,10 +127,9 @@ std::uint32_t ModelParallelPlanner::gather_unit(std::size_t unit) {
   std::vector<std::uint32_t> deps;
   if (unit_compute_.size() >= 2) deps.push_back(unit_compute_[unit_compute_.size() - 2]);
   const double weight = calibration::activation_bytes(s_.model.precision) == 4 ? 4 : 2;
-  double bytes = (unit_parameters(unit, false) + unit_parameters(unit, true)) * weight;
+  const double bytes = unit_params_[unit].total() * weight;
   const int group = rank_groups_[rank_].data;
   if (group < 0 || bytes <= 0) return flush();
-  if (coarse() && crosses_nodes(group)) bytes *= nic_share();
   return add_collective(Operation::all_gather, bytes, group, fmt::format("allgather unit {} weights", unit),
                         std::move(deps), Stream::comm, Axis::data);
 }

@@ -43,9 +43,9 @@ std::vector<MemoryEstimate> ModelParallelPlanner::stage_memory() const {
     std::vector<double> chunk_activations(spec_.virtual_stages, 0.0);
     for (int c = stage, chunk = 0; c < static_cast<int>(chunk_units_.size()); c += p, ++chunk) {
       for (auto u : chunk_units_[c]) {
-        dense += unit_parameters(u, false);
-        experts += unit_parameters(u, true);
-        const double unit = unit_parameters(u, false) + unit_parameters(u, true);
+        dense += unit_params_[u].dense;
+        experts += unit_params_[u].experts;
+        const double unit = unit_params_[u].total();
         second_unit = std::max(second_unit, std::min(unit, largest_unit));
         largest_unit = std::max(largest_unit, unit);
         double saved = 0;
@@ -55,8 +55,8 @@ std::vector<MemoryEstimate> ModelParallelPlanner::stage_memory() const {
           gradient = std::max(gradient, static_cast<double>(l.input_elements + l.output_elements) * e * batch);
         }
         // The block's input: its first op's (the embedding ahead of the first block reads token ids).
-        const auto in_block = std::find_if(units_[u].begin(), units_[u].end(),
-                                           [&](std::size_t i) { return shared_[i].block >= 0; });
+        const auto in_block =
+            std::find_if(units_[u].begin(), units_[u].end(), [&](std::size_t i) { return shared_[i].block >= 0; });
         const auto& first = shared_[in_block != units_[u].end() ? *in_block : units_[u].front()];
         // Full recomputation: each block keeps its input; one block's activations live while it is recomputed.
         const double kept = full ? static_cast<double>(first.input_elements) * e * batch : saved;
@@ -69,11 +69,11 @@ std::vector<MemoryEstimate> ModelParallelPlanner::stage_memory() const {
       return dense * bytes_per_parameter / (sharded ? data : 1) +
              experts * bytes_per_parameter / (sharded ? expert_data : 1);
     };
-    m.items.push_back({"weights", shard(states.weights, zero3),
-                       fmt::format("{:.4g} billion parameters (tensor share of {}{}), {} B each{}",
-                                   (dense + experts) / 1e9,
-                                   spec_.tensor, experts > 0 ? fmt::format(", experts / {}", spec_.expert) : "",
-                                   states.weights, zero3 ? ", ZeRO-3 shard" : "")});
+    m.items.push_back(
+        {"weights", shard(states.weights, zero3),
+         fmt::format("{:.4g} billion parameters (tensor share of {}{}), {} B each{}", (dense + experts) / 1e9,
+                     spec_.tensor, experts > 0 ? fmt::format(", experts / {}", spec_.expert) : "", states.weights,
+                     zero3 ? ", ZeRO-3 shard" : "")});
     m.items.push_back({"gradients", shard(states.gradients, zero2),
                        fmt::format("{} B/parameter{}", states.gradients, zero2 ? ", ZeRO-2 shard" : "")});
     m.items.push_back({"optimizer states", shard(states.optimizer(), zero1),
@@ -85,10 +85,11 @@ std::vector<MemoryEstimate> ModelParallelPlanner::stage_memory() const {
       now += (slot.forward ? 1 : -1) * chunk_activations[slot.chunk];
       peak = std::max(peak, now);
     }
-    m.items.push_back({"activations", peak,
-                       fmt::format("stage {} of {}: {} micro-batches of {} in flight at the peak ({})", stage, p,
-                                   peak_in_flight(order), batch, full ? "block inputs, full recomputation"
-                                                                     : std::string(scenario::to_string(t.recompute)))});
+    m.items.push_back(
+        {"activations", peak,
+         fmt::format("stage {} of {}: {} micro-batches of {} in flight at the peak ({})", stage, p,
+                     peak_in_flight(order), batch,
+                     full ? "block inputs, full recomputation" : std::string(scenario::to_string(t.recompute)))});
     m.items.push_back({"activation gradients", gradient, "the largest op's input and output gradients"});
     if (zero3 && data > 1)
       m.items.push_back({"gathered weights", (largest_unit + second_unit) * states.weights,

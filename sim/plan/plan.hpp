@@ -43,11 +43,12 @@ struct Plan {
   double gradient_bytes = 0;                     // gradient bytes each rank reduces per iteration
   int buckets = 0;                               // gradient reductions (all-reduce or ZeRO's reduce-scatter)
   std::vector<std::string> allreduce_algorithms; // the algorithms its collectives run (auto resolved), sorted
-  int workers = 0;                               // ranks that train (dedicated parameter servers take the rest)
-  double samples_per_worker_iteration = 0;       // micro-batch x accumulation steps
-  double spectral_gap = -1;                      // decentralized averaging: 1 - |lambda_2|; -1 otherwise
-  double wire_bytes = 0;  // per worker per iteration, the gradients as sent (compressed, sparse) ...
-  double dense_bytes = 0; // ... and as they would have been, dense
+  int workers = 0; // ranks that train (dedicated parameter servers take the rest); data-parallel replicas under
+                   // tensor, pipeline or expert parallelism (each of workers x samples_per_worker_iteration)
+  double samples_per_worker_iteration = 0; // micro-batch x accumulation steps
+  double spectral_gap = -1;                // decentralized averaging: 1 - |lambda_2|; -1 otherwise
+  double wire_bytes = 0;                   // per worker per iteration, the gradients as sent (compressed, sparse) ...
+  double dense_bytes = 0;                  // ... and as they would have been, dense
   ParallelInfo parallel;
 };
 

@@ -23,10 +23,7 @@ const std::vector<std::string>& routing_names() {
 
 // Units a pipeline splits the model into: transformer blocks, else layers.
 int pipeline_units(const models::Workload& w) {
-  int blocks = 0;
-  for (const auto& l : w.layers)
-    blocks = std::max(blocks, l.block + 1);
-  return blocks > 0 ? blocks : static_cast<int>(w.layers.size());
+  return w.block_count() > 0 ? w.block_count() : static_cast<int>(w.layers.size());
 }
 
 std::vector<std::string> read_order(const Object& section) {
@@ -104,10 +101,7 @@ void read_parallelism(const Object& top, Scenario& s) {
     spec.micro_batches = static_cast<int>(p.integer("micro_batches", 1, 1));
   }
 
-  const bool has_tensor_split = std::any_of(w.layers.begin(), w.layers.end(), [](const models::Layer& l) {
-    return l.tensor_split != models::TensorSplit::replicated;
-  });
-  if (spec.tensor > 1 && !has_tensor_split)
+  if (spec.tensor > 1 && !w.tensor_splits())
     p.fail("tensor", fmt::format("model \"{}\" has no op tensor parallelism splits (only transformer models say how "
                                  "Megatron-LM splits each op)",
                                  w.name));
@@ -116,9 +110,7 @@ void read_parallelism(const Object& top, Scenario& s) {
     p.fail("tensor", fmt::format("must divide the model's {} attention heads", transformer->heads));
   if (spec.sequence_parallel && spec.tensor == 1) p.fail("sequence_parallel", "needs tensor > 1");
 
-  int experts = 0;
-  for (const auto& l : w.layers)
-    experts = std::max(experts, l.moe.experts);
+  const int experts = w.expert_count();
   if (spec.expert > 1 && experts == 0) p.fail("expert", fmt::format("model \"{}\" has no expert layers", w.name));
   if (spec.expert > 1 && experts % spec.expert != 0)
     p.fail("expert", fmt::format("must divide the model's {} experts", experts));
