@@ -3,88 +3,126 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 #include <stdexcept>
 
 namespace dtsim::calibration {
 
 namespace {
 
-// The SMs' busy fraction for one tile shape (tile_m x tile_n of C per thread block).
-double utilization(double sms, const GemmDims& g, double tile_m, double tile_n) {
-  const double tiles = std::ceil(g.m / tile_m) * std::ceil(g.n / tile_n) * g.count;
-  // Too few tiles to fill the SMs: the library splits the reduction dimension k across blocks (split-K, as
-  // cuBLAS and CUTLASS do for weight gradients, whose m x n is small and k is the batch), each split keeping at
-  // least kMinSplitK of k so the partial sums stay worth adding.
-  const double splits = tiles >= sms ? 1 : std::clamp(g.k / kMinSplitK, 1.0, std::floor(sms / tiles));
-  const double waves = std::ceil(tiles * splits / sms - 1e-9);
-  // Every tile of a wave costs a full tile (partial tiles are padded): the SMs' time is waves x one tile's work.
-  const double padded = waves * sms * tile_m * tile_n * (g.k / splits);
-  return g.m * g.n * g.k * g.count / padded;
+// Time of the math and of the memory traffic, without the launch overhead, and whether small tiles' L2 feed set the
+// math.
+struct Terms {
+  double math = 0;
+  double memory = 0;
+  bool l2 = false;
+};
+
+double hbm_seconds(const GpuProfile& gpu, double bytes, Precision p) {
+  return bytes > 0 ? bytes / (gpu.memory_bandwidth * gpu.efficiency(KernelClass::memory, p, bytes)) : 0.0;
+}
+
+double gemm_bytes(const GemmDims& g, Precision p) {
+  if (g.bytes > 0) return g.bytes;
+  return g.count * ((g.m * g.k + g.k * g.n) * gemm_input_bytes(p) + g.m * g.n * gemm_output_bytes(p));
+}
+
+// Memory-class kernels (activations, normalization, pooling, optimizer steps) do not run on tensor cores: they are
+// CUDA-core code, and PyTorch computes their arithmetic in fp32 even for fp16/bf16 tensors (at::opmath_type<at::Half>
+// is float). Their math runs at the fp32 peak, a bound that only matters for unusually arithmetic-heavy ones.
+Terms memory_terms(const GpuProfile& gpu, const KernelCost& c) {
+  return {c.flops > 0 ? c.flops / gpu.peak(Precision::fp32) : 0.0, hbm_seconds(gpu, c.bytes, c.precision), false};
+}
+
+// A measured curve (calibration/fit.hpp) is the efficiency a kernel of this many FLOPs reached, waves and tile padding
+// included: each GEMM at the curve's value at its FLOPs, and a fused attention kernel, which the probe times whole, at
+// the curve's value at all its FLOPs.
+Terms measured_terms(const GpuProfile& gpu, const KernelCost& c, const EfficiencyCurve& curve) {
+  const double peak = gpu.peak(c.precision);
+  const auto at = [&](double flops) { return flops > 0 ? flops / (peak * curve.at(flops)) : 0.0; };
+  Terms t{0, hbm_seconds(gpu, c.bytes, c.precision), false};
+  if (c.kind == KernelClass::attention || c.gemms.empty())
+    t.math = at(c.flops);
+  else
+    for (const auto& g : c.gemms)
+      t.math += at(g.flops());
+  return t;
+}
+
+// GEMMs and convolutions: each GEMM a kernel of its own, its time the longer of its tiles' math and its HBM traffic.
+// A fused attention kernel: its tiles' math against the whole kernel's traffic.
+Terms modelled_terms(const GpuProfile& gpu, const KernelCost& c) {
+  const Precision p = math_precision(c.precision);
+  const double ceiling = gpu.efficiency(c.kind, p);
+  if (c.gemms.empty())
+    return {c.flops > 0 ? c.flops / (gpu.peak(p) * ceiling) : 0.0, hbm_seconds(gpu, c.bytes, p), false};
+  Terms t;
+  double longest = 0; // the GEMM that takes longest says whether L2 bound the math
+  for (const auto& g : c.gemms) {
+    if (g.flops() <= 0) continue;
+    const GemmTiling tiling = gemm_tiling(gpu, g, p, ceiling);
+    const double math = tiling.math_seconds;
+    if (c.kind == KernelClass::attention) {
+      t.math += math;
+    } else {
+      // The operands stream while the tiles compute; split-K's reduction follows (memory-bound).
+      const double memory = hbm_seconds(gpu, gemm_bytes(g, p), p);
+      (math >= memory ? t.math : t.memory) += std::max(math, memory);
+      t.memory += tiling.reduction_seconds;
+    }
+    if (math > longest) {
+      longest = math;
+      t.l2 = tiling.l2_bound;
+    }
+  }
+  if (c.kind == KernelClass::attention) t.memory = hbm_seconds(gpu, c.bytes, p);
+  return t;
 }
 
 } // namespace
 
-double wave_utilization(const GpuProfile& gpu, const GemmDims& g) {
-  if (gpu.compute_units <= 0 || g.m <= 0 || g.n <= 0 || g.k <= 0) return 1;
-  // Libraries pick the tile shape per problem (cuBLAS heuristics, cuDNN's kernels for 64-channel layers): the
-  // best of 64 and 128 in each dimension.
-  double best = 0;
-  for (const double tile_m : {kGemmTile / 2, kGemmTile})
-    for (const double tile_n : {kGemmTile / 2, kGemmTile})
-      best = std::max(best, utilization(gpu.compute_units, g, tile_m, tile_n));
-  return best;
+std::string_view to_string(Bound b) {
+  switch (b) {
+  case Bound::math:
+    return "math";
+  case Bound::hbm:
+    return "HBM";
+  case Bound::l2:
+    return "L2";
+  case Bound::launch:
+    return "launch";
+  }
+  return "unknown";
 }
 
-// Roofline (Williams, Waterman and Patterson, "Roofline", CACM 2009) with achieved rather than peak rates:
-//   time = max(flops / compute_rate, bytes / (memory_bandwidth * memory_efficiency)) + kernels * launch_overhead
-// In a measured profile, curves replace the constants: compute_rate = peak * curve(FLOPs) and memory_efficiency =
-// memory curve(bytes), both fitted on times with the launch overhead taken out (calibration/fit.hpp).
-// compute_rate for gemm and convolution kernels is peak(math precision) * efficiency(class, precision): they run
-// on tensor cores where the precision allows, and their efficiencies come from the profile.
-// Memory-class kernels (activations, normalization, pooling, optimizer steps) do not run on tensor cores:
-// they are CUDA-core code, and PyTorch computes their arithmetic in fp32 even for fp16/bf16 tensors
-// (at::opmath_type<at::Half> is float). Their compute term therefore uses the fp32 peak with efficiency 1 —
-// a bound that only matters for unusually arithmetic-heavy elementwise ops; normally the bytes term wins.
+KernelTime kernel_timing(const GpuProfile& gpu, const KernelCost& c) {
+  if (c.flops < 0 || c.bytes < 0 || c.kernels < 0)
+    throw std::invalid_argument(
+        fmt::format("kernel_time: negative cost (flops {}, bytes {}, kernels {})", c.flops, c.bytes, c.kernels));
+  Terms t;
+  if (c.kind == KernelClass::memory)
+    t = memory_terms(gpu, c);
+  else if (const EfficiencyCurve* curve = gpu.curve(c.kind, c.precision))
+    t = measured_terms(gpu, c, *curve);
+  else
+    t = modelled_terms(gpu, c);
+  // Per GEMM the longer term counted; for one kernel the longer of the two.
+  const bool summed = c.kind != KernelClass::memory && c.kind != KernelClass::attention && !c.gemms.empty() &&
+                      !gpu.curve(c.kind, c.precision);
+  const double busy = summed ? t.math + t.memory : std::max(t.math, t.memory);
+  const double overhead = c.kernels * gpu.launch_overhead;
+  KernelTime out;
+  out.seconds = busy + overhead;
+  if (out.seconds <= 0) return out;
+  const bool memory_bound = t.memory > t.math;
+  out.bound = overhead >= busy ? Bound::launch : memory_bound ? Bound::hbm : t.l2 ? Bound::l2 : Bound::math;
+  const bool by_bytes = out.bound == Bound::hbm || (out.bound == Bound::launch && c.flops <= 0);
+  const double math_peak = c.kind == KernelClass::memory ? gpu.peak(Precision::fp32) : gpu.peak(c.precision);
+  out.efficiency = by_bytes ? c.bytes / out.seconds / gpu.memory_bandwidth : c.flops / out.seconds / math_peak;
+  return out;
+}
+
 double kernel_time(const GpuProfile& gpu, const KernelCost& cost) {
-  if (cost.flops < 0 || cost.bytes < 0 || cost.kernels < 0)
-    throw std::invalid_argument(fmt::format("kernel_time: negative cost (flops {}, bytes {}, kernels {})", cost.flops,
-                                            cost.bytes, cost.kernels));
-  const EfficiencyCurve* curve = cost.kind == KernelClass::memory ? nullptr : gpu.curve(cost.kind, cost.precision);
-  double compute = 0;
-  if (curve != nullptr) {
-    // A measured curve (calibration/fit.hpp) is the efficiency a kernel of this many FLOPs reached, waves and tile
-    // padding included: each GEMM at the curve's value at its FLOPs, and a fused attention kernel, which the probe
-    // times whole, at the curve's value at all its FLOPs.
-    const double peak = gpu.peak(cost.precision);
-    const auto at = [&](double flops) { return flops > 0 ? flops / (peak * curve->at(flops)) : 0.0; };
-    if (cost.kind == KernelClass::attention || cost.gemms.empty())
-      compute = at(cost.flops);
-    else
-      for (const auto& g : cost.gemms)
-        compute += at(g.flops());
-  } else {
-    double compute_rate = 0;
-    if (cost.kind == KernelClass::memory)
-      compute_rate = gpu.peak(Precision::fp32);
-    else
-      compute_rate = gpu.peak(cost.precision) * gpu.efficiency(cost.kind, cost.precision);
-    // Zero work costs no time even in a hand-built profile with a zero rate (0/0 would be NaN).
-    compute = cost.flops > 0 ? cost.flops / compute_rate : 0.0;
-    if (cost.kind != KernelClass::memory && !cost.gemms.empty()) {
-      // Each GEMM at the class rate times the share of SMs its tiles keep busy.
-      compute = 0;
-      for (const auto& g : cost.gemms)
-        if (g.flops() > 0) compute += g.flops() / (compute_rate * wave_utilization(gpu, g));
-    }
-  }
-  // Streaming bytes at the memory curve's efficiency at this many bytes where the profile has one (a measured
-  // profile), else at the constant memory efficiency.
-  const double memory =
-      cost.bytes > 0
-          ? cost.bytes / (gpu.memory_bandwidth * gpu.efficiency(KernelClass::memory, cost.precision, cost.bytes))
-          : 0.0;
-  return std::max(compute, memory) + cost.kernels * gpu.launch_overhead;
+  return kernel_timing(gpu, cost).seconds;
 }
 
 } // namespace dtsim::calibration

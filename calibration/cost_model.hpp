@@ -1,20 +1,23 @@
 #pragma once
-// Compute model (DESIGN.md): a roofline with achieved rates,
-//   time = max(compute, bytes / (mem_bw * eff_mem)) + kernels * launch overhead,
-// where a GEMM's compute runs in waves of output tiles over the GPU's SMs, so small and skinny GEMMs reach far
-// less than the class efficiency that large ones do. A measured profile's efficiency curves (by FLOPs, and by bytes
-// for memory) replace the class efficiency and the wave model where it has them.
+// Compute model (DESIGN.md): what a kernel costs on a GPU, and what bounds it. Per kernel:
+//   time = max(math, memory) + launches x the GPU's per-kernel overhead
+// - math: a GEMM, a convolution's implicit GEMM or a fused attention kernel runs its tiles in waves over the SMs
+//   (calibration/gemm_model.hpp): the precision's peak x the large-shape efficiency of the kernel class x the share of
+//   the SMs' time its useful work fills, each SM's rate capped by what its share of the L2 bandwidth can feed the tile;
+// - memory: the bytes it really moves through HBM at the sustained streaming bandwidth;
+// - the per-kernel overhead: a kernel's launch and ramp on the GPU, so a memory-bound kernel's achieved bandwidth
+//   rises with its size as bytes / (overhead + bytes / bandwidth) does.
+// A measured profile's efficiency curves (by FLOPs, and by bytes for memory kernels) replace the class efficiency and
+// the wave model where it has them. What the host costs to issue the kernels is not GPU time: KernelCost carries it
+// for the launch timeline (calibration/launch_timeline.hpp).
+#include "calibration/gemm_model.hpp"
 #include "calibration/profile.hpp"
 
+#include <string>
+#include <string_view>
 #include <vector>
 
 namespace dtsim::calibration {
-
-// One GEMM C[m x n] = A[m x k] B[k x n], `count` times (batched, grouped).
-struct GemmDims {
-  double m = 0, n = 0, k = 0, count = 1;
-  double flops() const { return 2 * m * n * k * count; }
-};
 
 struct KernelCost {
   KernelClass kind = KernelClass::memory;
@@ -22,21 +25,26 @@ struct KernelCost {
   double flops = 0; // floating-point operations
   double bytes = 0; // bytes read and written in device memory
   int kernels = 1;  // launches this op takes (each pays the launch overhead)
-  // The GEMMs behind `flops` (gemm and convolution classes); empty: flops at the class efficiency.
+  // The GEMMs behind `flops` (gemm and convolution classes: each its own kernel; attention: the tiles of one fused
+  // kernel); empty: flops at the class efficiency, bytes as given.
   std::vector<GemmDims> gemms;
+  std::string name;        // what the kernel is, as a profiler would list it ("gemm (dgrad)", "layer_norm bwd")
+  double host_seconds = 0; // CPU time to issue all its launches (framework dispatch and cudaLaunchKernel)
 };
 
-// Output tile of a tensor-core GEMM kernel: cuBLAS and CUTLASS's large-GEMM kernels compute 128 x 128 tiles of C
-// per thread block (halved in a dimension where that pads less), one block per SM at a time.
-inline constexpr double kGemmTile = 128;
-// The least of k one split of a split-K GEMM takes (CUTLASS's split-K and stream-K kernels, Osama et al. 2023).
-inline constexpr double kMinSplitK = 256;
+// What sets a kernel's time: the math units, HBM bandwidth, the L2 feeding small tiles, or the per-kernel overhead.
+enum class Bound : std::uint8_t { math, hbm, l2, launch };
+std::string_view to_string(Bound b);
 
-// Fraction of the SMs' time a GEMM's useful work fills: it runs in waves of output tiles (times split-K splits)
-// over the SMs, and the last wave and the tiles' padding idle part of them ("wave and tile quantization",
-// NVIDIA's Matrix Multiplication Background User's Guide, 2023). 1 without an SM count.
-double wave_utilization(const GpuProfile& gpu, const GemmDims& gemm);
+struct KernelTime {
+  double seconds = 0; // on the GPU, every launch and its overhead included
+  Bound bound = Bound::launch;
+  // The kernel's rate over the peak of what bounds it: FLOP/s over the precision's peak (math, l2, and launch for a
+  // kernel with FLOPs), bytes/s over the datasheet bandwidth (hbm, and launch for a kernel without).
+  double efficiency = 0;
+};
 
-double kernel_time(const GpuProfile& gpu, const KernelCost& cost);
+KernelTime kernel_timing(const GpuProfile& gpu, const KernelCost& cost);
+double kernel_time(const GpuProfile& gpu, const KernelCost& cost); // kernel_timing(...).seconds
 
 } // namespace dtsim::calibration

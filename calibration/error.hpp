@@ -26,4 +26,8 @@ private:
   std::string file_, where_, detail_;
 };
 
+// The whole of a text file (a profile, a measurement file, nccl-tests output); `what` names it in the message when it
+// cannot be read ("the measurement file").
+std::string read_input_file(const std::string& path, const std::string& what);
+
 } // namespace dtsim::calibration

@@ -5,6 +5,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 
 namespace dtsim::calibration::detail {
 
@@ -24,6 +27,26 @@ std::string pointer(const std::string& parent, std::string_view key) {
 std::string pointer(const std::string& parent, std::size_t index) {
   return fmt::format("{}/{}", parent, index);
 }
+
+} // namespace dtsim::calibration::detail
+
+namespace dtsim::calibration {
+
+std::string read_input_file(const std::string& path, const std::string& what) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw CalibrationError(path, "", fmt::format("cannot read {}: it is a directory", what));
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw CalibrationError(path, "", fmt::format("cannot read {} (no such file, or not readable)", what));
+  std::stringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw CalibrationError(path, "", fmt::format("cannot read {}: a read error", what));
+  return text.str();
+}
+
+} // namespace dtsim::calibration
+
+namespace dtsim::calibration::detail {
 
 json parse_document(const std::string& text, const std::string& origin) {
   try {

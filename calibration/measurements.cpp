@@ -4,9 +4,6 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
-#include <sstream>
-
 namespace dtsim::calibration {
 namespace {
 
@@ -182,11 +179,7 @@ MeasurementFile parse_measurements(const std::string& json_text, const std::stri
 }
 
 MeasurementFile load_measurements(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw CalibrationError(path, "", "cannot read the measurement file (no such file, or not readable)");
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_measurements(text.str(), path);
+  return parse_measurements(read_input_file(path, "the measurement file"), path);
 }
 
 } // namespace dtsim::calibration

@@ -1,12 +1,12 @@
 // nccl-tests output: the format is described in nccl_tests.hpp.
 #include "calibration/nccl_tests.hpp"
+#include "calibration/error.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <regex>
 #include <sstream>
 
@@ -238,11 +238,7 @@ std::vector<NcclTestsRun> parse_nccl_tests(const std::string& text, const std::s
 }
 
 std::vector<NcclTestsRun> load_nccl_tests(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw CalibrationError(path, "", "cannot read the nccl-tests output (no such file, or not readable)");
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_nccl_tests(text.str(), path);
+  return parse_nccl_tests(read_input_file(path, "the nccl-tests output"), path);
 }
 
 NcclTestsFit fit_nccl_tests(const NcclTestsRun& run, std::optional<double> link_bandwidth, const std::string& origin) {

@@ -3,7 +3,8 @@
 //   {"name": "v100", "display_name": "...", "provenance": "derived" | "measured", "sources": ["..."],
 //    "measured": {"device": "...", "date": "...", "probe_version": "...", "measurements": "path"},  // iff measured
 //    "peak_flops": {"fp32": 15.7e12, "fp16": 125e12, ...},          // math precisions only (no "amp")
-//    "memory": {"capacity": bytes, "bandwidth": bytes/s, "efficiency": (0, 1]},
+//    "memory": {"capacity": bytes, "bandwidth": bytes/s, "efficiency": (0, 1], "latency": seconds (optional)},
+//    "l2": {"bandwidth": bytes/s},                                  // optional: what the L2 feeds the SMs
 //    "links": {"nvlink_bandwidth": bytes/s per direction (0: none), "pcie_bandwidth": bytes/s per direction},
 //    "efficiency": {"gemm": {precision: (0, 1]}, "convolution": {precision: (0, 1]},  // same keys as peak_flops
 //                   "attention": {precision: (0, 1]}},  // optional: fused (flash) attention, where the GPU has it
@@ -26,6 +27,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 #include <stdexcept>
 
 namespace dtsim::calibration {
@@ -176,7 +178,7 @@ GpuProfile parse_profile(const std::string& json_text, const std::string& origin
   const Reader r(origin);
   const json doc = detail::parse_document(json_text, origin);
   r.expect_object(doc, "",
-                  {"name", "display_name", "provenance", "measured", "sources", "peak_flops", "memory", "links",
+                  {"name", "display_name", "provenance", "measured", "sources", "peak_flops", "memory", "l2", "links",
                    "efficiency", "efficiency_curves", "launch_overhead", "collectives", "compute_units"});
 
   GpuProfile g;
@@ -200,11 +202,17 @@ GpuProfile parse_profile(const std::string& json_text, const std::string& origin
     r.fail("/peak_flops/fp32", "expected a positive number in FLOP/s, but it is missing (every GPU has an fp32 peak)");
 
   const json& memory = r.member(doc, "", "memory", "an object with capacity, bandwidth and efficiency");
-  r.expect_object(memory, "/memory", {"capacity", "bandwidth", "efficiency"});
+  r.expect_object(memory, "/memory", {"capacity", "bandwidth", "efficiency", "latency"});
   g.memory_bytes = r.positive(memory, "/memory", "capacity", "bytes");
   g.memory_bandwidth = r.positive(memory, "/memory", "bandwidth", "bytes/s");
   g.memory_efficiency =
       r.fraction(r.member(memory, "/memory", "efficiency", "a fraction in (0, 1]"), "/memory/efficiency");
+  if (Reader::find(memory, "latency")) g.memory_latency = r.non_negative(memory, "/memory", "latency", "seconds");
+
+  if (const json* l2 = Reader::find(doc, "l2")) {
+    r.expect_object(*l2, "/l2", {"bandwidth"});
+    g.l2_bandwidth = r.positive(*l2, "/l2", "bandwidth", "bytes/s");
+  }
 
   const json& links = r.member(doc, "", "links", "an object with nvlink_bandwidth and pcie_bandwidth");
   r.expect_object(links, "/links", {"nvlink_bandwidth", "pcie_bandwidth"});
@@ -312,9 +320,11 @@ std::string profile_to_json(const GpuProfile& g) {
     sources += fmt::format("{}\n    {}", i ? "," : "", json_string(g.sources[i]));
   fields.push_back(sources + (g.sources.empty() ? "]" : "\n  ]"));
   fields.push_back(fmt::format("\"peak_flops\": {}", by_precision_inline(g.peak_flops)));
-  fields.push_back(fmt::format("\"memory\": {{\"capacity\": {}, \"bandwidth\": {}, \"efficiency\": {}}}",
-                               json_number(g.memory_bytes), json_number(g.memory_bandwidth),
-                               json_number(g.memory_efficiency)));
+  fields.push_back(fmt::format(
+      "\"memory\": {{\"capacity\": {}, \"bandwidth\": {}, \"efficiency\": {}{}}}", json_number(g.memory_bytes),
+      json_number(g.memory_bandwidth), json_number(g.memory_efficiency),
+      g.memory_latency > 0 ? fmt::format(", \"latency\": {}", json_number(g.memory_latency)) : std::string()));
+  if (g.l2_bandwidth > 0) fields.push_back(fmt::format("\"l2\": {{\"bandwidth\": {}}}", json_number(g.l2_bandwidth)));
   fields.push_back(fmt::format("\"links\": {{\"nvlink_bandwidth\": {}, \"pcie_bandwidth\": {}}}",
                                json_number(g.nvlink_bandwidth), json_number(g.pcie_bandwidth)));
   std::string eff = fmt::format("\"efficiency\": {{\n    \"gemm\": {},\n    \"convolution\": {}",
@@ -351,6 +361,26 @@ std::optional<GpuProfile> find_profile(const std::string& name) {
       throw CalibrationError(origin, "/name",
                              fmt::format("expected \"{}\" (the file name), got \"{}\"", file.stem, g.name));
     return g;
+  }
+  return std::nullopt;
+}
+
+GpuProfile load_profile_file(const std::string& path) {
+  return parse_profile(read_input_file(path, "the GPU profile"), path);
+}
+
+std::optional<GpuProfile> resolve_profile(const std::string& name_or_path,
+                                          const std::vector<std::string>& directories) {
+  if (auto shipped = find_profile(name_or_path)) return shipped;
+  const std::filesystem::path given(name_or_path);
+  std::error_code ec;
+  if (given.is_absolute()) {
+    if (std::filesystem::is_regular_file(given, ec)) return load_profile_file(name_or_path);
+    return std::nullopt;
+  }
+  for (const auto& directory : directories) {
+    const auto candidate = (std::filesystem::path(directory) / given).lexically_normal();
+    if (std::filesystem::is_regular_file(candidate, ec)) return load_profile_file(candidate.string());
   }
   return std::nullopt;
 }

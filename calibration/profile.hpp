@@ -55,14 +55,19 @@ struct GpuProfile {
   double nvlink_bandwidth = 0;            // bytes/s per direction per GPU (0: no NVLink)
   double pcie_bandwidth = 0;              // bytes/s per direction of the GPU's PCIe link
 
-  // Fraction of peak that sustained kernels reach (v0: one constant per class and precision).
+  // Fraction of peak that a large GEMM's (or convolution's) tiles reach on the SMs they occupy: the ceiling of the tile
+  // model (calibration/gemm_model.hpp), measured at a shape whose waves are known.
   std::map<Precision, double> gemm_efficiency;
   std::map<Precision, double> conv_efficiency;
   // Fused attention kernels' fraction of peak, forward and backward together, where the GPU has them (FlashAttention-2
   // needs Ampere or newer and fp16/bf16); empty: attention runs unfused.
   std::map<Precision, double> attention_efficiency;
   double memory_efficiency = 1.0; // fraction of memory_bandwidth reached by streaming kernels
-  double launch_overhead = 0;     // seconds added to every kernel
+  double memory_latency = 0;      // seconds of one load from HBM (0: not known); a GEMM wave waits it once
+  double l2_bandwidth = 0;        // bytes/s the L2 cache delivers to the SMs (0: not known, tiles never L2-bound)
+  // Seconds the GPU spends on every kernel besides its work: the gap between back-to-back kernels and the ramp of
+  // each (what a tiny kernel costs when the host keeps the queue full).
+  double launch_overhead = 0;
   // Streaming multiprocessors: a GEMM runs in waves of output tiles over them (0: no wave model, GEMMs at
   // their class efficiency whatever their shape).
   int compute_units = 0;
@@ -88,6 +93,12 @@ struct GpuProfile {
 // Profile by preset name ("v100", "a100-80gb", ...) from the embedded files.
 std::optional<GpuProfile> find_profile(const std::string& name);
 std::vector<std::string> profile_names();
+// A profile file (a calibrated one written by `dtsim calibrate`, or a hand-made one). Throws CalibrationError naming
+// the file: it cannot be read, or the JSON pointer of what is wrong in it.
+GpuProfile load_profile_file(const std::string& path);
+// A shipped profile's name, else the path of a profile file: as given when absolute, else tried relative to each of
+// `directories` in order. nullopt when it is neither; CalibrationError when the file it found is not a profile.
+std::optional<GpuProfile> resolve_profile(const std::string& name_or_path, const std::vector<std::string>& directories);
 // Parses one profile document; `origin` names the file in error messages. Throws CalibrationError.
 GpuProfile parse_profile(const std::string& json_text, const std::string& origin);
 // The profile as a document parse_profile reads back (two-space indented, knots one per line).

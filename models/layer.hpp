@@ -70,6 +70,18 @@ enum class TensorSplit : std::uint8_t {
   vocabulary,    // an embedding table split by rows: its output is all-reduced in forward
 };
 
+// What a memory-bound op computes, where frameworks run it as different kernels (fused or not): the plan prices each
+// form by the kernels and bytes a framework really runs for it (sim/plan/op_cost.cpp).
+enum class MemoryOp : std::uint8_t {
+  generic,              // one kernel reading its input, writing its output (CNN activations, pooling, batch norm)
+  layer_norm,           // a transformer's LayerNorm or RMSNorm
+  activation,           // the activation after a linear layer (GeLU, ReLU, SiLU)
+  gated_activation,     // act(gate) x up (GLU variants, Shazeer 2020: SwiGLU)
+  residual_add,         // a residual add
+  dropout_residual_add, // dropout on a residual branch, then the add
+  cross_entropy,        // softmax cross-entropy over the logits
+};
+
 // Everything per sample (one image, one sequence). The plan multiplies by the batch.
 struct Layer {
   std::string name;
@@ -92,6 +104,8 @@ struct Layer {
   std::int64_t saved_fixed_bytes = 0;
   int block = -1; // the repeated block (transformer layer) this op belongs to; -1 outside (embeddings, heads)
   TensorSplit tensor_split = TensorSplit::replicated;
+  MemoryOp memory_op = MemoryOp::generic; // memory-bound ops: what they compute
+  bool bias = false;                      // matmuls and convolutions: a bias vector, whose gradient backward reduces
 };
 
 // The GEMMs `batch` samples run in a layer's forward: its `gemm` with m scaled by the batch, or an attention

@@ -59,6 +59,7 @@ void NetBuilder::conv(const std::string& name, std::int64_t out_channels, std::p
   const std::int64_t weights = shape_.channels / groups * kh * kw * out_channels;
   const double macs = static_cast<double>(weights) * static_cast<double>(out.height * out.width);
   push(name, LayerKind::convolution, 2 * macs, weights + (bias ? out_channels : 0), shape_.elements(), out);
+  layers_.back().bias = bias;
   // k = Cin/groups x kernel area, from the weights: push() has moved shape_ on to the output.
   layers_.back().gemm = {out.height * out.width, out_channels / groups, weights / out_channels, groups};
 }
@@ -132,6 +133,7 @@ void NetBuilder::linear(const std::string& name, std::int64_t out_features, bool
   push(name, LayerKind::matmul, 2 * static_cast<double>(weights), weights + (bias ? out_features : 0), in,
        Shape{out_features, 1, 1});
   layers_.back().gemm = {1, out_features, in, 1};
+  layers_.back().bias = bias;
 }
 
 void NetBuilder::concat(const std::string& name, const std::vector<Shape>& parts) {

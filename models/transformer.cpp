@@ -99,7 +99,9 @@ public:
 
   // A linear layer applied to m rows: weights k x n, plus n biases.
   Layer& linear(std::string name, std::int64_t m, std::int64_t n, std::int64_t k, bool bias) {
-    return gemm(std::move(name), m, n, k, 1, n * k + (bias ? n : 0));
+    Layer& l = gemm(std::move(name), m, n, k, 1, n * k + (bias ? n : 0));
+    l.bias = bias;
+    return l;
   }
 
   // An activation function keeps its inputs for backward (GELU's input; SwiGLU's two).
@@ -114,12 +116,14 @@ public:
     Layer& l = elementwise(std::move(name), kElementwiseFlops + (dropout ? 1 : 0), elements, 2);
     l.saved_elements = 0;
     l.saved_fixed_bytes = dropout ? elements : 0;
+    l.memory_op = dropout ? MemoryOp::dropout_residual_add : MemoryOp::residual_add;
   }
 
   void norm(std::string name, Norm kind, std::int64_t rows, std::int64_t width) {
     const bool rms = kind == Norm::rms_norm;
     push(std::move(name), LayerKind::normalization, (rms ? kRmsNormFlops : kLayerNormFlops) * d(rows * width),
-         rms ? width : 2 * width, rows * width, rows * width);
+         rms ? width : 2 * width, rows * width, rows * width)
+        .memory_op = MemoryOp::layer_norm;
   }
 
   std::vector<Layer> take() { return std::move(layers_); }
@@ -348,8 +352,7 @@ private:
       gate.saved_elements = 0; // shares up's input
       gate.tensor_split = TensorSplit::column_shared;
     }
-    b_.elementwise(p + "act", activation_flops(s_.activation) + (s_.gated_ffn ? 1 : 0), s * f, s_.gated_ffn ? 2 : 1)
-        .tensor_split = TensorSplit::inner;
+    activation(p + "act", s * f).tensor_split = TensorSplit::inner;
     b_.linear(p + "down", s, h, f, s_.biases).tensor_split = TensorSplit::row;
   }
 
@@ -368,9 +371,15 @@ private:
     x.gemm = {(routed + e - 1) / e, f, h, e * matrices};
     x.moe = {static_cast<int>(e), static_cast<int>(k), s_.moe.capacity_factor};
     x.tensor_split = TensorSplit::column_row;
-    b_.elementwise(p + "act", activation_flops(s_.activation) + (s_.gated_ffn ? 1 : 0), routed * f,
-                   s_.gated_ffn ? 2 : 1)
-        .tensor_split = TensorSplit::inner;
+    activation(p + "act", routed * f).tensor_split = TensorSplit::inner;
+  }
+
+  // The FFN's activation over `elements` (a GLU's act(gate) x up reads both; Shazeer 2020).
+  Layer& activation(const std::string& name, std::int64_t elements) {
+    Layer& act =
+        b_.elementwise(name, activation_flops(s_.activation) + (s_.gated_ffn ? 1 : 0), elements, s_.gated_ffn ? 2 : 1);
+    act.memory_op = s_.gated_ffn ? MemoryOp::gated_activation : MemoryOp::activation;
+    return act;
   }
 
   // BERT's pre-training heads before the (tied) MLM decoder: the pooler and next-sentence classifier on the [CLS]
@@ -381,7 +390,7 @@ private:
     b_.elementwise("pooler.act", kElementwiseFlops, h); // tanh
     b_.linear("nsp", 1, 2, h, true);
     b_.linear("mlm.transform", s, h, h, true);
-    b_.elementwise("mlm.act", kGeluFlops, s * h);
+    b_.elementwise("mlm.act", kGeluFlops, s * h).memory_op = MemoryOp::activation;
     b_.norm("mlm.norm", s_.norm, s, h);
   }
 
@@ -390,7 +399,9 @@ private:
     // Tied: the embedding holds the weights; BERT's decoder still has its own bias.
     const std::int64_t params = (s_.tied_embeddings ? 0 : v * h) + (s_.bert_heads ? v : 0);
     b_.gemm("lm_head", s, v, h, 1, params).tensor_split = TensorSplit::column;
-    b_.push("loss", LayerKind::softmax, kSoftmaxFlops * d(s * v), 0, s * v, s).tensor_split = TensorSplit::inner;
+    Layer& loss = b_.push("loss", LayerKind::softmax, kSoftmaxFlops * d(s * v), 0, s * v, s);
+    loss.tensor_split = TensorSplit::inner;
+    loss.memory_op = MemoryOp::cross_entropy;
   }
 
   // fairseq's AdaptiveSoftmax: a head over the first band plus one logit per tail cluster for every token; a tail
@@ -413,7 +424,7 @@ private:
               own ? band.size * band.dim : 0);
       logits += band.tokens * band.size;
     }
-    b_.push("loss", LayerKind::softmax, kSoftmaxFlops * d(logits), 0, logits, s);
+    b_.push("loss", LayerKind::softmax, kSoftmaxFlops * d(logits), 0, logits, s).memory_op = MemoryOp::cross_entropy;
   }
 
   const TransformerSpec& s_;

@@ -119,11 +119,14 @@ Plan DataParallelPlanner::build() {
   plan.spectral_gap = spectral_gap(s_, workers);
   plan.wire_bytes = compressed_bytes_;
   plan.dense_bytes = dense_bytes_;
+  plan.kernels = kernels_.rows();
+  plan.host_wait_seconds = kernels_.host_wait();
   return plan;
 }
 
 void DataParallelPlanner::build_program(int rank) {
   rank_ = rank;
+  timeline_.synchronize(); // an iteration starts once the host has read the last one's loss
   held_.clear();
   exchange_.reset();
   compressed_bytes_ = dense_bytes_ = 0;
@@ -262,19 +265,21 @@ std::uint32_t DataParallelPlanner::add_collective(Operation op, double bytes, st
 }
 
 std::uint32_t DataParallelPlanner::add_compute(std::string name, const OpCost& cost, std::vector<std::uint32_t> deps) {
-  return add_op(Op{std::move(name), Stream::compute, graph::Compute{cost.seconds(s_.gpu), cost.flops(), cost.bytes()},
-                   std::move(deps)});
+  const double seconds = PricedOp(cost, s_.gpu).run(timeline_, rank_ == 0 ? &kernels_ : nullptr);
+  return add_op(
+      Op{std::move(name), Stream::compute, graph::Compute{seconds, cost.flops(), cost.bytes()}, std::move(deps)});
 }
 
 // The optimizer step over this rank's parameters, once every gradient is reduced. Offloaded, the host streams
 // the states at its memory bandwidth between the gradients' trip down and the weights' trip back over PCIe.
 std::uint32_t DataParallelPlanner::add_step(double parameters, std::vector<std::uint32_t> deps) {
-  const OpCost step = optimizer_step_cost(parameters, parameter_tensors(), s_);
-  if (s_.training.offload == scenario::Offload::none) return add_compute("optimizer step", step, std::move(deps));
+  if (s_.training.offload == scenario::Offload::none)
+    return add_compute("optimizer step", iteration_passes(parameters, parameter_tensors(), s_), std::move(deps));
+  const double bytes = parameters * optimizer_step_bytes(s_.training.optimizer, s_.model.precision);
   const double pcie = parameters * (grad_bytes() + weight_bytes()) / s_.gpu.pcie_bandwidth;
-  const double host = step.bytes() / s_.training.host_memory_bandwidth;
-  return add_op(Op{"optimizer step (host CPU, offloaded)", Stream::compute,
-                   graph::Compute{pcie + host, 0, step.bytes()}, std::move(deps)});
+  const double host = bytes / s_.training.host_memory_bandwidth;
+  return add_op(Op{"optimizer step (host CPU, offloaded)", Stream::compute, graph::Compute{pcie + host, 0, bytes},
+                   std::move(deps)});
 }
 
 // The scenario's all-reduce algorithm (or the strategy preset's); `auto` picks per size and cluster as NCCL would.

@@ -3,6 +3,7 @@
 // happens to the gradients is the strategy's business. data_parallel.cpp builds the compute, PyTorch DDP's buckets
 // and ZeRO; strategy_ops.cpp the parameter servers, the model-averaging schemes and gradient compression.
 #include "models/layer.hpp"
+#include "sim/plan/kernel_table.hpp"
 #include "sim/plan/op_cost.hpp"
 #include "sim/plan/plan.hpp"
 #include "sim/plan/strategy_layout.hpp"
@@ -100,6 +101,8 @@ private:
   int buckets_ = 0;             // gradient reductions (all-reduce, ZeRO's reduce-scatter or pushes) per iteration
   double compressed_bytes_ = 0; // per iteration, what the gradients were sent as
   double dense_bytes_ = 0;      // ... and what they would have been
+  calibration::LaunchTimeline timeline_; // the program's host issuing its kernels, from the iteration's start
+  KernelTable kernels_;                  // rank 0's kernels
 };
 
 } // namespace dtsim::plan::detail

@@ -38,7 +38,7 @@ ModelParallelPlanner::ModelParallelPlanner(const scenario::Scenario& s)
       (shared_[i].moe.experts > 0 ? p.experts : p.dense) += static_cast<double>(shared_[i].parameters);
     unit_params_.push_back(p);
   }
-  costs_.assign(spec_.expert, std::vector<std::array<std::optional<PassCost>, 2>>(layers.size()));
+  costs_.assign(spec_.expert, std::vector<std::array<std::optional<PricedOp>, 2>>(layers.size()));
   const int chunks = spec_.pipeline * spec_.virtual_stages;
   std::vector<int> counts = spec_.stage_blocks;
   if (counts.empty()) {
@@ -110,6 +110,8 @@ Plan ModelParallelPlanner::build() {
       plan.gradient_bytes += unit_params_[u].total() * calibration::gradient_bytes(s_.model.precision);
   plan.buckets = buckets_;
   plan.parallel = parallel_info(stages);
+  plan.kernels = kernels_.rows();
+  plan.host_wait_seconds = kernels_.host_wait();
   return plan;
 }
 
@@ -140,6 +142,7 @@ void ModelParallelPlanner::build_program(int rank, graph::Program& program) {
   rank_ = rank;
   coord_ = layout_.coord(rank);
   program_ = &program;
+  timeline_.synchronize(); // an iteration starts once the host has read the last one's loss
   reductions_.clear();
   pending_ = {};
   last_compute_.reset();
@@ -223,21 +226,24 @@ void ModelParallelPlanner::run_layer(std::size_t i, bool forward, std::vector<st
     tensor_collective(*comm.before, label("{} {} tp {}", full.name, pass, collectives::to_string(comm.before->op)),
                       deps);
   if (experts) expert_all_to_all(i, forward, forward, deps);
-  const auto& cost = pass_cost(i, forward);
-  add_compute(label("{} {}", full.name, pass), cost.seconds, cost.flops, cost.bytes, deps);
+  run_priced(pass_cost(i, forward), label("{} {}", full.name, pass), deps);
   if (experts) expert_all_to_all(i, forward, !forward, deps);
   if (comm.after)
     tensor_collective(*comm.after, label("{} {} tp {}", full.name, pass, collectives::to_string(comm.after->op)), deps);
 }
 
-const ModelParallelPlanner::PassCost& ModelParallelPlanner::pass_cost(std::size_t i, bool forward) {
+const PricedOp& ModelParallelPlanner::pass_cost(std::size_t i, bool forward) {
   auto& slot = costs_[coord_.ep][i][forward ? 0 : 1];
   if (!slot) {
     const auto local = local_layer(i);
-    const OpCost cost = forward ? forward_cost(local, context_) : backward_cost(local, context_);
-    slot = PassCost{cost.seconds(s_.gpu), cost.flops(), cost.bytes()};
+    slot = PricedOp(forward ? forward_cost(local, context_) : backward_cost(local, context_), s_.gpu);
   }
   return *slot;
+}
+
+void ModelParallelPlanner::run_priced(const PricedOp& op, const std::string& name, std::vector<std::uint32_t>& deps) {
+  const double seconds = op.run(timeline_, rank_ == 0 ? &kernels_ : nullptr);
+  add_compute(name, seconds, op.flops, op.bytes, deps);
 }
 
 // This rank's share of layer i: an expert layer (and the activation after it) computes the tokens routing sent to
@@ -317,9 +323,7 @@ void ModelParallelPlanner::add_step() {
   const double params = sharded ? dense / layout_.data() + expert / expert_replicas : dense + expert;
   auto deps = reductions_;
   deps.push_back(flush());
-  std::vector<std::uint32_t> none;
-  const OpCost step = optimizer_step_cost(params, tensors, s_);
-  add_compute("optimizer step", step.seconds(s_.gpu), step.flops(), step.bytes(), deps);
+  run_priced(PricedOp(iteration_passes(params, tensors, s_), s_.gpu), "optimizer step", deps);
   const auto done = flush();
   if (!sharded || s_.training.zero_stage >= 3) return;
   const double weight = calibration::activation_bytes(s_.model.precision) == 4 ? 4 : 2;

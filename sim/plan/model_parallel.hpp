@@ -8,6 +8,7 @@
 // the expert group (moe_routing.hpp); after the last micro-batch's backward of a chunk its gradients are reduced over
 // the data-parallel group in buckets (comm stream) while the remaining backwards run; the optimizer steps its
 // (ZeRO: sharded) parameters once all are reduced.
+#include "sim/plan/kernel_table.hpp"
 #include "sim/plan/moe_routing.hpp"
 #include "sim/plan/op_cost.hpp"
 #include "sim/plan/parallel_layout.hpp"
@@ -59,11 +60,8 @@ private:
   void add_step();
   std::uint32_t gather_unit(std::size_t unit);
   bool sharded_weights() const;
-  // What an op of the pass costs this rank (its expert position's share for expert layers), computed once.
-  struct PassCost {
-    double seconds = 0, flops = 0, bytes = 0;
-  };
-  const PassCost& pass_cost(std::size_t layer, bool forward);
+  // What an op of the pass costs this rank (its expert position's share for expert layers), priced once.
+  const PricedOp& pass_cost(std::size_t layer, bool forward);
   // An op's name in the trace; coarse fidelity fuses ops and drops their names, so none is built.
   template <class... Args> std::string label(fmt::format_string<Args...> format, Args&&... args) const {
     return coarse() ? std::string() : fmt::format(format, std::forward<Args>(args)...);
@@ -85,7 +83,7 @@ private:
   };
   std::vector<UnitParameters> unit_params_; // per unit
   // [expert position][layer][forward, backward], filled on first use.
-  std::vector<std::vector<std::array<std::optional<PassCost>, 2>>> costs_;
+  std::vector<std::vector<std::array<std::optional<PricedOp>, 2>>> costs_;
   std::vector<std::vector<std::size_t>> chunk_units_; // virtual stage -> its units
   std::map<std::size_t, ExpertRouting> routing_;      // expert layer -> where its tokens go
   double tokens_per_rank_ = 0;                        // tokens of a micro-batch on one rank
@@ -108,6 +106,10 @@ private:
   } pending_;
   std::optional<std::uint32_t> last_compute_;
   std::vector<std::uint32_t> unit_compute_; // ZeRO-3: per unit of the pass, its last compute op
+  calibration::LaunchTimeline timeline_;    // the rank's host issuing its kernels, from the iteration's start
+  KernelTable kernels_;                     // rank 0's kernels
+  // Runs an op's kernels on the rank's timeline (rank 0's into the kernel table) as one compute op.
+  void run_priced(const PricedOp& op, const std::string& name, std::vector<std::uint32_t>& deps);
 };
 
 // Throws PlanError when a stage does not fit: the stage, its largest items, and the changes that would fit.

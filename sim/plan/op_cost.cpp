@@ -1,7 +1,13 @@
-// Kernels per layer (op_cost.hpp). Attention's kernels follow Megatron-LM's unfused path (a batched GEMM, the fused
-// scale-mask-softmax, dropout, a batched GEMM) and FlashAttention-2 (Dao 2023) for the fused one.
+// Kernels per layer (op_cost.hpp). Attention's kernels follow Megatron-LM's unfused path (a batched GEMM, the
+// scale-mask-softmax, dropout, a batched GEMM) and FlashAttention-2 (Dao 2023) for the fused one; memory-bound ops
+// the kernels each framework runs for them (calibration/frameworks/*.json say which it fuses, and why).
 #include "sim/plan/op_cost.hpp"
+#include "sim/plan/kernel_table.hpp"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
 #include <numeric>
 
 namespace dtsim::plan {
@@ -10,40 +16,57 @@ using calibration::GemmDims;
 using calibration::KernelClass;
 using calibration::KernelCost;
 using calibration::Precision;
+using models::MemoryOp;
 
 namespace {
 
 // FLOPs per score of the scale-mask-softmax and of dropout: only their bytes set their time.
 constexpr double kSoftmaxFlopsPerScore = 5;
 constexpr double kDropoutFlopsPerScore = 1;
+// Bytes of a dropout mask element (PyTorch's native dropout keeps a bool mask).
+constexpr double kMaskBytes = 1;
+// Multi-tensor kernels (apex's and PyTorch's multi_tensor_apply): 65,536 elements a chunk, at most 320 chunks and
+// 36 tensors (four lists: gradient, weight, two states) per launch (apex csrc/multi_tensor_apply.cuh).
+constexpr double kElementsPerMultiTensorLaunch = 320.0 * 65536;
+constexpr double kTensorsPerMultiTensorLaunch = 36;
 
 double d(std::int64_t v) {
   return static_cast<double>(v);
 }
 
-KernelClass kernel_class(models::LayerKind kind) {
-  switch (kind) {
-  case models::LayerKind::convolution:
-    return KernelClass::convolution;
-  case models::LayerKind::matmul:
-    return KernelClass::gemm;
-  default:
-    return KernelClass::memory;
-  }
+// Where a kernel is issued from: Python (forward, recomputation, the optimizer) or autograd's C++ engine (backward).
+enum class Issuer : std::uint8_t { python, autograd };
+
+KernelCost memory_kernel(std::string name, double bytes, double flops = 0, int kernels = 1) {
+  KernelCost k;
+  k.kind = KernelClass::memory;
+  k.name = std::move(name);
+  k.bytes = bytes;
+  k.flops = flops;
+  k.kernels = kernels;
+  return k;
 }
 
-GemmDims dims(const models::GemmShape& g) {
-  return {d(g.m), d(g.n), d(g.k), d(g.count)};
+KernelCost gemm_kernel(KernelClass kind, std::string name, Precision p, GemmDims g) {
+  KernelCost k;
+  k.kind = kind;
+  k.precision = p;
+  k.name = std::move(name);
+  k.flops = g.flops();
+  k.bytes = g.bytes > 0 ? g.bytes
+                        : g.count * ((g.m * g.k + g.k * g.n) * calibration::gemm_input_bytes(p) +
+                                     g.m * g.n * calibration::gemm_output_bytes(p));
+  k.gemms = {g};
+  return k;
 }
 
-// One batched GEMM of the attention core that moves its operands through memory (A, B read; C written).
-KernelCost attention_gemm(Precision p, double element_bytes, GemmDims g) {
-  const double bytes = (g.m * g.k + g.k * g.n + g.m * g.n) * g.count * element_bytes;
-  return {KernelClass::gemm, p, g.flops(), bytes, 1, {g}};
-}
-
-KernelCost memory_kernel(double flops, double bytes) {
-  return {KernelClass::memory, Precision::fp32, flops, bytes, 1, {}};
+// Every kernel of `cost` issued by `issuer`: a dispatch per kernel and a launch each.
+OpCost issued(OpCost cost, const CostContext& c, Issuer issuer) {
+  const auto& host = c.framework.host;
+  const double dispatch = issuer == Issuer::python ? host.python_dispatch : host.cpp_dispatch;
+  for (auto& k : cost.kernels)
+    k.host_seconds = k.kernels * (dispatch + host.launch);
+  return cost;
 }
 
 // One attention core at a micro-batch: its shape, the precision its GEMMs run in, the bytes of an element, and the
@@ -67,26 +90,31 @@ AttentionDims attention_dims(const models::Layer& layer, const CostContext& c) {
           {s, d(a.head_dim), a.causal ? s / 2 : s, heads}};
 }
 
-// Unfused forward up to the probabilities that P V reads: Q K^T, scale-mask-softmax, dropout. Selective
-// recomputation reruns exactly these.
+// Unfused forward up to the probabilities that P V reads: Q K^T, the scale-mask-softmax (one fused kernel, or PyTorch
+// eager's scale, mask and softmax, each reading and writing the scores), dropout. Selective recomputation reruns
+// exactly these.
 OpCost unfused_scores(const models::Layer& layer, const CostContext& c) {
   const auto a = attention_dims(layer, c);
   OpCost cost;
-  cost.kernels.push_back(attention_gemm(a.p, a.e, {a.s, a.s, a.d, a.heads}));
-  cost.kernels.push_back(memory_kernel(kSoftmaxFlopsPerScore * a.scores(), 2 * a.e * a.scores()));
+  cost.kernels.push_back(gemm_kernel(KernelClass::gemm, "bmm Q K^T", a.p, {a.s, a.s, a.d, a.heads}));
+  const int passes = c.framework.fused_softmax ? 1 : 3;
+  cost.kernels.push_back(memory_kernel(c.framework.fused_softmax ? "scale-mask-softmax" : "scale, mask, softmax",
+                                       passes * 2 * a.e * a.scores(), kSoftmaxFlopsPerScore * a.scores(), passes));
   if (layer.attention.dropout)
-    cost.kernels.push_back(memory_kernel(kDropoutFlopsPerScore * a.scores(), (2 * a.e + 1) * a.scores()));
+    cost.kernels.push_back(
+        memory_kernel("dropout", (2 * a.e + kMaskBytes) * a.scores(), kDropoutFlopsPerScore * a.scores()));
   return cost;
 }
 
 OpCost attention_forward(const models::Layer& layer, const CostContext& c) {
   const auto a = attention_dims(layer, c);
   if (c.attention == scenario::AttentionKernel::flash) { // Q K^T and P V per tile
-    const double bytes = (d(layer.input_elements) + d(layer.output_elements)) * d(c.batch) * a.e;
-    return {{KernelCost{KernelClass::attention, a.p, 2 * a.tile.flops(), bytes, 1, {a.tile, a.tile}}}};
+    KernelCost k{KernelClass::attention, a.p, 2 * a.tile.flops(), 0, 1, {a.tile, a.tile}, "flash attention fwd", 0};
+    k.bytes = (d(layer.input_elements) + d(layer.output_elements)) * d(c.batch) * a.e;
+    return {{k}};
   }
   OpCost cost = unfused_scores(layer, c);
-  cost.kernels.push_back(attention_gemm(a.p, a.e, {a.s, a.d, a.s, a.heads}));
+  cost.kernels.push_back(gemm_kernel(KernelClass::gemm, "bmm P V", a.p, {a.s, a.d, a.s, a.heads}));
   return cost;
 }
 
@@ -97,23 +125,169 @@ OpCost attention_backward(const models::Layer& layer, const CostContext& c) {
   if (c.attention == scenario::AttentionKernel::flash) {
     // Recompute S = Q K^T and P, then dV, dP, dQ, dK: five GEMMs of the forward's two (Dao 2023, section 3.1.2).
     // Reads Q, K, V, O, dO; writes dQ, dK, dV; a second kernel converts the fp32 dQ accumulator.
-    const double bytes = (2 * d(layer.input_elements) + 2 * d(layer.output_elements)) * d(c.batch) * e;
     const auto& t = a.tile;
-    return {{KernelCost{KernelClass::attention, p, 5 * t.flops(), bytes, 2, {t, t, t, t, t}}}};
+    KernelCost k{KernelClass::attention, p, 5 * t.flops(), 0, 2, {t, t, t, t, t}, "flash attention bwd", 0};
+    k.bytes = (2 * d(layer.input_elements) + 2 * d(layer.output_elements)) * d(c.batch) * e;
+    return {{k}};
   }
   OpCost cost;
   if (c.recompute == scenario::Recompute::selective) cost += unfused_scores(layer, c);
-  cost.kernels.push_back(attention_gemm(p, e, {a.s, a.d, a.s, a.heads})); // dV = P^T dO
-  cost.kernels.push_back(attention_gemm(p, e, {a.s, a.s, a.d, a.heads})); // dP = dO V^T
-  if (layer.attention.dropout) cost.kernels.push_back(memory_kernel(a.scores(), (2 * e + 1) * a.scores()));
-  cost.kernels.push_back(memory_kernel(kSoftmaxFlopsPerScore * a.scores(), 3 * e * a.scores())); // P, dP -> dS
-  cost.kernels.push_back(attention_gemm(p, e, {a.s, a.d, a.s, a.heads}));                        // dQ = dS K
-  cost.kernels.push_back(attention_gemm(p, e, {a.s, a.d, a.s, a.heads}));                        // dK = dS^T Q
+  cost.kernels.push_back(gemm_kernel(KernelClass::gemm, "bmm dV = P^T dO", p, {a.s, a.d, a.s, a.heads}));
+  cost.kernels.push_back(gemm_kernel(KernelClass::gemm, "bmm dP = dO V^T", p, {a.s, a.s, a.d, a.heads}));
+  if (layer.attention.dropout)
+    cost.kernels.push_back(memory_kernel("dropout bwd", (2 * e + kMaskBytes) * a.scores(), a.scores()));
+  // Softmax backward reads P and dP and writes dS; unfused, the mask's and the scale's backward each pass over it.
+  const int passes = c.framework.fused_softmax ? 1 : 3;
+  cost.kernels.push_back(
+      memory_kernel(c.framework.fused_softmax ? "scale-mask-softmax bwd" : "softmax, mask, scale bwd",
+                    (3 + 2 * (passes - 1)) * e * a.scores(), kSoftmaxFlopsPerScore * a.scores(), passes));
+  cost.kernels.push_back(gemm_kernel(KernelClass::gemm, "bmm dQ = dS K", p, {a.s, a.d, a.s, a.heads}));
+  cost.kernels.push_back(gemm_kernel(KernelClass::gemm, "bmm dK = dS^T Q", p, {a.s, a.d, a.s, a.heads}));
   return cost;
 }
 
 bool is_attention_core(const models::Layer& layer) {
   return layer.kind == models::LayerKind::attention && layer.attention.sequence > 0;
+}
+
+KernelClass gemm_class(models::LayerKind kind) {
+  return kind == models::LayerKind::convolution ? KernelClass::convolution : KernelClass::gemm;
+}
+
+// The forward GEMM of a matmul or convolution at the micro-batch. A convolution moves its input image, output and
+// weights (its implicit GEMM's A matrix is formed on the fly); a matmul its operands.
+GemmDims forward_dims(const models::Layer& layer, const CostContext& c) {
+  const auto g = models::forward_gemms(layer, c.batch).front();
+  GemmDims dims{d(g.m), d(g.n), d(g.k), d(g.count), 0};
+  if (layer.kind == models::LayerKind::convolution)
+    dims.bytes = ((d(layer.input_elements) + d(layer.output_elements)) * d(c.batch) + d(layer.parameters)) *
+                 calibration::activation_bytes(c.precision);
+  return dims;
+}
+
+// Transformer Engine's fp8 recipe casts a GEMM's 16-bit input to fp8 with its transpose for the weight gradient (read
+// 2, write 1 + 1 bytes an element), and in backward the output gradient likewise.
+constexpr double kFp8CastBytes = 2 + 1 + 1;
+
+OpCost gemm_forward(const models::Layer& layer, const CostContext& c) {
+  const bool conv = layer.kind == models::LayerKind::convolution;
+  OpCost cost;
+  const GemmDims g = forward_dims(layer, c);
+  if (c.precision == Precision::fp8 && !conv)
+    cost.kernels.push_back(memory_kernel("fp8 cast-transpose", kFp8CastBytes * g.m * g.k * g.count));
+  cost.kernels.push_back(gemm_kernel(gemm_class(layer.kind), conv ? "conv fprop" : "gemm", c.precision, g));
+  return cost;
+}
+
+// Each forward GEMM Y[m x n] = X W gives dX[m x k] = dY W^T and dW[k x n] = X^T dY, whose reduction runs over m; a
+// bias's gradient sums dY over the rows (a reduction kernel of its own in PyTorch's and Megatron's linear layers).
+OpCost gemm_backward(const models::Layer& layer, const CostContext& c) {
+  const bool conv = layer.kind == models::LayerKind::convolution;
+  const GemmDims f = forward_dims(layer, c);
+  const double e = calibration::activation_bytes(c.precision);
+  OpCost cost;
+  if (c.precision == Precision::fp8 && !conv)
+    cost.kernels.push_back(memory_kernel("fp8 cast-transpose bwd", kFp8CastBytes * f.m * f.n * f.count));
+  GemmDims data{f.m, f.k, f.n, f.count, f.bytes};
+  GemmDims weight{f.k, f.n, f.m, f.count, f.bytes};
+  cost.kernels.push_back(gemm_kernel(gemm_class(layer.kind), conv ? "conv dgrad" : "gemm dgrad", c.precision, data));
+  cost.kernels.push_back(gemm_kernel(gemm_class(layer.kind), conv ? "conv wgrad" : "gemm wgrad", c.precision, weight));
+  if (layer.bias) cost.kernels.push_back(memory_kernel("bias grad", f.m * f.n * f.count * e));
+  return cost;
+}
+
+// Bytes and kernels of a memory-bound op's forward and backward, per element of its output (N) at e bytes an element.
+struct Pass {
+  std::string name;
+  double bytes_per_element;
+  int kernels;
+};
+
+// A layer norm's forward reads x and writes y; its backward reads dy and x and writes dx, and the weights' gradient
+// reads dy and x again unless the kernel keeps them (Transformer Engine, apex's fast layer norm: a second small launch
+// finishes the weights). Activations: read x, write y; backward reads dy and x, writes dx. SwiGLU unfused is act(gate)
+// (R 1 W 1) and the product (R 2 W 1), backward the product's two gradients (R 2 W 1 each) and act's (R 2 W 1); fused,
+// one kernel each way (R 2 W 1, then R 3 W 2). A residual add reads two, writes one; in backward autograd adds the two
+// gradients of the residual stream where it forks (R 2 W 1). Dropout writes its 1-byte mask beside its output.
+std::pair<Pass, Pass> memory_passes(MemoryOp op, const calibration::Framework& f, double e) {
+  switch (op) {
+  case MemoryOp::layer_norm:
+    return {{"layer_norm fwd", 2 * e, 1},
+            f.fused_layer_norm ? Pass{"layer_norm bwd", 3 * e, 2} : Pass{"layer_norm bwd", 5 * e, 2}};
+  case MemoryOp::activation:
+    return {{f.fused_bias_activation ? "bias-activation" : "activation", 2 * e, 1},
+            {f.fused_bias_activation ? "bias-activation bwd" : "activation bwd", 3 * e, 1}};
+  case MemoryOp::gated_activation:
+    if (f.fused_bias_activation) return {{"bias-swiglu", 3 * e, 1}, {"bias-swiglu bwd", 5 * e, 1}};
+    return {{"silu, mul", 5 * e, 2}, {"mul bwd, silu bwd", 9 * e, 3}};
+  case MemoryOp::residual_add:
+    return {{"residual add", 3 * e, 1}, {"residual grad add", 3 * e, 1}};
+  case MemoryOp::dropout_residual_add:
+    if (f.fused_dropout_add)
+      return {{"bias-dropout-add", 3 * e + kMaskBytes, 1}, {"dropout bwd, residual grad add", 5 * e + kMaskBytes, 2}};
+    return {{"dropout, add", 5 * e + kMaskBytes, 2}, {"dropout bwd, residual grad add", 5 * e + kMaskBytes, 2}};
+  default:
+    return {{"", 0, 0}, {"", 0, 0}};
+  }
+}
+
+// Softmax cross-entropy over L logits of e bytes. PyTorch's F.cross_entropy: log_softmax (R 1 W 1 per logit) and
+// nll_loss; backward nll_loss_backward (W: a zeroed gradient) and log_softmax_backward (R 2 W 1). Megatron's
+// vocab-parallel cross-entropy in fp32 (megatron/core/tensor_parallel/cross_entropy.py): the cast (R e W 4, none when
+// the logits are fp32), max (R 4), subtract (R 4 W 4), exp (R 4 W 4), sum (R 4), divide (R 4 W 4); backward the
+// in-place multiply (R 4 W 4) and the cast back (R 4 W e).
+std::pair<Pass, Pass> cross_entropy_passes(const calibration::Framework& f, double e) {
+  if (!f.fp32_cross_entropy) return {{"cross_entropy", 2 * e, 2}, {"cross_entropy bwd", 4 * e, 2}};
+  const bool cast = e < 4;
+  return {{"cross_entropy (fp32)", (cast ? e + 4 : 0) + 32, cast ? 6 : 5},
+          {"cross_entropy bwd (fp32)", 8 + (cast ? 4 + e : 0), cast ? 2 : 1}};
+}
+
+// A memory-bound op as the framework runs it; ops of no special form read their inputs and write their output in one
+// kernel, twice the bytes in backward (the input's gradient from the output's and the saved input).
+OpCost memory_op_cost(const models::Layer& layer, const CostContext& c, bool forward) {
+  const double e = calibration::activation_bytes(c.precision);
+  const double batch = d(c.batch);
+  const double weights = layer.kind == models::LayerKind::embedding ? 0 : d(layer.parameters) * e;
+  const double flops = layer.forward_flops * batch;
+  if (layer.memory_op == MemoryOp::generic) {
+    const double bytes = (d(layer.input_elements) + d(layer.output_elements)) * batch * e + weights;
+    const std::string name{models::to_string(layer.kind)};
+    return {{memory_kernel(forward ? name : name + " bwd", forward ? bytes : 2 * bytes, flops)}};
+  }
+  const auto [fwd, bwd] = layer.memory_op == MemoryOp::cross_entropy ? cross_entropy_passes(c.framework, e)
+                                                                     : memory_passes(layer.memory_op, c.framework, e);
+  const Pass& pass = forward ? fwd : bwd;
+  // The logits the loss reads are its input; everything else is sized by its output.
+  const double elements =
+      (layer.memory_op == MemoryOp::cross_entropy ? d(layer.input_elements) : d(layer.output_elements)) * batch;
+  return {{memory_kernel(pass.name, pass.bytes_per_element * elements + weights, flops, pass.kernels)}};
+}
+
+// A matmul or convolution given by its FLOPs alone (a scenario's inline layers): its FLOPs at the class's large-shape
+// efficiency, the bytes of its input, output and weights (twice in backward: data and weight gradients).
+OpCost unshaped_gemm(const models::Layer& layer, const CostContext& c, bool forward) {
+  const double e = calibration::activation_bytes(c.precision);
+  const double bytes = (d(layer.input_elements) + d(layer.output_elements)) * d(c.batch) * e + d(layer.parameters) * e;
+  KernelCost k;
+  k.kind = gemm_class(layer.kind);
+  k.precision = c.precision;
+  k.name = forward ? "gemm (FLOPs only)" : "gemm bwd (FLOPs only)";
+  k.flops = (forward ? layer.forward_flops : layer.backward_flops) * d(c.batch);
+  k.bytes = forward ? bytes : 2 * bytes;
+  k.kernels = forward ? 1 : 2;
+  return {{k}};
+}
+
+bool shaped_gemm(const models::Layer& layer, const CostContext& c) {
+  return !models::forward_gemms(layer, c.batch).empty();
+}
+
+OpCost forward_kernels(const models::Layer& layer, const CostContext& c) {
+  if (is_attention_core(layer)) return attention_forward(layer, c);
+  if (models::is_gemm_like(layer.kind))
+    return shaped_gemm(layer, c) ? gemm_forward(layer, c) : unshaped_gemm(layer, c, true);
+  return memory_op_cost(layer, c, true);
 }
 
 } // namespace
@@ -122,6 +296,34 @@ double OpCost::seconds(const calibration::GpuProfile& gpu) const {
   double total = 0;
   for (const auto& k : kernels)
     total += calibration::kernel_time(gpu, k);
+  return total;
+}
+
+PricedOp::PricedOp(OpCost op, const calibration::GpuProfile& gpu)
+    : cost(std::move(op)), flops(cost.flops()), bytes(cost.bytes()) {
+  for (const auto& k : cost.kernels)
+    times.push_back(calibration::kernel_timing(gpu, k));
+}
+
+double PricedOp::gpu_seconds() const {
+  return std::accumulate(times.begin(), times.end(), 0.0,
+                         [](double s, const calibration::KernelTime& t) { return s + t.seconds; });
+}
+
+double PricedOp::run(calibration::LaunchTimeline& timeline, detail::KernelTable* table) const {
+  double total = 0;
+  for (std::size_t i = 0; i < cost.kernels.size(); ++i) {
+    const auto& k = cost.kernels[i];
+    if (k.kernels <= 0) continue;
+    const double gpu_each = times[i].seconds / k.kernels, host_each = k.host_seconds / k.kernels;
+    double added = 0;
+    for (int launch = 0; launch < k.kernels; ++launch)
+      added += timeline.run(host_each, gpu_each);
+    // Below a picosecond the difference is rounding, not a wait.
+    const double wait = added - times[i].seconds;
+    if (table) table->add(k, times[i], wait > 1e-12 ? wait : 0.0);
+    total += added;
+  }
   return total;
 }
 
@@ -141,40 +343,25 @@ OpCost& OpCost::operator+=(const OpCost& other) {
 }
 
 CostContext CostContext::of(const scenario::Scenario& s) {
-  return {s.model.batch_per_gpu, s.model.precision, s.model.attention, s.training.recompute};
+  return {s.model.batch_per_gpu, s.model.precision, s.model.attention, s.training.recompute, s.framework};
 }
 
 OpCost forward_cost(const models::Layer& layer, const CostContext& c) {
-  if (is_attention_core(layer)) return attention_forward(layer, c);
-  const double act = calibration::activation_bytes(c.precision);
-  const double batch = d(c.batch);
-  const double weights = layer.kind == models::LayerKind::embedding ? 0 : d(layer.parameters) * act;
-  const double bytes = (d(layer.input_elements) + d(layer.output_elements)) * batch * act + weights;
-  KernelCost cost{kernel_class(layer.kind), c.precision, layer.forward_flops * batch, bytes, 1, {}};
-  for (const auto& g : models::forward_gemms(layer, c.batch))
-    cost.gemms.push_back(dims(g));
-  return {{cost}};
+  return issued(forward_kernels(layer, c), c, Issuer::python);
 }
 
 OpCost backward_cost(const models::Layer& layer, const CostContext& c) {
   OpCost cost;
+  // Recomputation reruns the forward from Python (activation checkpointing's forward hook).
   if (c.recompute == scenario::Recompute::full && layer.block >= 0) cost = forward_cost(layer, c);
-  if (is_attention_core(layer)) return cost += attention_backward(layer, c);
-  // The data gradient and, for layers with weights, the weight gradient: kernels that each move about as much as
-  // the forward did. Each forward GEMM Y[m x n] = X W gives dX[m x k] = dY W^T and dW[k x n] = X^T dY, whose
-  // reduction runs over m.
-  KernelCost k = forward_cost(layer, c).kernels.front();
-  k.flops = layer.backward_flops * d(c.batch);
-  k.bytes *= 2;
-  k.kernels = static_cast<int>(models::backward_factor(layer.kind));
-  std::vector<GemmDims> backward;
-  for (const auto& f : k.gemms) {
-    backward.push_back({f.m, f.k, f.n, f.count});
-    backward.push_back({f.k, f.n, f.m, f.count});
-  }
-  k.gemms = std::move(backward);
-  cost.kernels.push_back(std::move(k));
-  return cost;
+  OpCost own;
+  if (is_attention_core(layer))
+    own = attention_backward(layer, c);
+  else if (models::is_gemm_like(layer.kind))
+    own = shaped_gemm(layer, c) ? gemm_backward(layer, c) : unshaped_gemm(layer, c, false);
+  else
+    own = memory_op_cost(layer, c, false);
+  return cost += issued(std::move(own), c, Issuer::autograd);
 }
 
 ModelStateBytes model_state_bytes(scenario::Optimizer optimizer, Precision precision) {
@@ -202,10 +389,78 @@ double optimizer_step_bytes(scenario::Optimizer optimizer, Precision precision) 
   return m.gradients + 2 * 4 + 2 * m.states + working_copy;
 }
 
-OpCost optimizer_step_cost(double parameters, int tensors, const scenario::Scenario& s) {
-  KernelCost step = memory_kernel(0, parameters * optimizer_step_bytes(s.training.optimizer, s.model.precision));
-  step.kernels = tensors;
-  return {{step}};
+namespace {
+
+// One multi-tensor operation over the parameters: its launches (a chunk limit and a tensor limit per launch), issued
+// from Python once and launched per chunk group.
+KernelCost multi_tensor(std::string name, double parameters, int tensors, double bytes_per_parameter,
+                        const CostContext& c) {
+  const int launches = static_cast<int>(std::max(
+      {1.0, std::ceil(parameters / kElementsPerMultiTensorLaunch), std::ceil(tensors / kTensorsPerMultiTensorLaunch)}));
+  KernelCost k = memory_kernel(std::move(name), parameters * bytes_per_parameter, 0, launches);
+  k.host_seconds = c.framework.host.python_dispatch + launches * c.framework.host.launch;
+  return k;
+}
+
+// PyTorch's foreach optimizers (torch/optim/adam.py _multi_tensor_adam, torch/optim/sgd.py _multi_tensor_sgd): one
+// pass per step of the update, each reading and writing whole tensors. p and g are the bytes of a weight and of its
+// gradient as the optimizer sees them, states 4 bytes (t: Adam's temporary denominator).
+std::vector<std::pair<std::string, double>> foreach_passes(scenario::Optimizer optimizer, double p, double g) {
+  switch (optimizer) {
+  case scenario::Optimizer::adam:
+    return {{"adamw weight decay (_foreach_mul_)", 2 * p},
+            {"adam m (_foreach_lerp_)", 8 + g},
+            {"adam v (_foreach_mul_)", 8},
+            {"adam v (_foreach_addcmul_)", 8 + g},
+            {"adam t (_foreach_sqrt)", 8},
+            {"adam t (_foreach_div_)", 8},
+            {"adam t (_foreach_add_)", 8},
+            {"adam update (_foreach_addcdiv_)", 2 * p + 8}};
+  case scenario::Optimizer::momentum:
+    return {{"sgd weight decay (_foreach_add_)", 2 * g + p},
+            {"sgd momentum (_foreach_mul_)", 8},
+            {"sgd momentum (_foreach_add_)", 8 + g},
+            {"sgd update (_foreach_add_)", 2 * p + 4}};
+  case scenario::Optimizer::sgd:
+    return {{"sgd weight decay (_foreach_add_)", 2 * g + p}, {"sgd update (_foreach_add_)", 2 * p + g}};
+  }
+  return {};
+}
+
+} // namespace
+
+OpCost iteration_passes(double parameters, int tensors, const scenario::Scenario& s) {
+  const CostContext c = CostContext::of(s);
+  const auto& f = s.framework;
+  const Precision p = s.model.precision;
+  const bool mixed = model_state_bytes(s.training.optimizer, p).master > 0;
+  // Megatron accumulates and reduces 16-bit models' gradients in an fp32 buffer (main_grad: arguments.py forces
+  // accumulate_allreduce_grads_in_fp32 for bf16) and zeroes it every iteration (zero_grad_buffer).
+  const bool fp32_main_grads = f.name == "megatron" && mixed;
+  const double grad = fp32_main_grads ? 4 : calibration::gradient_bytes(p);
+  OpCost cost;
+  if (fp32_main_grads) cost.kernels.push_back(multi_tensor("zero gradient buffer", parameters, 1, 4, c));
+  if (p == Precision::fp16 || p == Precision::amp)
+    cost.kernels.push_back(multi_tensor("loss-scale unscale and overflow check", parameters, tensors, 2 * grad, c));
+  if (s.training.clip_gradients) {
+    cost.kernels.push_back(multi_tensor("gradient norm (multi_tensor_l2norm)", parameters, tensors, grad, c));
+    // PyTorch's clip_grad_norm_ always multiplies (torch/nn/utils/clip_grad.py avoids the synchronizing test);
+    // Megatron scales only when the norm is over the bound, which a converging run rarely is.
+    if (f.name != "megatron")
+      cost.kernels.push_back(multi_tensor("gradient clip (_foreach_mul_)", parameters, tensors, 2 * grad, c));
+  }
+  if (p == Precision::fp8) // Transformer Engine casts each weight to fp8 with its transpose once per iteration
+    cost.kernels.push_back(multi_tensor("fp8 weight cast-transpose", parameters, tensors, kFp8CastBytes, c));
+  if (f.optimizer == calibration::OptimizerKernels::fused) {
+    cost.kernels.push_back(
+        multi_tensor(fmt::format("optimizer step ({}, fused)", scenario::to_string(s.training.optimizer)), parameters,
+                     tensors, optimizer_step_bytes(s.training.optimizer, p), c));
+    return cost;
+  }
+  // The update runs on fp32 weights: the master copy in mixed precision, the weights themselves otherwise.
+  for (const auto& [name, bytes] : foreach_passes(s.training.optimizer, 4, grad))
+    cost.kernels.push_back(multi_tensor(name, parameters, tensors, bytes, c));
+  return cost;
 }
 
 } // namespace dtsim::plan

@@ -1,23 +1,46 @@
 #pragma once
 // What one layer costs on a GPU in forward and in backward: the kernels a framework launches for it, each priced by
-// the roofline (calibration/cost_model.hpp). They run one after another on the compute stream, so an op's time is
-// the sum of its kernels' times, not the roofline of their sum.
+// the kernel cost model (calibration/cost_model.hpp) and each carrying what the host spends issuing it. They run one
+// after another on the compute stream, so an op's time is the sum of its kernels' times, not the roofline of their
+// sum; a LaunchTimeline (calibration/launch_timeline.hpp) adds the waits for a host that falls behind.
 #include "calibration/cost_model.hpp"
+#include "calibration/framework.hpp"
+#include "calibration/launch_timeline.hpp"
 #include "models/layer.hpp"
 #include "sim/scenario/scenario.hpp"
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace dtsim::plan {
 
+namespace detail {
+class KernelTable;
+}
+
 struct OpCost {
   std::vector<calibration::KernelCost> kernels;
 
-  double seconds(const calibration::GpuProfile& gpu) const;
+  double seconds(const calibration::GpuProfile& gpu) const; // the kernels' GPU time, the host never behind
   double flops() const; // as the kernels execute them (recomputation and flash's backward included)
   double bytes() const;
   OpCost& operator+=(const OpCost& other);
+};
+
+// An op's kernels priced once on a GPU (planners reuse it for every micro-batch).
+struct PricedOp {
+  OpCost cost;
+  std::vector<calibration::KernelTime> times; // per kernel of `cost`, all its launches
+  double flops = 0, bytes = 0;                // cost.flops(), cost.bytes()
+
+  PricedOp() = default;
+  PricedOp(OpCost op, const calibration::GpuProfile& gpu);
+  double gpu_seconds() const;
+  // Runs the kernels on a rank's compute stream, each launch issued by the host in turn (calibration/
+  // launch_timeline.hpp): returns the time they add to the stream, waits for the host included. Each kernel goes into
+  // `table` when one is given.
+  double run(calibration::LaunchTimeline& timeline, detail::KernelTable* table = nullptr) const;
 };
 
 // What the scenario decides about a layer's kernels.
@@ -26,21 +49,22 @@ struct CostContext {
   calibration::Precision precision = calibration::Precision::fp32;
   scenario::AttentionKernel attention = scenario::AttentionKernel::plain;
   scenario::Recompute recompute = scenario::Recompute::none;
+  calibration::Framework framework; // which kernels are fused, and the host's cost to issue them
 
   static CostContext of(const scenario::Scenario& s);
 };
 
-// Forward: reads the input and the weights, writes the output (an embedding reads only the rows it looks up).
-// Attention cores: unfused, a Q K^T GEMM, the scale-mask-softmax and dropout kernels over the s^2 scores and a P V
-// GEMM, each moving its operands through memory; fused, one FlashAttention kernel that reads Q, K, V and writes
-// the output, skipping the masked half of a causal attention.
+// Forward: a GEMM or convolution reads its input and weights and writes its output (fp8: its input cast to fp8 first);
+// an attention core runs unfused (a Q K^T GEMM, the scale, mask and softmax kernels, dropout, a P V GEMM, each moving
+// its operands through memory) or as one FlashAttention kernel; a memory-bound op runs the kernels its form takes in
+// the framework (models::MemoryOp: fused bias-activation, bias-dropout-add, Megatron's fp32 cross-entropy, ...).
 OpCost forward_cost(const models::Layer& layer, const CostContext& context);
 
-// Backward: each forward GEMM's data- and weight-gradient GEMMs; attention's dV, dP, dropout, softmax, dQ and dK
-// kernels (fused: FlashAttention-2's backward, 2.5x the forward's FLOPs as it recomputes the scores, Dao 2023);
-// twice the forward's traffic for memory-bound ops. Plus what recomputation reruns (Korthikanti et al. 2022):
-// full recomputation reruns the forward of every op of a transformer block; selective reruns an unfused attention
-// core's Q K^T, softmax and dropout.
+// Backward: each forward GEMM's data- and weight-gradient GEMMs and its bias gradient's reduction; attention's dV, dP,
+// dropout, softmax, dQ and dK kernels (fused: FlashAttention-2's backward, 2.5x the forward's FLOPs as it recomputes
+// the scores, Dao 2023); a memory-bound op's backward kernels. Plus what recomputation reruns (Korthikanti et al.
+// 2022): full recomputation reruns the forward of every op of a transformer block; selective reruns an unfused
+// attention core's Q K^T, softmax and dropout.
 OpCost backward_cost(const models::Layer& layer, const CostContext& context);
 
 // Bytes each parameter holds on the GPU, by what they are (before any ZeRO sharding), as the frameworks keep them:
@@ -61,10 +85,13 @@ struct ModelStateBytes {
 };
 ModelStateBytes model_state_bytes(scenario::Optimizer optimizer, calibration::Precision precision);
 
-// The optimizer step over `parameters` weights in `tensors` tensors, as a fused multi-tensor kernel streams them:
-// read the gradient, read and write the fp32 weights (master or own) and each state, write the 16-bit working copy
-// where there is one. SGD 12, momentum 20, Adam 28 bytes per parameter in fp32 and in bf16 alike.
-OpCost optimizer_step_cost(double parameters, int tensors, const scenario::Scenario& s);
+// What the framework runs once per iteration over the `parameters` this rank steps (`tensors` tensors): the loss
+// scaler's unscale and overflow check (fp16, amp), the gradients' global norm and clipping (training.clip_gradients),
+// fp8 weight casts (Transformer Engine), Megatron's zeroing of its fp32 gradient buffer, and the optimizer step, fused
+// (one multi-tensor pass: read the gradient, read and write the fp32 weights and each state, write the 16-bit working
+// copy; SGD 12, momentum 20, Adam 28 bytes per parameter) or PyTorch's foreach (a pass per arithmetic step).
+OpCost iteration_passes(double parameters, int tensors, const scenario::Scenario& s);
+// Bytes per parameter of the fused optimizer step alone (what an offloaded step streams on the host).
 double optimizer_step_bytes(scenario::Optimizer optimizer, calibration::Precision precision);
 
 } // namespace dtsim::plan

@@ -37,6 +37,21 @@ struct ParallelInfo {
   bool enabled() const { return tensor > 0; }
 };
 
+// One distinct kernel of rank 0's iteration (`dtsim run --ops`): what a user holds against their profiler.
+struct KernelRow {
+  std::string name;      // "gemm dgrad", "layer_norm bwd", "optimizer step (adam, fused)"
+  std::string kind;      // gemm, convolution, attention, memory
+  std::string shape;     // a GEMM's "m x n x k" (times the batch count); a memory kernel's megabytes per launch
+  std::string precision; // what the math runs in
+  int launches = 0;      // per iteration
+  double seconds = 0;    // GPU time of all its launches per iteration, the GPU-side overhead included
+  double host_wait = 0;  // seconds per iteration the GPU waited for the host to issue it
+  double flops = 0;      // per launch
+  double bytes = 0;      // per launch, read and written in device memory
+  std::string bound;     // math, HBM, L2, launch (the GPU-side overhead, or a host that fell behind)
+  double efficiency = 0; // achieved over the bound's peak (FLOP/s over the precision's peak, or bytes/s over HBM's)
+};
+
 struct Plan {
   graph::ExecutionGraph graph;
   MemoryEstimate memory;                         // per GPU
@@ -50,6 +65,8 @@ struct Plan {
   double wire_bytes = 0;                   // per worker per iteration, the gradients as sent (compressed, sparse) ...
   double dense_bytes = 0;                  // ... and as they would have been, dense
   ParallelInfo parallel;
+  std::vector<KernelRow> kernels; // rank 0's iteration by distinct kernel, the longest first
+  double host_wait_seconds = 0;   // per iteration, rank 0's compute stream waiting for its host to issue kernels
 };
 
 // The plan cannot run: it does not fit, or the scenario asks for something the planner cannot build.

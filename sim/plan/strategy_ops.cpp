@@ -87,6 +87,9 @@ std::uint32_t DataParallelPlanner::compress(const Bucket& bucket, std::size_t in
     kernel.precision = s_.model.precision;
     kernel.flops = work.flops;
     kernel.bytes = work.bytes;
+    kernel.name = fmt::format("compress ({})", strategies::to_string(spec.kind));
+    // A DDP communication hook: issued from Python.
+    kernel.host_seconds = s_.framework.host.python_dispatch + s_.framework.host.launch;
     cost.kernels.push_back(kernel);
   }
   return add_compute(fmt::format("compress bucket {} ({})", index, strategies::to_string(spec.kind)), cost,

@@ -64,4 +64,11 @@ std::string format_memory(const plan::MemoryEstimate& memory) {
   return out;
 }
 
+std::string csv_field(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text)
+    out += c == '"' ? std::string("\"\"") : c == '\n' ? std::string(" ") : std::string(1, c);
+  return out + "\"";
+}
+
 } // namespace dtsim::report

@@ -12,6 +12,8 @@ std::string format_bytes(double bytes);                              // binary p
 std::string format_bandwidth(double bytes_per_second);               // network convention: bits per second (Gbps)
 std::string format_rate(double per_second, const std::string& unit); // "1234.5 images/s"
 std::string format_percent(double fraction);
+// A CSV field: quoted, with quotes doubled and newlines flattened.
+std::string csv_field(const std::string& text);
 
 // The memory breakdown as report lines: each item with its size and how it was counted, the total against the
 // GPU's capacity ("DOES NOT FIT" when over), and what offloading keeps on the host.

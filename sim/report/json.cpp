@@ -101,6 +101,32 @@ ParallelMetrics parallel_from_json(const json& j) {
   return p;
 }
 
+json kernels_json(const std::vector<plan::KernelRow>& rows) {
+  json out = json::array();
+  for (const auto& k : rows)
+    out.push_back({{"name", k.name},
+                   {"kind", k.kind},
+                   {"shape", k.shape},
+                   {"precision", k.precision},
+                   {"launches_per_iteration", k.launches},
+                   {"seconds_per_iteration", k.seconds},
+                   {"host_wait_seconds_per_iteration", k.host_wait},
+                   {"flops_per_launch", k.flops},
+                   {"bytes_per_launch", k.bytes},
+                   {"bound", k.bound},
+                   {"efficiency", k.efficiency}});
+  return out;
+}
+
+std::vector<plan::KernelRow> kernels_from_json(const json& rows) {
+  std::vector<plan::KernelRow> out;
+  for (const auto& k : rows)
+    out.push_back({k.at("name"), k.at("kind"), k.at("shape"), k.at("precision"), k.at("launches_per_iteration"),
+                   k.at("seconds_per_iteration"), k.at("host_wait_seconds_per_iteration"), k.at("flops_per_launch"),
+                   k.at("bytes_per_launch"), k.at("bound"), k.at("efficiency")});
+  return out;
+}
+
 } // namespace
 
 json to_json(const RunResult& r) {
@@ -154,6 +180,8 @@ json to_json(const RunResult& r) {
       {"busiest_links", links},
       {"memory_per_gpu", memory},
       {"strategy", to_json(r.strategy)},
+      {"kernels", kernels_json(r.kernels)},
+      {"host_wait_seconds_per_iteration", r.host_wait_seconds},
       {"simulated_seconds", r.simulated_seconds},
       {"transfers", r.transfers},
       {"scenario", r.scenario},
@@ -210,6 +238,8 @@ RunResult run_result_from_json(const json& j) {
     for (const auto& item : *host)
       r.memory.host_items.push_back({item.at("name"), item.at("bytes"), item.value("detail", "")});
   r.strategy = strategy_from_json(j.at("strategy"));
+  r.kernels = kernels_from_json(j.at("kernels"));
+  r.host_wait_seconds = j.at("host_wait_seconds_per_iteration");
   r.simulated_seconds = j.at("simulated_seconds");
   r.transfers = j.at("transfers");
   r.scenario = j.at("scenario");

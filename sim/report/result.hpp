@@ -124,6 +124,10 @@ struct RunResult {
   StrategyMetrics strategy;
   Utilization utilization;
   ParallelMetrics parallel;
+  // Rank 0's kernels of one iteration by distinct kernel, the longest first, and the time per iteration its compute
+  // stream waited for the host to issue them (part of `breakdown.compute`).
+  std::vector<plan::KernelRow> kernels;
+  double host_wait_seconds = 0;
   double simulated_seconds = 0;
   std::uint64_t transfers = 0;
   nlohmann::json scenario; // canonical scenario, so a result says what produced it
@@ -134,6 +138,8 @@ RunResult summarize(const scenario::Scenario& scenario, const plan::Plan& plan, 
 nlohmann::json to_json(const RunResult& result);
 RunResult run_result_from_json(const nlohmann::json& json); // the inverse, for results from child processes
 std::string format_summary(const RunResult& result);        // the human-readable report of `dtsim run`
+// The kernel table as CSV (`dtsim run --ops`): one row per distinct kernel of rank 0's iteration, header first.
+std::string kernels_csv(const RunResult& result);
 
 // Chrome trace-event timeline (Perfetto opens it): one process per rank, one thread per stream.
 nlohmann::json chrome_trace(const plan::Plan& plan, const engine::ReplayResult& replay);

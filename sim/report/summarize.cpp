@@ -224,6 +224,8 @@ RunResult summarize(const scenario::Scenario& s, const plan::Plan& plan, const e
   r.buckets = plan.buckets;
   r.allreduce_algorithms = plan.allreduce_algorithms;
   r.memory = plan.memory;
+  r.kernels = plan.kernels;
+  r.host_wait_seconds = plan.host_wait_seconds;
   r.simulated_seconds = replay.simulated_seconds;
   r.transfers = replay.transfers;
   r.scenario = scenario::to_json(s);

@@ -61,6 +61,9 @@ std::string format_summary(const RunResult& r) {
   const double total = r.iteration.mean > 0 ? r.iteration.mean : 1;
   out += "\nWhere the time goes (per iteration, mean over GPUs)\n";
   line("compute", format_seconds(r.breakdown.compute) + "  (" + format_percent(r.breakdown.compute / total) + ")");
+  if (r.host_wait_seconds > 0)
+    line("  waiting for the host", format_seconds(r.host_wait_seconds) + "  (kernels issued slower than they run; "
+                                                                         "rank 0)");
   line("exposed communication", format_seconds(r.breakdown.exposed_communication) + "  (" +
                                     format_percent(r.breakdown.exposed_communication / total) + ")");
   const auto& b = r.breakdown;

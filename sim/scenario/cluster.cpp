@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <optional>
 
 namespace dtsim::scenario::detail {
@@ -30,6 +31,43 @@ void check_precision(const Object& top, const Scenario& s) {
                         fmt::format("GPU profile \"{}\" has no peak rate for {}; it supports {}", s.gpu.name,
                                     calibration::to_string(s.model.precision), quoted_list(supported)));
   }
+}
+
+std::string expected_gpu() {
+  return fmt::format("a shipped profile ({}) or the path of a profile file, relative to the scenario's folder or the "
+                     "current directory",
+                     quoted_list(calibration::profile_names()));
+}
+
+// cluster.gpu as written (the instance's GPU when absent).
+std::string gpu_name(const Object& cluster, std::optional<std::string> fallback) {
+  if (!cluster.has("gpu") && fallback) return *fallback;
+  if (!cluster.has("gpu")) cluster.fail("gpu", "missing; expected " + expected_gpu());
+  const auto& v = *cluster.get("gpu");
+  if (!v.is_string() || v.get<std::string>().empty())
+    cluster.fail("gpu", fmt::format("expected {}, got {}", expected_gpu(), show(v)));
+  return v.get<std::string>();
+}
+
+// cluster.gpu: a shipped profile's name, or a profile file (`dtsim calibrate`'s output) relative to the scenario
+// file's folder or, failing that, to the current directory (where a `--set cluster.gpu=my.json` names it from). A
+// file that is not a valid profile is reported in its own terms: its path and the JSON pointer inside it.
+calibration::GpuProfile resolve_gpu(const Object& cluster, const std::string& name_or_path) {
+  const auto scenario_folder = std::filesystem::path(cluster.file()).parent_path().string();
+  std::optional<calibration::GpuProfile> profile;
+  try {
+    profile = calibration::resolve_profile(name_or_path, {scenario_folder.empty() ? "." : scenario_folder, "."});
+  } catch (const calibration::CalibrationError& e) {
+    throw ScenarioError(
+        e.file(), e.pointer(),
+        fmt::format("{} (the GPU profile named by {} in {})", e.detail(), cluster.pointer("gpu"), cluster.file()));
+  }
+  if (profile) return std::move(*profile);
+  const std::string hint = did_you_mean(name_or_path, calibration::profile_names());
+  cluster.fail("gpu",
+               hint.empty()
+                   ? fmt::format("unknown GPU profile \"{}\"; expected {}", name_or_path, expected_gpu())
+                   : fmt::format("unknown GPU profile \"{}\"{} Expected {}", name_or_path, hint, expected_gpu()));
 }
 
 // A link's bandwidth and latency; `default_bandwidth` <= 0 means the profile has none and it must be given.
@@ -68,13 +106,10 @@ void read_cluster(const Object& top, Scenario& s) {
   cluster.nodes = static_cast<int>(c.integer("nodes", 1, std::nullopt, kMaxNodes));
   cluster.gpus_per_node =
       static_cast<int>(c.integer("gpus_per_node", 1, instance ? instance->gpus : 1, kMaxGpusPerNode));
-  cluster.gpu = c.choice("gpu", calibration::profile_names(), "GPU profile",
-                         instance ? std::optional<std::string>(instance->gpu) : std::nullopt);
+  cluster.gpu = gpu_name(c, instance ? std::optional<std::string>(instance->gpu) : std::nullopt);
   cluster.price_per_node_hour =
       c.number("price_per_hour", 0, instance ? std::optional<double>(instance->price.on_demand_per_hour) : 0.0);
-  auto profile = calibration::find_profile(cluster.gpu);
-  if (!profile) c.fail("gpu", fmt::format("GPU profile \"{}\" is listed but cannot be loaded", cluster.gpu));
-  s.gpu = std::move(*profile);
+  s.gpu = resolve_gpu(c, cluster.gpu);
   cluster.message_overhead = s.gpu.collective_step_overhead;
   check_precision(top, s);
 

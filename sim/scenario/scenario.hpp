@@ -1,6 +1,7 @@
 #pragma once
 // A scenario: what to simulate. Parsed from JSON (format version 1, docs/scenario-format.md),
 // validated, with defaults applied and references (model preset, GPU profile) resolved.
+#include "calibration/framework.hpp"
 #include "calibration/profile.hpp"
 #include "models/layer.hpp"
 #include "models/transformer.hpp"
@@ -68,6 +69,11 @@ struct TrainingSpec {
   Offload offload = Offload::none;
   // Offload: the host's memory bandwidth the CPU optimizer step streams its states at, bytes/s.
   double host_memory_bandwidth = 100e9;
+  // The training framework (calibration/frameworks/): which kernels it fuses, its optimizer's passes, its host costs.
+  // "auto" resolves to "megatron" under tensor, pipeline or expert parallelism (Megatron-style frameworks run those
+  // layouts) and to "pytorch-ddp" otherwise; Scenario::framework holds the resolved preset.
+  std::string framework = "auto";
+  bool clip_gradients = false; // clip by the global gradient norm every iteration; default: the framework's
 };
 
 // How collectives are replayed: every step's flows, or each phase as one set of flows with the latency
@@ -148,6 +154,7 @@ struct Scenario {
   topologies::ClusterSpec cluster;
   calibration::GpuProfile gpu; // resolved from cluster.gpu
   TrainingSpec training;
+  calibration::Framework framework; // resolved from training.framework
   RunSpec run;
   NetworkSpec network;
   ParallelismSpec parallelism;

@@ -47,6 +47,16 @@ const std::vector<std::string>& fabric_names() {
   return names;
 }
 
+namespace {
+const std::vector<std::string>& training_keys() {
+  static const std::vector<std::string> keys{
+      "strategy",    "algorithm", "bucket_size",   "first_bucket_size", "overlap",
+      "optimizer",   "recompute", "zero_stage",    "offload",           "host_memory_bandwidth",
+      "compression", "framework", "clip_gradients"};
+  return keys;
+}
+} // namespace
+
 DatasetSpec read_dataset(const Object& top) {
   const Object section = top.object("dataset", {"samples", "epochs"});
   DatasetSpec d;
@@ -57,9 +67,7 @@ DatasetSpec read_dataset(const Object& top) {
 }
 
 TrainingSpec read_training(const Object& top) {
-  const Object section =
-      top.object("training", {"strategy", "algorithm", "bucket_size", "first_bucket_size", "overlap", "optimizer",
-                              "recompute", "zero_stage", "offload", "host_memory_bandwidth", "compression"});
+  const Object section = top.object("training", training_keys());
   TrainingSpec t;
   t.strategy = read_strategy(section);
   t.compression = read_compression(section);
@@ -78,6 +86,18 @@ TrainingSpec read_training(const Object& top) {
   t.host_memory_bandwidth =
       section.quantity("host_memory_bandwidth", Dimension::bandwidth, Bound::positive, t.host_memory_bandwidth);
   return t;
+}
+
+void resolve_framework(const Object& top, Scenario& s) {
+  const Object section = top.object("training", training_keys());
+  std::vector<std::string> names{"auto"};
+  for (const auto& name : calibration::framework_names())
+    names.push_back(name);
+  auto name = section.choice("framework", names, "framework", std::string("auto"));
+  if (name == "auto") name = s.parallelism.model_parallel() ? "megatron" : "pytorch-ddp";
+  s.framework = *calibration::find_framework(name);
+  s.training.framework = name;
+  s.training.clip_gradients = section.boolean("clip_gradients", s.framework.clip_gradients);
 }
 
 void check_recompute(const Object& top, const Scenario& s) {

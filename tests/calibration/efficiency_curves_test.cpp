@@ -172,14 +172,17 @@ TEST(CostModelCurves, MemoryKernelsUseTheMemoryCurveAtTheirBytes) {
 }
 
 TEST(CostModelCurves, WithoutACurveNothingChanges) {
-  // fp32 has no curve: class efficiency 0.5 times the wave utilization, memory at the constant 0.8.
+  // fp32 has no curve: the tile model at the class efficiency 0.5; the GEMM's operands, 3 x 1000^2 fp32 elements,
+  // at the constant 0.8 (12 MB: 15 us, below the math).
   GpuProfile g = lab();
   const GemmDims dims{1000, 1000, 1000, 1};
-  const KernelCost cost{KernelClass::gemm, Precision::fp32, dims.flops(), 1e6, 1, {dims}};
+  const KernelCost cost{KernelClass::gemm, Precision::fp32, dims.flops(), 12e6, 1, {dims}};
   GpuProfile plain = g;
   plain.efficiency_curves.clear();
   plain.memory_curve = {};
-  const double expected = std::max(dims.flops() / (20e12 * 0.5 * wave_utilization(g, dims)), 1e6 / 0.8e12) + 5e-6;
+  const double math = dims.flops() / (20e12 * gemm_tiling(g, dims, Precision::fp32, 0.5).efficiency());
+  ASSERT_GT(math, 12e6 / 0.8e12);
+  const double expected = math + 5e-6;
   EXPECT_DOUBLE_EQ(kernel_time(plain, cost), expected);
   // With the curves but none for fp32: the compute term is the same (the memory term is not binding here).
   EXPECT_DOUBLE_EQ(kernel_time(g, cost), expected);

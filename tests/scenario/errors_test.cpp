@@ -22,7 +22,7 @@ TEST(BadScenario, NegativeCountReadsLikeTheDocumentedExample) {
 
 TEST(BadScenario, MissingRequiredField) {
   const auto gpu = error_of(patched({{"cluster", {{"gpu", nullptr}}}}));
-  EXPECT_SCENARIO_ERROR(gpu, "/cluster/gpu", "missing; expected one of ");
+  EXPECT_SCENARIO_ERROR(gpu, "/cluster/gpu", "missing; expected a shipped profile (");
   EXPECT_TRUE(test::contains(gpu.detail(), "\"v100\"")) << gpu.what();
   EXPECT_SCENARIO_ERROR(error_of(patched({{"cluster", {{"nodes", nullptr}}}})), "/cluster/nodes",
                         "missing; expected an integer >= 1");
@@ -59,7 +59,8 @@ TEST(BadScenario, WrongType) {
   EXPECT_SCENARIO_ERROR(error_of(patched({{"cluster", 4}})), "/cluster", "expected an object, got 4");
   EXPECT_SCENARIO_ERROR(error_of(patched({{"network", {{"cross_traffic", "yes"}}}})), "/network/cross_traffic",
                         "expected true or false, got \"yes\"");
-  EXPECT_SCENARIO_ERROR(error_of(patched({{"cluster", {{"gpu", 100}}}})), "/cluster/gpu", "expected one of");
+  EXPECT_SCENARIO_ERROR(error_of(patched({{"cluster", {{"gpu", 100}}}})), "/cluster/gpu",
+                        "expected a shipped profile (");
   EXPECT_SCENARIO_ERROR(error_of(patched({{"name", 5}})), "/name", "expected a non-empty string, got 5");
 }
 
@@ -163,7 +164,8 @@ TEST(BadScenario, UnknownGpu) {
   EXPECT_SCENARIO_ERROR(error_of(patched({{"cluster", {{"gpu", "V100"}}}})), "/cluster/gpu", "did you mean \"v100\"?");
   EXPECT_SCENARIO_ERROR(error_of(patched({{"cluster", {{"gpu", "a100"}}}})), "/cluster/gpu",
                         "did you mean \"a100-40gb\" or \"a100-80gb\"?");
-  EXPECT_SCENARIO_ERROR(error_of(patched({{"cluster", {{"gpu", "tpu"}}}})), "/cluster/gpu", "expected one of");
+  EXPECT_SCENARIO_ERROR(error_of(patched({{"cluster", {{"gpu", "tpu"}}}})), "/cluster/gpu",
+                        "expected a shipped profile (");
 }
 
 TEST(BadScenario, OtherUnknownNames) {

@@ -39,8 +39,15 @@ models::Layer core(bool causal) {
   return l;
 }
 
-CostContext context(AttentionKernel a, Recompute r = Recompute::none) {
-  return {2, Precision::fp16, a, r};
+// Megatron-LM's fusions: the scale, mask and softmax in one kernel.
+calibration::Framework fused() {
+  calibration::Framework f;
+  f.fused_softmax = true;
+  return f;
+}
+
+CostContext context(AttentionKernel a, Recompute r = Recompute::none, calibration::Framework f = fused()) {
+  return {2, Precision::fp16, a, r, f};
 }
 
 // Unfused forward: Q K^T, softmax, dropout, P V. b = 2, so 32 head-samples and 32 x 1024^2 = 33.5M scores.
@@ -62,6 +69,21 @@ TEST(AttentionCost, UnfusedForwardByHand) {
   const double qk = std::max(gemm_flops / 80e12, cost.kernels[0].bytes / 1e12);
   const double pv = std::max(gemm_flops / 80e12, cost.kernels[3].bytes / 1e12);
   EXPECT_NEAR(cost.seconds(gpu), qk + 4 * scores / 1e12 + 5 * scores / 1e12 + pv, 1e-12);
+}
+
+// Eager PyTorch scales, masks and normalizes the scores in three kernels, each reading and writing them (3 x 4 B per
+// score), and in backward passes over them three times (softmax 3 x 2 B, the mask's and the scale's 2 x 2 B each).
+TEST(AttentionCost, UnfusedSoftmaxMovesTheScoresThreeTimes) {
+  const double scores = 32.0 * 1024 * 1024;
+  const auto eager = context(AttentionKernel::plain, Recompute::none, calibration::Framework{});
+  const auto forward = forward_cost(core(true), eager);
+  EXPECT_EQ(forward.kernels[1].kernels, 3);
+  EXPECT_DOUBLE_EQ(forward.kernels[1].bytes, 3 * 4 * scores);
+  const auto backward = backward_cost(core(true), eager);
+  const auto& softmax = backward.kernels[3];
+  EXPECT_EQ(softmax.kernels, 3);
+  EXPECT_DOUBLE_EQ(softmax.bytes, (3 + 2 + 2) * 2 * scores);
+  EXPECT_DOUBLE_EQ(backward_cost(core(true), context(AttentionKernel::plain)).kernels[3].bytes, 3 * 2 * scores);
 }
 
 // Fused: one kernel of the two GEMMs' FLOPs at 50 TFLOP/s, halved by the causal mask; it reads Q, K, V and writes

@@ -13,9 +13,7 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 
 namespace dtsim::cli {
 namespace {
@@ -108,13 +106,7 @@ GpuProfile base_profile(const std::string& base, const MeasurementFile& m) {
                                          m.device.name, names));
     return *find_profile(*preset);
   }
-  if (auto g = find_profile(base)) return *g;
-  if (fs::is_regular_file(base)) {
-    std::ifstream in(base, std::ios::binary);
-    std::stringstream text;
-    text << in.rdbuf();
-    return parse_profile(text.str(), base);
-  }
+  if (auto g = resolve_profile(base, {"."})) return *g;
   throw scenario::ScenarioError(
       "--base", "", fmt::format("\"{}\" is neither a shipped profile ({}) nor a profile file", base, names));
 }

@@ -75,24 +75,22 @@ void ProgressLine::update(std::size_t done, std::size_t total) const {
   if (terminal_) std::cerr << fmt::format("\r{}: {}/{} done", label_, done, total) << std::flush;
 }
 
-std::string csv_field(const std::string& text) {
-  std::string out = "\"";
-  for (char c : text)
-    out += c == '"' ? std::string("\"\"") : c == '\n' ? std::string(" ") : std::string(1, c);
-  return out + "\"";
-}
-
 int run_command(const RunArgs& args) {
   const auto scenario = load_with_overrides(args.scenario, args.sets);
-  check_writable({args.json_out, args.trace_out});
+  const bool ops_to_stdout = args.ops_out == "-";
+  check_writable({args.json_out, args.trace_out, ops_to_stdout ? std::string() : args.ops_out});
   const auto sim = simulate(scenario, !args.trace_out.empty(), ::isatty(STDERR_FILENO) != 0);
-  std::cout << report::format_summary(sim.result);
+  // With the kernel table on stdout, stdout carries only the CSV.
+  std::ostream& report_stream = ops_to_stdout ? std::cerr : std::cout;
+  report_stream << report::format_summary(sim.result);
   std::vector<OutputFile> files;
   if (!args.json_out.empty()) files.push_back({args.json_out, report::to_json(sim.result).dump(2) + "\n"});
   if (!args.trace_out.empty()) files.push_back({args.trace_out, sim.trace.dump() + "\n"});
+  if (!args.ops_out.empty() && !ops_to_stdout) files.push_back({args.ops_out, report::kernels_csv(sim.result)});
   write_files(files);
   for (const auto& f : files)
-    std::cout << fmt::format("Wrote {}\n", f.path);
+    report_stream << fmt::format("Wrote {}\n", f.path);
+  if (ops_to_stdout) std::cout << report::kernels_csv(sim.result);
   return kExitOk;
 }
 

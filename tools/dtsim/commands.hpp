@@ -1,6 +1,7 @@
 #pragma once
 // The dtsim subcommands. main.cpp parses argv with CLI11 and calls these; they build a Scenario and call
 // the library. Each returns the process exit status.
+#include "sim/report/format.hpp"
 #include "sim/scenario/scenario.hpp"
 
 #include <optional>
@@ -20,6 +21,7 @@ struct RunArgs {
   std::vector<std::string> sets;
   std::string json_out;
   std::string trace_out;
+  std::string ops_out; // the kernel table as CSV; "-": on stdout (the summary then goes to stderr)
 };
 int run_command(const RunArgs& args);
 
@@ -116,8 +118,7 @@ private:
   bool terminal_;
 };
 
-// A CSV field: quoted, with quotes doubled and newlines flattened.
-std::string csv_field(const std::string& text);
+using report::csv_field;
 
 struct OutputFile {
   std::string path;

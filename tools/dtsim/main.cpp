@@ -35,6 +35,9 @@ int main(int argc, char** argv) {
   scenario_options(run_cmd, run.scenario, run.sets);
   run_cmd->add_option("--json", run.json_out, "Write the full result as JSON to FILE");
   run_cmd->add_option("--trace", run.trace_out, "Write a Chrome trace-event timeline (open in Perfetto) to FILE");
+  run_cmd->add_option("--ops", run.ops_out,
+                      "Write rank 0's kernels of one iteration as CSV to FILE (- for stdout): per distinct kernel its "
+                      "shape, launches, time, achieved rate, efficiency and what bounds it");
 
   cli::SweepArgs sweep;
   auto* sweep_cmd = app.add_subcommand("sweep", "Simulate a scenario at several node counts: speedup and efficiency");
