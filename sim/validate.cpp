@@ -111,9 +111,13 @@ KernelOp parse_op(const Reader& r, const json& op) {
     r.fail("/op/profile", fmt::format("unknown GPU profile \"{}\" (expected one of: {})", out.profile,
                                       join(calibration::profile_names())));
   const auto kind = r.text(op, "/op", "kind");
-  if (kind == "gemm") {
-    out.kind = calibration::KernelClass::gemm;
-    r.only(op, "/op", {"profile", "kind", "precision", "m", "n", "k", "batch"});
+  if (kind == "gemm" || kind == "convolution") {
+    const bool conv = kind == "convolution";
+    out.kind = conv ? calibration::KernelClass::convolution : calibration::KernelClass::gemm;
+    if (conv)
+      r.only(op, "/op", {"profile", "kind", "precision", "m", "n", "k", "batch", "bytes"});
+    else
+      r.only(op, "/op", {"profile", "kind", "precision", "m", "n", "k", "batch"});
     const auto precision = r.text(op, "/op", "precision");
     const auto parsed = calibration::parse_precision(precision);
     if (!parsed)
@@ -124,15 +128,16 @@ KernelOp parse_op(const Reader& r, const json& op) {
     out.n = r.positive(op, "/op", "n");
     out.k = r.positive(op, "/op", "k");
     if (op.contains("batch")) out.batch = r.positive(op, "/op", "batch");
+    if (conv) out.bytes = r.positive(op, "/op", "bytes");
   } else if (kind == "memory") {
     out.kind = calibration::KernelClass::memory;
     r.only(op, "/op", {"profile", "kind", "bytes"});
     out.bytes = r.positive(op, "/op", "bytes");
   } else {
-    r.fail("/op/kind", fmt::format("unknown kind \"{}\" (expected gemm or memory)", kind));
+    r.fail("/op/kind", fmt::format("unknown kind \"{}\" (expected gemm, convolution or memory)", kind));
   }
   // A GEMM on a profile without the precision would fail every run: say so now.
-  if (out.kind == calibration::KernelClass::gemm) {
+  if (out.kind != calibration::KernelClass::memory) {
     const auto profile = *calibration::find_profile(out.profile);
     try {
       profile.peak(out.precision);
@@ -207,9 +212,12 @@ calibration::KernelCost KernelOp::cost() const {
     c.bytes = bytes;
     return c;
   }
-  c.flops = 2 * m * n * k * batch;
-  c.bytes = (m * k + k * n + m * n) * batch * calibration::activation_bytes(precision);
-  c.gemms = {{m, n, k, batch}};
+  const calibration::GemmDims g{m, n, k, batch, kind == calibration::KernelClass::convolution ? bytes : 0};
+  c.flops = g.flops();
+  c.bytes = g.bytes > 0 ? g.bytes
+                        : batch * ((m * k + k * n) * calibration::gemm_input_bytes(precision) +
+                                   m * n * calibration::gemm_output_bytes(precision));
+  c.gemms = {g};
   return c;
 }
 
@@ -306,12 +314,16 @@ Case parse_case(const std::string& json_text, const std::string& file) {
     r.fail("", fmt::format("not valid JSON: {}", e.what()));
   }
   if (!document.is_object()) r.fail("", "expected a JSON object (a validation case)");
-  r.only(document, "", {"name", "source", "measured", "note", "scenario", "set", "metric", "op"});
+  r.only(document, "", {"name", "source", "measured", "note", "scenario", "set", "metric", "op", "anchor"});
   Case c;
   c.file = file;
   c.name = r.text(document, "", "name");
   c.source = r.text(document, "", "source");
   c.note = r.optional_text(document, "", "note");
+  if (document.contains("anchor")) {
+    if (!document.at("anchor").is_boolean()) r.fail("/anchor", "expected true or false");
+    c.anchor = document.at("anchor").get<bool>();
+  }
   const auto& measured = r.object(document, "", "measured");
   r.only(measured, "/measured", {"value", "unit"});
   c.measured = r.positive(measured, "/measured", "value");
@@ -352,8 +364,8 @@ Case parse_case(const std::string& json_text, const std::string& file) {
     if (document.contains("set")) r.fail("/set", "\"set\" overrides a scenario; an op case has none");
     const auto& op = r.object(document, "", "op");
     auto parsed = parse_op(r, op);
-    if (c.metric == Metric::tflops && parsed.kind != calibration::KernelClass::gemm)
-      r.fail("/metric", "\"tflops\" needs a GEMM (a memory kernel does no counted FLOPs)");
+    if (c.metric == Metric::tflops && parsed.kind == calibration::KernelClass::memory)
+      r.fail("/metric", "\"tflops\" needs a GEMM or a convolution (a memory kernel does no counted FLOPs)");
     if (c.metric == Metric::bytes_per_second && parsed.kind != calibration::KernelClass::memory)
       r.fail("/metric", "\"bytes_per_second\" needs a memory kernel");
     c.what = std::move(parsed);

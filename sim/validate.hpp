@@ -1,8 +1,9 @@
 #pragma once
 // Validation: dtsim's predictions against published and measured figures (calibration/validation/*.json, one case
-// per file). A case is either a scenario run (a file of scenarios/, optional overrides, one reported metric) or one
-// kernel priced by the cost model on a GPU profile. `dtsim validate` runs them all and reports each signed error and
-// the median and maximum absolute error.
+// per file). A case is either one kernel priced by the cost model on a GPU profile (op level: against a published
+// microbenchmark) or a scenario run (end to end: a file of scenarios/, optional overrides, one reported metric).
+// `dtsim validate` runs them all and reports each signed error, and the median and maximum absolute error of each
+// level apart. End-to-end figures are checks only: no constant is fitted to them.
 #include "calibration/cost_model.hpp"
 #include "calibration/measurements.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -37,8 +38,9 @@ struct ScenarioRun {
   std::vector<scenario::Override> overrides;
 };
 
-// One kernel on a GPU profile: `batch` GEMMs C[m x n] = A[m x k] B[k x n] (FLOPs 2mnk each, bytes (mk + kn + mn) x
-// the precision's element size) or a memory-bound kernel moving `bytes` (read + written).
+// One kernel on a GPU profile: `batch` GEMMs C[m x n] = A[m x k] B[k x n] (FLOPs 2mnk each, bytes (mk + kn) x the
+// precision's input element size + mn x its output's), a convolution's implicit GEMM moving `bytes`, or a
+// memory-bound kernel moving `bytes` (read + written).
 struct KernelOp {
   std::string profile;                        // a shipped profile's name, or (with `gpu`) where the profile came from
   std::optional<calibration::GpuProfile> gpu; // the profile itself when it is not a shipped one (--profile FILE)
@@ -58,6 +60,10 @@ struct Case {
   std::string unit; // the measured value's unit; the prediction is converted to it
   Metric metric = Metric::throughput;
   std::variant<ScenarioRun, KernelOp> what;
+  // The profile took a constant from this very measurement ("anchor": true), so the case checks the model's
+  // arithmetic on it, not a prediction; reported, but left out of the op-level statistics.
+  bool anchor = false;
+  bool op_level() const { return std::holds_alternative<KernelOp>(what); }
 };
 
 // A case file that cannot be read: names the file, the JSON pointer of the field ("/measured/value") and what was

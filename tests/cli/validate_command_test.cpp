@@ -26,27 +26,38 @@ const char* kGemmCase = R"({"name": "gemm 4096", "source": "a test", "measured":
   "op": {"profile": "h100-sxm", "kind": "gemm", "precision": "bf16", "m": 4096, "n": 4096, "k": 4096},
   "metric": "tflops"})";
 
-TEST(ValidateCommand, PrintsEveryCaseAndTheMedianAndMaxError) {
+// The shipped H100 cases of 8192 (files op-h100-gemm-8192-*): fp16 an independent one, bf16, tf32, fp32 and fp8 the
+// anchors the profile took its ceilings from.
+TEST(ValidateCommand, PrintsOpAndEndToEndCasesApartWithTheirErrors) {
   TempDir dir;
-  const auto inv = run_dtsim("validate --filter anchor", dir);
+  const auto inv = run_dtsim("validate --filter op-h100-gemm-8192", dir);
   ASSERT_EQ(inv.status, 0) << inv.err;
-  EXPECT_NE(inv.out.find("4 case(s) from calibration/validation/"), std::string::npos) << inv.out;
+  EXPECT_NE(inv.out.find("5 case(s) from calibration/validation/"), std::string::npos) << inv.out;
   for (const char* column : {"case", "metric", "predicted", "measured", "unit", "error"})
     EXPECT_NE(inv.out.find(column), std::string::npos) << column;
-  EXPECT_NE(inv.out.find("GEMM 8192^3 bf16, H100 SXM (anchor)"), std::string::npos) << inv.out;
+  EXPECT_NE(inv.out.find("Op level"), std::string::npos) << inv.out;
+  EXPECT_NE(inv.out.find("GEMM 8192^3 bf16, H100 SXM [anchor]"), std::string::npos) << inv.out;
   EXPECT_NE(inv.out.find("TFLOP/s"), std::string::npos);
-  EXPECT_NE(inv.out.find("TB/s"), std::string::npos);
-  EXPECT_NE(inv.out.find("|error| over 4 case(s): median"), std::string::npos) << inv.out;
+  EXPECT_NE(inv.out.find("|error| over 1 op-level case(s) (anchors excluded): median"), std::string::npos) << inv.out;
+  EXPECT_EQ(inv.out.find("End to end"), std::string::npos) << inv.out;
+
+  const auto both = run_dtsim("validate --filter bert-large-seq128", dir);
+  ASSERT_EQ(both.status, 0) << both.err;
+  EXPECT_NE(both.out.find("End to end"), std::string::npos) << both.out;
+  EXPECT_NE(both.out.find("|error| over 1 end-to-end case(s)"), std::string::npos) << both.out;
+  EXPECT_EQ(both.out.find("Op level"), std::string::npos) << both.out;
 }
 
-TEST(ValidateCommand, CsvHasOneRowPerCase) {
+TEST(ValidateCommand, CsvHasOneRowPerCaseWithItsLevel) {
   TempDir dir;
-  const auto inv = run_dtsim("validate --csv --filter anchor", dir);
+  const auto inv = run_dtsim("validate --csv --filter op-h100-gemm-8192", dir);
   ASSERT_EQ(inv.status, 0) << inv.err;
-  EXPECT_EQ(inv.out.rfind("file,name,metric,predicted,measured,unit,error_percent,source,note,failure\n", 0), 0u)
+  EXPECT_EQ(
+      inv.out.rfind("file,level,anchor,name,metric,predicted,measured,unit,error_percent,source,note,failure\n", 0), 0u)
       << inv.out;
-  EXPECT_EQ(std::count(inv.out.begin(), inv.out.end(), '\n'), 5);
-  EXPECT_NE(inv.out.find("\"op-h100-gemm-8192-bf16.json\""), std::string::npos) << inv.out;
+  EXPECT_EQ(std::count(inv.out.begin(), inv.out.end(), '\n'), 6);
+  EXPECT_NE(inv.out.find("\"op-h100-gemm-8192-bf16.json\",op,true,"), std::string::npos) << inv.out;
+  EXPECT_NE(inv.out.find("\"op-h100-gemm-8192-fp16.json\",op,false,"), std::string::npos) << inv.out;
 }
 
 TEST(ValidateCommand, ACaseThatFailsToRunGivesStatusOneAndItsReason) {
@@ -59,7 +70,7 @@ TEST(ValidateCommand, ACaseThatFailsToRunGivesStatusOneAndItsReason) {
   EXPECT_NE(inv.out.find("missing scenario"), std::string::npos) << inv.out;
   EXPECT_NE(inv.out.find("failed: "), std::string::npos) << inv.out;
   EXPECT_NE(inv.out.find("nowhere.json"), std::string::npos) << inv.out;
-  EXPECT_NE(inv.out.find("|error| over 1 case(s)"), std::string::npos) << inv.out;
+  EXPECT_NE(inv.out.find("|error| over 1 op-level case(s)"), std::string::npos) << inv.out;
   EXPECT_NE(inv.out.find("1 case(s) failed to run"), std::string::npos) << inv.out;
 }
 
@@ -107,7 +118,7 @@ TEST(ValidateCommand, AddsTheHeldBackPointsOfAMeasurementFile) {
   ASSERT_EQ(inv.status, 0) << inv.out << inv.err;
   EXPECT_NE(inv.out.find("held back: GEMM 4096x5120x4096 bf16"), std::string::npos) << inv.out;
   EXPECT_NE(inv.out.find("held back: memory copy 500000000 B"), std::string::npos) << inv.out;
-  EXPECT_NE(inv.out.find("|error| over 3 case(s)"), std::string::npos) << inv.out;
+  EXPECT_NE(inv.out.find("|error| over 1 op-level case(s)"), std::string::npos) << inv.out;
   EXPECT_NE(inv.out.find("|error| over 2 held-back measurement(s)"), std::string::npos) << inv.out;
   // Predicted on a named profile instead of the device's.
   const auto other =

@@ -22,9 +22,13 @@ namespace fs = std::filesystem;
 
 const fs::path kRoot = fs::path(DTSIM_SOURCE_DIR);
 
-// README, "Validation (`dtsim validate`)": the bound on the median absolute error of the shipped cases. A regression
-// guard, not a claim of accuracy.
-constexpr double kMedianBoundPercent = 15;
+// README, "Validation (`dtsim validate`)": the bounds on the median absolute error of the shipped cases, op-level
+// (anchors excluded) and end-to-end apart. Regression guards, not claims of accuracy: today's medians are 4.2% and
+// 27.5%.
+constexpr double kOpMedianBoundPercent = 10;
+constexpr double kEndToEndMedianBoundPercent = 30;
+// An anchor reproduces the measurement its profile took a constant from, up to the constant's three digits.
+constexpr double kAnchorBoundPercent = 1;
 
 TEST(ValidationStats, SignedErrorIsRelativeToTheMeasurement) {
   EXPECT_DOUBLE_EQ(error_percent(110, 100), 10);
@@ -170,6 +174,7 @@ TEST(ValidationCases, OpCasesArePricedByTheCostModel) {
   const double m = 4096;
   const calibration::KernelCost cost{
       calibration::KernelClass::gemm, calibration::Precision::bf16, 2 * m * m * m, 3 * m * m * 2, 1, {{m, m, m, 1}}};
+  EXPECT_DOUBLE_EQ(std::get<KernelOp>(c.what).cost().bytes, 3 * m * m * 2);
   const double tflops = cost.flops / calibration::kernel_time(h100, cost) / 1e12;
   EXPECT_NEAR(outcomes[0].predicted, tflops, 1e-9 * tflops);
   EXPECT_NEAR(outcomes[0].error_percent, (tflops - 500) / 500 * 100, 1e-9);
@@ -263,25 +268,33 @@ TEST(ValidationRoot, FoundAtOrAboveAStartingFolder) {
 }
 
 // Every shipped case runs, each names its source, the anchors reproduce the figures their profiles were anchored on,
-// and the median absolute error stays within README's bound.
-TEST(ValidationShipped, EveryCaseRunsWithinTheMedianBound) {
+// and the median absolute error of each level stays within README's bound.
+TEST(ValidationShipped, EveryCaseRunsWithinTheMedianBounds) {
   const auto start = std::chrono::steady_clock::now();
   const auto cases = load_cases(cases_directory(kRoot));
-  ASSERT_GE(cases.size(), 19u);
+  ASSERT_GE(cases.size(), 60u);
   const auto outcomes = run_cases(cases, kRoot, 2);
-  std::vector<double> errors;
+  std::vector<double> op, end_to_end;
   for (std::size_t i = 0; i < cases.size(); ++i) {
     EXPECT_FALSE(cases[i].source.empty()) << cases[i].file;
     ASSERT_TRUE(outcomes[i].ok) << cases[i].file << ": " << outcomes[i].error;
-    errors.push_back(outcomes[i].error_percent);
-    if (cases[i].name.find("(anchor)") != std::string::npos)
-      EXPECT_LT(std::fabs(outcomes[i].error_percent), 2) << cases[i].name;
+    if (cases[i].anchor) {
+      EXPECT_TRUE(cases[i].op_level()) << cases[i].file << ": only a kernel can anchor a profile's constant";
+      EXPECT_LT(std::fabs(outcomes[i].error_percent), kAnchorBoundPercent) << cases[i].name;
+      continue;
+    }
+    (cases[i].op_level() ? op : end_to_end).push_back(outcomes[i].error_percent);
   }
-  const auto stats = error_stats(errors);
-  EXPECT_LE(stats.median_abs, kMedianBoundPercent) << "median |error| over " << stats.count << " cases";
+  ASSERT_GE(op.size(), 40u);
+  ASSERT_GE(end_to_end.size(), 15u);
+  const auto op_stats = error_stats(op), end_stats = error_stats(end_to_end);
+  EXPECT_LE(op_stats.median_abs, kOpMedianBoundPercent) << "median |error| over " << op_stats.count << " op cases";
+  EXPECT_LE(end_stats.median_abs, kEndToEndMedianBoundPercent)
+      << "median |error| over " << end_stats.count << " end-to-end cases";
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   RecordProperty("seconds", std::to_string(seconds));
-  RecordProperty("median_abs_error_percent", std::to_string(stats.median_abs));
+  RecordProperty("op_median_abs_error_percent", std::to_string(op_stats.median_abs));
+  RecordProperty("end_to_end_median_abs_error_percent", std::to_string(end_stats.median_abs));
 }
 
 } // namespace

@@ -11,9 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 #include <stdexcept>
 
 namespace dtsim::cli {
@@ -63,29 +61,25 @@ std::pair<calibration::GpuProfile, std::string> held_back_profile(const std::str
                                                 m.device.name, names));
     return {*calibration::find_profile(*preset), *preset};
   }
-  if (auto g = calibration::find_profile(given)) return {*g, given};
-  if (fs::is_regular_file(given)) {
-    std::ifstream in(given, std::ios::binary);
-    std::stringstream text;
-    text << in.rdbuf();
-    return {calibration::parse_profile(text.str(), given), given};
-  }
+  if (auto g = calibration::resolve_profile(given, {"."})) return {*g, given};
   throw scenario::ScenarioError(
       "--profile", "", fmt::format("\"{}\" is neither a shipped profile ({}) nor a profile file", given, names));
 }
 
-std::string table(const std::vector<validate::Case>& cases, const std::vector<validate::Outcome>& outcomes) {
+// The cases `which` (indices into cases), one line each; a failed case says why.
+std::string table(const std::vector<validate::Case>& cases, const std::vector<validate::Outcome>& outcomes,
+                  const std::vector<std::size_t>& which) {
   std::vector<std::vector<std::string>> rows{{"case", "metric", "predicted", "measured", "unit", "error"}};
-  for (std::size_t i = 0; i < cases.size(); ++i) {
+  for (const auto i : which) {
     const auto& c = cases[i];
     const auto& o = outcomes[i];
     if (o.ok)
-      rows.push_back({c.name, std::string(to_string(c.metric)), figure(o.predicted), figure(c.measured), c.unit,
-                      percent(o.error_percent)});
+      rows.push_back({c.anchor ? c.name + " [anchor]" : c.name, std::string(to_string(c.metric)), figure(o.predicted),
+                      figure(c.measured), c.unit, percent(o.error_percent)});
   }
   std::vector<std::size_t> widths(rows.front().size(), 0);
-  for (const auto& c : cases)
-    widths[0] = std::max(widths[0], c.name.size());
+  for (const auto i : which)
+    widths[0] = std::max(widths[0], cases[i].name.size());
   for (const auto& row : rows)
     for (std::size_t col = 0; col < row.size(); ++col)
       widths[col] = std::max(widths[col], row[col].size());
@@ -95,7 +89,7 @@ std::string table(const std::vector<validate::Case>& cases, const std::vector<va
   };
   std::string out = line(rows[0]);
   std::size_t next = 1;
-  for (std::size_t i = 0; i < cases.size(); ++i)
+  for (const auto i : which)
     out += outcomes[i].ok ? line(rows[next++])
                           : fmt::format("{:<{}}  failed: {}\n", cases[i].name, widths[0], outcomes[i].error);
   return out;
@@ -103,14 +97,15 @@ std::string table(const std::vector<validate::Case>& cases, const std::vector<va
 
 // One row per case, the figures in the case's unit, its source and note; empty figures where it failed.
 std::string csv(const std::vector<validate::Case>& cases, const std::vector<validate::Outcome>& outcomes) {
-  std::string out = "file,name,metric,predicted,measured,unit,error_percent,source,note,failure\n";
+  std::string out = "file,level,anchor,name,metric,predicted,measured,unit,error_percent,source,note,failure\n";
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const auto& c = cases[i];
     const auto& o = outcomes[i];
-    out += fmt::format("{},{},{},{},{:.9g},{},{},{},{},{}\n", csv_field(fs::path(c.file).filename().string()),
-                       csv_field(c.name), to_string(c.metric), o.ok ? fmt::format("{:.9g}", o.predicted) : "",
-                       c.measured, csv_field(c.unit), o.ok ? fmt::format("{:.4f}", o.error_percent) : "",
-                       csv_field(c.source), csv_field(c.note), o.ok ? "" : csv_field(o.error));
+    out += fmt::format("{},{},{},{},{},{},{:.9g},{},{},{},{},{}\n", csv_field(fs::path(c.file).filename().string()),
+                       c.op_level() ? "op" : "end-to-end", c.anchor ? "true" : "false", csv_field(c.name),
+                       to_string(c.metric), o.ok ? fmt::format("{:.9g}", o.predicted) : "", c.measured,
+                       csv_field(c.unit), o.ok ? fmt::format("{:.4f}", o.error_percent) : "", csv_field(c.source),
+                       csv_field(c.note), o.ok ? "" : csv_field(o.error));
   }
   return out;
 }
@@ -158,36 +153,52 @@ int validate_command(const ValidateArgs& args) {
   // Relative to the current directory when inside it (the usual run from the source tree), else in full.
   auto shown = fs::proximate(directory, ec);
   if (ec || shown.empty() || *shown.begin() == "..") shown = directory;
-  std::cout << fmt::format("dtsim validate: {} case(s) from {}/; error = (predicted - measured) / measured\n\n",
+  std::cout << fmt::format("dtsim validate: {} case(s) from {}/; error = (predicted - measured) / measured\n",
                            cases.size(), shown.string());
-  std::cout << table(cases, outcomes);
 
-  std::vector<double> errors;
-  std::vector<std::size_t> ran;
-  for (std::size_t i = 0; i < cases.size(); ++i)
-    if (outcomes[i].ok) {
-      errors.push_back(outcomes[i].error_percent);
-      ran.push_back(i);
-    }
   const auto summary = [&](const std::string& label, const std::vector<std::size_t>& which) {
     std::vector<double> errors;
+    std::vector<std::size_t> ran;
     for (const auto i : which)
-      errors.push_back(outcomes[i].error_percent);
+      if (outcomes[i].ok) {
+        errors.push_back(outcomes[i].error_percent);
+        ran.push_back(i);
+      }
     const auto stats = validate::error_stats(errors);
     if (stats.count > 0)
       std::cout << fmt::format("|error| over {} {}: median {:.1f}%, max {:.1f}% ({})\n", stats.count, label,
-                               stats.median_abs, stats.max_abs, cases[which[stats.max_index]].name);
+                               stats.median_abs, stats.max_abs, cases[ran[stats.max_index]].name);
   };
-  std::cout << "\n";
-  summary("case(s)", ran);
-  if (held_back > 0) {
-    std::vector<std::size_t> held;
-    for (const auto i : ran)
-      if (cases[i].file == held_back_origin) held.push_back(i);
+  std::vector<std::size_t> op, anchors, end_to_end, held;
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    if (!cases[i].op_level())
+      end_to_end.push_back(i);
+    else if (cases[i].anchor)
+      anchors.push_back(i);
+    else
+      (cases[i].file == held_back_origin && held_back > 0 ? held : op).push_back(i);
+  }
+  if (!op.empty() || !anchors.empty()) {
+    std::vector<std::size_t> shown_ops = anchors;
+    shown_ops.insert(shown_ops.end(), op.begin(), op.end());
+    std::cout << "\nOp level: single kernels priced by the cost model against published measurements\n"
+                 "([anchor]: a profile took its constant from this measurement, so it checks arithmetic and is left "
+                 "out of the statistics)\n\n"
+              << table(cases, outcomes, shown_ops) << "\n";
+    summary("op-level case(s) (anchors excluded)", op);
+  }
+  if (!held.empty()) {
+    std::cout << "\nHeld back from the fit of " << held_back_origin << "\n\n" << table(cases, outcomes, held) << "\n";
     summary("held-back measurement(s)", held);
   }
-  const auto stats = validate::error_stats(errors);
-  if (!every_case_ran) std::cout << fmt::format("{} case(s) failed to run\n", cases.size() - stats.count);
+  if (!end_to_end.empty()) {
+    std::cout << "\nEnd to end: whole training runs simulated against published figures (checks only: no constant "
+                 "is fitted to them)\n\n"
+              << table(cases, outcomes, end_to_end) << "\n";
+    summary("end-to-end case(s)", end_to_end);
+  }
+  const auto failed = std::count_if(outcomes.begin(), outcomes.end(), [](const auto& o) { return !o.ok; });
+  if (!every_case_ran) std::cout << fmt::format("{} case(s) failed to run\n", failed);
   return every_case_ran ? kExitOk : kExitFailed;
 }
 
