@@ -15,7 +15,7 @@ std::string kernels_csv(const RunResult& r) {
     const double each = k.launches > 0 ? k.seconds / k.launches : 0;
     const double tflops = each > 0 ? k.flops / each / 1e12 : 0;
     const double gbps = each > 0 ? k.bytes / each / 1e9 : 0;
-    out += fmt::format("{},{},{},{},{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.4g},{:.4g},{:.3f},{}\n", csv_field(k.name),
+    out += fmt::format("{},{},{},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.4g},{:.4g},{:.3f},{}\n", csv_field(k.name),
                        k.kind, csv_field(k.shape), k.precision, k.launches, each, k.seconds, k.host_wait, k.flops,
                        k.bytes, tflops, gbps, k.efficiency, k.bound);
   }

@@ -33,9 +33,15 @@ std::string instances() {
   return out;
 }
 
+// Where a profile's numbers come from: datasheets and the measurements its sources cite, or a probe's run.
+std::string origin(const calibration::GpuProfile& g) {
+  if (g.measured) return fmt::format("measured: {} on {}", g.measured->device, g.measured->date);
+  return fmt::format("derived: datasheets and published measurements, {} sources cited", g.sources.size());
+}
+
 std::string gpus() {
   std::string out = fmt::format("{:<16} {:<28} {:>10} {:>12} {:>12}  {}\n", "gpu", "name", "memory", "fp32",
-                                "fp16/bf16", "provenance");
+                                "fp16/bf16", "where its numbers come from");
   for (const auto& name : calibration::profile_names()) {
     const auto g = *calibration::find_profile(name);
     const auto half = g.peak_flops.count(calibration::Precision::fp16)
@@ -43,8 +49,10 @@ std::string gpus() {
                           : std::string("-");
     out += fmt::format(
         "{:<16} {:<28} {:>10} {:>12} {:>12}  {}\n", g.name, g.display_name, report::format_bytes(g.memory_bytes),
-        fmt::format("{:.1f} TFLOP/s", g.peak_flops.at(calibration::Precision::fp32) / 1e12), half, g.provenance);
+        fmt::format("{:.1f} TFLOP/s", g.peak_flops.at(calibration::Precision::fp32) / 1e12), half, origin(g));
   }
+  out += "\nEach is calibration/profiles/NAME.json, its sources listed in the file. A profile file of your own (dtsim "
+         "calibrate -o FILE) goes in cluster.gpu as its path.\n";
   return out;
 }
 

@@ -1,0 +1,56 @@
+// training.framework and training.clip_gradients: defaults, the presets, refusals, and the canonical form.
+#include "scenario_test_util.hpp"
+
+namespace dtsim::scenario {
+namespace {
+
+using test::error_of;
+using test::parse;
+using test::patched;
+
+TEST(Framework, AutoIsPytorchForDataParallelismAndMegatronForModelParallelism) {
+  const auto ddp = parse(test::minimal());
+  EXPECT_EQ(ddp.training.framework, "pytorch-ddp");
+  EXPECT_EQ(ddp.framework.name, "pytorch-ddp");
+  EXPECT_FALSE(ddp.framework.fused_dropout_add);
+  EXPECT_EQ(ddp.framework.optimizer, calibration::OptimizerKernels::foreach);
+  EXPECT_FALSE(ddp.training.clip_gradients); // the framework's default
+
+  const auto megatron = parse(patched({{"model", {{"preset", "gpt2"}, {"batch_per_gpu", 1}}},
+                                       {"cluster", {{"nodes", 1}, {"gpus_per_node", 2}}},
+                                       {"parallelism", {{"tensor", 2}}}}));
+  EXPECT_EQ(megatron.training.framework, "megatron");
+  EXPECT_TRUE(megatron.framework.fused_bias_activation);
+  EXPECT_TRUE(megatron.training.clip_gradients); // --clip-grad 1.0
+}
+
+TEST(Framework, GivenByNameAndClippingOverridden) {
+  const auto s = parse(patched({{"training", {{"framework", "deepspeed"}, {"clip_gradients", true}}}}));
+  EXPECT_EQ(s.framework.name, "deepspeed");
+  EXPECT_EQ(s.framework.optimizer, calibration::OptimizerKernels::fused);
+  EXPECT_TRUE(s.training.clip_gradients);
+  // The host's costs come with the preset (calibration/frameworks/*.json).
+  EXPECT_DOUBLE_EQ(s.framework.host.launch, 2.6e-6);
+  EXPECT_DOUBLE_EQ(s.framework.host.python_dispatch, 3.6e-6);
+}
+
+TEST(Framework, UnknownNamesAndTypesAreRefusedWithThePointer) {
+  EXPECT_SCENARIO_ERROR(error_of(patched({{"training", {{"framework", "megatronlm"}}}})), "/training/framework",
+                        "did you mean \"megatron\"?");
+  EXPECT_SCENARIO_ERROR(error_of(patched({{"training", {{"framework", 3}}}})), "/training/framework",
+                        "expected one of");
+  EXPECT_SCENARIO_ERROR(error_of(patched({{"training", {{"clip_gradients", "yes"}}}})), "/training/clip_gradients",
+                        "expected true or false");
+}
+
+TEST(Framework, TheCanonicalFormSaysWhatWasResolved) {
+  const auto s = parse(test::minimal());
+  const auto j = to_json(s);
+  EXPECT_EQ(j.at("training").at("framework"), "pytorch-ddp");
+  EXPECT_EQ(j.at("training").at("clip_gradients"), false);
+  const auto again = parse(j);
+  EXPECT_EQ(again.framework.name, "pytorch-ddp");
+}
+
+} // namespace
+} // namespace dtsim::scenario

@@ -1,0 +1,191 @@
+// The kernels a framework runs for memory-bound ops and once per iteration (sim/plan/op_cost.cpp), their bytes counted
+// by hand; and a host-bound iteration of tiny kernels, whose time is the host's cost to issue them.
+#include "sim/plan/op_cost.hpp"
+#include "sim/simulate.hpp"
+
+#include "tests/sim/round_gpu.hpp"
+
+#include <gtest/gtest.h>
+
+namespace dtsim::plan {
+namespace {
+
+using calibration::Precision;
+using models::MemoryOp;
+
+calibration::Framework preset(const char* name) {
+  return *calibration::find_framework(name);
+}
+
+CostContext bf16(const char* framework, std::int64_t batch = 1) {
+  return {batch, Precision::bf16, scenario::AttentionKernel::flash, scenario::Recompute::none, preset(framework)};
+}
+
+// A memory-bound op of `elements` outputs (and inputs: the loss reads `elements` logits) with no parameters.
+models::Layer memory_op(MemoryOp op, std::int64_t elements) {
+  models::Layer l;
+  l.name = "op";
+  l.kind = op == MemoryOp::cross_entropy ? models::LayerKind::softmax : models::LayerKind::elementwise;
+  if (op == MemoryOp::layer_norm) l.kind = models::LayerKind::normalization;
+  l.memory_op = op;
+  l.input_elements = elements;
+  l.output_elements = op == MemoryOp::cross_entropy ? 1 : elements;
+  return l;
+}
+
+constexpr std::int64_t kN = 1'000'000;
+
+TEST(FrameworkKernels, LayerNormReadsTheGradientAndTheInputOnceOrTwice) {
+  const auto norm = memory_op(MemoryOp::layer_norm, kN);
+  // Forward: read x, write y, 2 B each.
+  EXPECT_DOUBLE_EQ(forward_cost(norm, bf16("megatron")).bytes(), 2.0 * 2 * kN);
+  // Backward, Transformer Engine: read dy and x once, write dx: 3 x 2 B, in two launches (the weights' finish).
+  const auto fused = backward_cost(norm, bf16("megatron"));
+  EXPECT_DOUBLE_EQ(fused.bytes(), 3.0 * 2 * kN);
+  EXPECT_EQ(fused.kernels.front().kernels, 2);
+  // torch.nn.LayerNorm: the input gradient (read dy, x; write dx) and GammaBetaBackward (read dy, x again): 5 x 2 B.
+  EXPECT_DOUBLE_EQ(backward_cost(norm, bf16("pytorch-ddp")).bytes(), 5.0 * 2 * kN);
+}
+
+TEST(FrameworkKernels, DropoutAndTheResidualAdd) {
+  const auto add = memory_op(MemoryOp::dropout_residual_add, kN);
+  // Megatron's bias-dropout-add: read the branch and the residual, write the sum and the 1-byte mask; one kernel.
+  const auto fused = forward_cost(add, bf16("megatron"));
+  EXPECT_DOUBLE_EQ(fused.bytes(), (3.0 * 2 + 1) * kN);
+  EXPECT_EQ(fused.kernels.front().kernels, 1);
+  // Eager: dropout (read, write, mask) then add (read 2, write 1): two kernels.
+  const auto eager = forward_cost(add, bf16("pytorch-ddp"));
+  EXPECT_DOUBLE_EQ(eager.bytes(), (2.0 * 2 + 1 + 3.0 * 2) * kN);
+  EXPECT_EQ(eager.kernels.front().kernels, 2);
+  // Backward, either way: dropout's (read dy and the mask, write dx) and autograd adding the residual stream's two
+  // gradients where it forks (read 2, write 1).
+  EXPECT_DOUBLE_EQ(backward_cost(add, bf16("megatron")).bytes(), (2.0 * 2 + 1 + 3.0 * 2) * kN);
+  // Without dropout: the add, and the gradients' add in backward.
+  const auto plain = memory_op(MemoryOp::residual_add, kN);
+  EXPECT_DOUBLE_EQ(forward_cost(plain, bf16("megatron")).bytes(), 3.0 * 2 * kN);
+  EXPECT_DOUBLE_EQ(backward_cost(plain, bf16("megatron")).bytes(), 3.0 * 2 * kN);
+}
+
+TEST(FrameworkKernels, SwiGluFusedOrNot) {
+  const auto act = memory_op(MemoryOp::gated_activation, kN);
+  // Fused: read gate and up, write the product (3 x 2 B); backward read dy, gate, up, write dgate, dup (5 x 2 B).
+  EXPECT_DOUBLE_EQ(forward_cost(act, bf16("megatron")).bytes(), 3.0 * 2 * kN);
+  EXPECT_DOUBLE_EQ(backward_cost(act, bf16("megatron")).bytes(), 5.0 * 2 * kN);
+  // Eager: silu(gate) (R 1 W 1) and the product (R 2 W 1); backward three kernels of R 2 W 1.
+  EXPECT_DOUBLE_EQ(forward_cost(act, bf16("pytorch-ddp")).bytes(), 5.0 * 2 * kN);
+  EXPECT_DOUBLE_EQ(backward_cost(act, bf16("pytorch-ddp")).bytes(), 9.0 * 2 * kN);
+}
+
+TEST(FrameworkKernels, CrossEntropyOverTheLogits) {
+  const auto loss = memory_op(MemoryOp::cross_entropy, kN);
+  // Megatron's vocab-parallel cross-entropy upcasts bf16 logits: cast R 2 W 4, max R 4, subtract R 4 W 4, exp R 4 W 4,
+  // sum R 4, divide R 4 W 4 = 38 B a logit in 6 kernels; backward multiply R 4 W 4 and cast back R 4 W 2 = 14 B in 2.
+  const auto forward = forward_cost(loss, bf16("megatron"));
+  EXPECT_DOUBLE_EQ(forward.bytes(), 38.0 * kN);
+  EXPECT_EQ(forward.kernels.front().kernels, 6);
+  EXPECT_DOUBLE_EQ(backward_cost(loss, bf16("megatron")).bytes(), 14.0 * kN);
+  // PyTorch's F.cross_entropy in the logits' precision: log_softmax R 1 W 1; backward a zeroed gradient W 1 and
+  // log_softmax_backward R 2 W 1.
+  EXPECT_DOUBLE_EQ(forward_cost(loss, bf16("pytorch-ddp")).bytes(), 2.0 * 2 * kN);
+  EXPECT_DOUBLE_EQ(backward_cost(loss, bf16("pytorch-ddp")).bytes(), 4.0 * 2 * kN);
+}
+
+TEST(FrameworkKernels, ALinearLayersBiasGradientIsAReduction) {
+  // Y[m x n] = X W + b at m = 4 x 512 rows, n = 1024, k = 256: backward adds a kernel reading dY (m n x 2 B).
+  models::Layer fc;
+  fc.name = "fc";
+  fc.kind = models::LayerKind::matmul;
+  fc.gemm = {512, 1024, 256, 1};
+  fc.forward_flops = fc.gemm.flops();
+  fc.backward_flops = 2 * fc.forward_flops;
+  fc.parameters = 1024 * 256 + 1024;
+  fc.input_elements = 512 * 256;
+  fc.output_elements = 512 * 1024;
+  fc.bias = true;
+  const auto backward = backward_cost(fc, bf16("megatron", 4));
+  ASSERT_EQ(backward.kernels.size(), 3u); // dgrad, wgrad, bias grad
+  EXPECT_EQ(backward.kernels.back().name, "bias grad");
+  EXPECT_DOUBLE_EQ(backward.kernels.back().bytes, 4.0 * 512 * 1024 * 2);
+  fc.bias = false;
+  EXPECT_EQ(backward_cost(fc, bf16("megatron", 4)).kernels.size(), 2u);
+  // fp8 (Transformer Engine): the input is cast to fp8 with its transpose first, read 2 write 1 + 1 bytes an element.
+  auto fp8 = bf16("megatron", 4);
+  fp8.precision = Precision::fp8;
+  const auto forward = forward_cost(fc, fp8);
+  ASSERT_EQ(forward.kernels.size(), 2u);
+  EXPECT_DOUBLE_EQ(forward.kernels.front().bytes, 4.0 * 4 * 512 * 256);
+}
+
+// The hand scenario (round GPU) with a framework and an optimizer: the per-iteration passes over 1e6 parameters in 2
+// tensors.
+scenario::Scenario passes_scenario(const char* framework, Precision p, scenario::Optimizer optimizer) {
+  auto s = test::hand_scenario({}, 1);
+  s.framework = preset(framework);
+  s.training.framework = framework;
+  s.training.clip_gradients = s.framework.clip_gradients;
+  s.model.precision = p;
+  s.training.optimizer = optimizer;
+  return s;
+}
+
+double bytes_per_parameter(const scenario::Scenario& s) {
+  return iteration_passes(1e6, 2, s).bytes() / 1e6;
+}
+
+TEST(FrameworkKernels, OptimizerAndIterationPassesPerParameter) {
+  // Fused Adam with bf16 weights (DeepSpeed): read the 2-byte gradient, read and write the fp32 master (8), both fp32
+  // moments (16), write the bf16 working copy (2): 28 B.
+  EXPECT_DOUBLE_EQ(bytes_per_parameter(passes_scenario("deepspeed", Precision::bf16, scenario::Optimizer::adam)), 28);
+  // Megatron adds zeroing its fp32 gradient buffer (W 4) and the gradient norm for clipping (R 4): 36 B.
+  EXPECT_DOUBLE_EQ(bytes_per_parameter(passes_scenario("megatron", Precision::bf16, scenario::Optimizer::adam)), 36);
+  // PyTorch's foreach AdamW under autocast (fp32 weights and gradients): the loss scaler's unscale (R 4 W 4), then
+  // weight decay (R W p: 8), lerp m (R m g W m: 12), v x beta2 (8), addcmul v (12), sqrt (8), divide (8), add eps (8),
+  // addcdiv p (R p m t W p: 16): 8 + 80 = 88 B.
+  auto eager = passes_scenario("pytorch-ddp", Precision::amp, scenario::Optimizer::adam);
+  EXPECT_DOUBLE_EQ(bytes_per_parameter(eager), 88);
+  EXPECT_EQ(iteration_passes(1e6, 2, eager).kernels.size(), 9u);
+  // Clipping with torch.nn.utils.clip_grad_norm_: the norm (R 4) and the multiply (R 4 W 4): 12 more.
+  eager.training.clip_gradients = true;
+  EXPECT_DOUBLE_EQ(bytes_per_parameter(eager), 100);
+}
+
+TEST(FrameworkKernels, MultiTensorLaunchesFollowTheChunkAndTensorLimits) {
+  const auto s = passes_scenario("deepspeed", Precision::bf16, scenario::Optimizer::adam);
+  // 1e6 parameters in 2 tensors: one launch. 100e6 in 2: ceil(100e6 / (320 x 65,536)) = 5. 1e6 in 100 tensors:
+  // ceil(100 / 36) = 3.
+  EXPECT_EQ(iteration_passes(1e6, 2, s).kernels.back().kernels, 1);
+  EXPECT_EQ(iteration_passes(100e6, 2, s).kernels.back().kernels, 5);
+  EXPECT_EQ(iteration_passes(1e6, 100, s).kernels.back().kernels, 3);
+}
+
+// 200 tiny elementwise ops at batch 1 on a GPU that runs each in 1 us: the host needs 3.6 us of Python dispatch and
+// 2.6 us of launch for each forward kernel, 1 us of C++ dispatch and 2.6 us for each backward one, so it cannot keep
+// up and the iteration is the host's: 200 x 6.2 + 200 x 3.6 us, plus PyTorch's foreach momentum SGD (4 passes of one
+// launch each, 6.2 us of host time apiece), plus the last kernel's 1 us on the GPU.
+TEST(FrameworkKernels, TinyKernelsAreBoundByTheHostIssuingThem) {
+  std::vector<models::Layer> layers;
+  for (int i = 0; i < 200; ++i)
+    layers.push_back({"op", models::LayerKind::elementwise, 0, 0, 0, 1, 1});
+  auto s = test::hand_scenario(std::move(layers), 1);
+  s.model.batch_per_gpu = 1;
+  s.gpu.launch_overhead = 1e-6;
+  s.framework = preset("pytorch-ddp");
+  const double expected = 200 * (3.6e-6 + 2.6e-6) + 200 * (1.0e-6 + 2.6e-6) + 4 * (3.6e-6 + 2.6e-6) + 1e-6;
+  const auto r = simulate(s).result;
+  EXPECT_NEAR(r.iteration.mean, expected, 1e-10);
+  // The kernel table: 200 launches of each, and the GPU idle for the rest of the host's time.
+  ASSERT_GE(r.kernels.size(), 2u);
+  double gpu = 0;
+  for (const auto& k : r.kernels) {
+    gpu += k.seconds;
+    if (k.name == "elementwise" || k.name == "elementwise bwd") {
+      EXPECT_EQ(k.launches, 200) << k.name;
+      EXPECT_EQ(k.bound, "launch") << k.name;
+    }
+  }
+  EXPECT_NEAR(gpu, 404e-6, 1e-8); // 404 kernels of 1 us (and a few bytes each)
+  EXPECT_NEAR(r.host_wait_seconds, expected - 404e-6, 1e-8);
+}
+
+} // namespace
+} // namespace dtsim::plan
