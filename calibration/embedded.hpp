@@ -1,4 +1,10 @@
 #pragma once
+#include "calibration/error.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,4 +17,30 @@ struct EmbeddedFile {
 const std::vector<EmbeddedFile>& embedded_profiles();
 // calibration/frameworks/*.json, likewise.
 const std::vector<EmbeddedFile>& embedded_frameworks();
+
+// The files' stems, sorted.
+inline std::vector<std::string> embedded_stems(const std::vector<EmbeddedFile>& files) {
+  std::vector<std::string> names;
+  for (const auto& file : files)
+    names.push_back(file.stem);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// The preset `stem` of `files` (shipped under `folder`, "calibration/profiles") read by `parse(text, origin)`; nullopt
+// when there is none. Its "name" must be the file's stem: a mismatch would make reports disagree with scenarios.
+template <class Parse>
+auto parse_embedded(const std::vector<EmbeddedFile>& files, const std::string& stem, const std::string& folder,
+                    Parse parse) -> std::optional<decltype(parse(std::string(), std::string()))> {
+  for (const auto& file : files) {
+    if (file.stem != stem) continue;
+    const std::string origin = fmt::format("{}/{}.json", folder, file.stem);
+    auto preset = parse(file.text, origin);
+    if (preset.name != file.stem)
+      throw CalibrationError(origin, "/name",
+                             fmt::format("expected \"{}\" (the file name), got \"{}\"", file.stem, preset.name));
+    return preset;
+  }
+  return std::nullopt;
+}
 } // namespace dtsim::calibration

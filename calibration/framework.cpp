@@ -9,8 +9,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-
 namespace dtsim::calibration {
 
 Framework parse_framework(const std::string& json_text, const std::string& origin) {
@@ -47,24 +45,11 @@ Framework parse_framework(const std::string& json_text, const std::string& origi
 }
 
 std::optional<Framework> find_framework(const std::string& name) {
-  for (const auto& file : embedded_frameworks()) {
-    if (file.stem != name) continue;
-    const std::string origin = fmt::format("calibration/frameworks/{}.json", file.stem);
-    Framework f = parse_framework(file.text, origin);
-    if (f.name != file.stem)
-      throw CalibrationError(origin, "/name",
-                             fmt::format("expected \"{}\" (the file name), got \"{}\"", file.stem, f.name));
-    return f;
-  }
-  return std::nullopt;
+  return parse_embedded(embedded_frameworks(), name, "calibration/frameworks", parse_framework);
 }
 
 std::vector<std::string> framework_names() {
-  std::vector<std::string> names;
-  for (const auto& file : embedded_frameworks())
-    names.push_back(file.stem);
-  std::sort(names.begin(), names.end());
-  return names;
+  return embedded_stems(embedded_frameworks());
 }
 
 } // namespace dtsim::calibration

@@ -352,17 +352,7 @@ std::string profile_to_json(const GpuProfile& g) {
 }
 
 std::optional<GpuProfile> find_profile(const std::string& name) {
-  for (const auto& file : embedded_profiles()) {
-    if (file.stem != name) continue;
-    const std::string origin = fmt::format("calibration/profiles/{}.json", file.stem);
-    GpuProfile g = parse_profile(file.text, origin);
-    // The file name is the preset key; a mismatching "name" would make reports disagree with scenarios.
-    if (g.name != file.stem)
-      throw CalibrationError(origin, "/name",
-                             fmt::format("expected \"{}\" (the file name), got \"{}\"", file.stem, g.name));
-    return g;
-  }
-  return std::nullopt;
+  return parse_embedded(embedded_profiles(), name, "calibration/profiles", parse_profile);
 }
 
 GpuProfile load_profile_file(const std::string& path) {
@@ -386,11 +376,7 @@ std::optional<GpuProfile> resolve_profile(const std::string& name_or_path,
 }
 
 std::vector<std::string> profile_names() {
-  std::vector<std::string> names;
-  for (const auto& file : embedded_profiles())
-    names.push_back(file.stem);
-  std::sort(names.begin(), names.end());
-  return names;
+  return embedded_stems(embedded_profiles());
 }
 
 } // namespace dtsim::calibration

@@ -442,7 +442,7 @@ OpCost iteration_passes(double parameters, int tensors, const scenario::Scenario
   if (fp32_main_grads) cost.kernels.push_back(multi_tensor("zero gradient buffer", parameters, 1, 4, c));
   if (p == Precision::fp16 || p == Precision::amp)
     cost.kernels.push_back(multi_tensor("loss-scale unscale and overflow check", parameters, tensors, 2 * grad, c));
-  if (s.training.clip_gradients) {
+  if (s.clips_gradients()) {
     cost.kernels.push_back(multi_tensor("gradient norm (multi_tensor_l2norm)", parameters, tensors, grad, c));
     // PyTorch's clip_grad_norm_ always multiplies (torch/nn/utils/clip_grad.py avoids the synchronizing test);
     // Megatron scales only when the norm is over the bound, which a converging run rarely is.

@@ -86,7 +86,7 @@ struct ModelStateBytes {
 ModelStateBytes model_state_bytes(scenario::Optimizer optimizer, calibration::Precision precision);
 
 // What the framework runs once per iteration over the `parameters` this rank steps (`tensors` tensors): the loss
-// scaler's unscale and overflow check (fp16, amp), the gradients' global norm and clipping (training.clip_gradients),
+// scaler's unscale and overflow check (fp16, amp), the gradients' global norm and clipping (Scenario::clips_gradients),
 // fp8 weight casts (Transformer Engine), Megatron's zeroing of its fp32 gradient buffer, and the optimizer step, fused
 // (one multi-tensor pass: read the gradient, read and write the fp32 weights and each state, write the 16-bit working
 // copy; SGD 12, momentum 20, Adam 28 bytes per parameter) or PyTorch's foreach (a pass per arithmetic step).

@@ -153,6 +153,7 @@ json to_json(const RunResult& r) {
       {"gpus", r.gpus},
       {"global_batch", r.global_batch},
       {"sample_unit", r.sample_unit},
+      {"framework", r.framework},
       {"iteration_seconds", to_json(r.iteration)},
       {"throughput_samples_per_second", r.throughput},
       {"epoch_seconds", r.epoch_seconds},
@@ -206,6 +207,7 @@ RunResult run_result_from_json(const json& j) {
   r.gpus = j.at("gpus");
   r.global_batch = j.at("global_batch");
   r.sample_unit = j.at("sample_unit");
+  r.framework = j.at("framework");
   r.iteration = distribution_from_json(j.at("iteration_seconds"));
   r.throughput = j.at("throughput_samples_per_second");
   r.epoch_seconds = j.at("epoch_seconds");

@@ -103,6 +103,7 @@ struct RunResult {
   int gpus = 0;
   int global_batch = 0;
   std::string sample_unit;
+  std::string framework;    // the framework whose kernels ran (training.framework, "auto" resolved)
   Distribution iteration;   // seconds, measured iterations only
   double throughput = 0;    // samples/s
   double epoch_seconds = 0; // 0 when the scenario gives no dataset size

@@ -220,6 +220,7 @@ RunResult summarize(const scenario::Scenario& s, const plan::Plan& plan, const e
   r.gpus = s.world_size();
   r.global_batch = static_cast<int>(plan.workers * plan.samples_per_worker_iteration);
   r.sample_unit = s.model.workload.sample_unit;
+  r.framework = s.framework.name;
   r.gradient_bytes = plan.gradient_bytes;
   r.buckets = plan.buckets;
   r.allreduce_algorithms = plan.allreduce_algorithms;

@@ -43,8 +43,8 @@ std::string format_summary(const RunResult& r) {
   auto line = [&](std::string_view label, const std::string& value) {
     out += fmt::format("  {:<28} {}\n", label, value);
   };
-  out += fmt::format("{}: {} nodes, {} GPUs, global batch {} {}\n\n", r.name, r.nodes, r.gpus, r.global_batch,
-                     r.sample_unit);
+  out += fmt::format("{}: {} nodes, {} GPUs, global batch {} {}, {} kernels\n\n", r.name, r.nodes, r.gpus,
+                     r.global_batch, r.sample_unit, r.framework);
 
   out += "Iteration\n";
   line("time (mean)",

@@ -103,8 +103,8 @@ json compression_json(const strategies::CompressionSpec& spec);
 json stragglers_json(const strategies::StragglerSpec& spec);
 // Resolves model.attention "auto" for the scenario's GPU and checks that "flash" can run on it (after read_cluster).
 void resolve_attention(const Object& top, Scenario& scenario);
-// training.framework ("auto": megatron under tensor, pipeline or expert parallelism, else pytorch-ddp) and
-// training.clip_gradients (default: the framework's); after read_parallelism.
+// training.framework ("auto": megatron under tensor, pipeline or expert parallelism, else pytorch-ddp) into
+// Scenario::framework, and training.clip_gradients when given; after read_parallelism.
 void resolve_framework(const Object& top, Scenario& scenario);
 // Full recomputation needs transformer blocks to recompute (after read_model and read_training).
 void check_recompute(const Object& top, const Scenario& scenario);

@@ -69,11 +69,12 @@ struct TrainingSpec {
   Offload offload = Offload::none;
   // Offload: the host's memory bandwidth the CPU optimizer step streams its states at, bytes/s.
   double host_memory_bandwidth = 100e9;
-  // The training framework (calibration/frameworks/): which kernels it fuses, its optimizer's passes, its host costs.
-  // "auto" resolves to "megatron" under tensor, pipeline or expert parallelism (Megatron-style frameworks run those
-  // layouts) and to "pytorch-ddp" otherwise; Scenario::framework holds the resolved preset.
+  // The training framework (calibration/frameworks/) as given: which kernels it fuses, its optimizer's passes, its host
+  // costs. "auto" resolves to "megatron" under tensor, pipeline or expert parallelism (Megatron-style frameworks run
+  // those layouts) and to "pytorch-ddp" otherwise; Scenario::framework holds the resolved preset. Both stay as given so
+  // that a changed layout (dtsim search) resolves them again.
   std::string framework = "auto";
-  bool clip_gradients = false; // clip by the global gradient norm every iteration; default: the framework's
+  std::optional<bool> clip_gradients; // clip by the global gradient norm every iteration; absent: the framework's
 };
 
 // How collectives are replayed: every step's flows, or each phase as one set of flows with the latency
@@ -162,6 +163,7 @@ struct Scenario {
   strategies::StragglerSpec stragglers; // slower workers; none by default
 
   int world_size() const { return cluster.gpu_count(); }
+  bool clips_gradients() const { return training.clip_gradients.value_or(framework.clip_gradients); }
   // Samples per iteration: micro-batch x data-parallel replicas x micro-batches per pipeline.
   int global_batch() const {
     return parallelism.model_parallel() ? model.batch_per_gpu * parallelism.data * parallelism.micro_batches

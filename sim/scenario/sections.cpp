@@ -93,11 +93,12 @@ void resolve_framework(const Object& top, Scenario& s) {
   std::vector<std::string> names{"auto"};
   for (const auto& name : calibration::framework_names())
     names.push_back(name);
-  auto name = section.choice("framework", names, "framework", std::string("auto"));
-  if (name == "auto") name = s.parallelism.model_parallel() ? "megatron" : "pytorch-ddp";
+  s.training.framework = section.choice("framework", names, "framework", std::string("auto"));
+  const auto& name = s.training.framework != "auto"   ? s.training.framework
+                     : s.parallelism.model_parallel() ? std::string("megatron")
+                                                      : std::string("pytorch-ddp");
   s.framework = *calibration::find_framework(name);
-  s.training.framework = name;
-  s.training.clip_gradients = section.boolean("clip_gradients", s.framework.clip_gradients);
+  if (section.has("clip_gradients")) s.training.clip_gradients = section.boolean("clip_gradients", std::nullopt);
 }
 
 void check_recompute(const Object& top, const Scenario& s) {

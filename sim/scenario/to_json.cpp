@@ -119,8 +119,7 @@ json to_json(const Scenario& s) {
         {"zero_stage", s.training.zero_stage},
         {"offload", to_string(s.training.offload)},
         {"host_memory_bandwidth", s.training.host_memory_bandwidth},
-        {"framework", s.training.framework},
-        {"clip_gradients", s.training.clip_gradients}}},
+        {"framework", s.training.framework}}},
       {"run",
        {{"iterations", s.run.iterations},
         {"warmup_iterations", s.run.warmup_iterations},
@@ -128,6 +127,8 @@ json to_json(const Scenario& s) {
         {"fidelity", to_string(s.run.fidelity)}}},
       {"network", {{"model", to_string(s.network.model)}, {"cross_traffic", s.network.cross_traffic}}},
   };
+  // clip_gradients only when given: its default follows the framework, which "auto" resolves by the layout.
+  if (s.training.clip_gradients) out["training"]["clip_gradients"] = *s.training.clip_gradients;
   // "dataset" is optional and has no neutral value: it is left out when the samples per epoch are unknown.
   if (s.dataset.samples > 0) out["dataset"] = {{"samples", s.dataset.samples}, {"epochs", s.dataset.epochs}};
   if (!s.cluster.instance.empty()) out["cluster"]["instance"] = s.cluster.instance;

@@ -10,25 +10,25 @@ using test::patched;
 
 TEST(Framework, AutoIsPytorchForDataParallelismAndMegatronForModelParallelism) {
   const auto ddp = parse(test::minimal());
-  EXPECT_EQ(ddp.training.framework, "pytorch-ddp");
+  EXPECT_EQ(ddp.training.framework, "auto");
   EXPECT_EQ(ddp.framework.name, "pytorch-ddp");
   EXPECT_FALSE(ddp.framework.fused_dropout_add);
   EXPECT_EQ(ddp.framework.optimizer, calibration::OptimizerKernels::foreach);
-  EXPECT_FALSE(ddp.training.clip_gradients); // the framework's default
+  EXPECT_FALSE(ddp.clips_gradients()); // the framework's default
 
   const auto megatron = parse(patched({{"model", {{"preset", "gpt2"}, {"batch_per_gpu", 1}}},
                                        {"cluster", {{"nodes", 1}, {"gpus_per_node", 2}}},
                                        {"parallelism", {{"tensor", 2}}}}));
-  EXPECT_EQ(megatron.training.framework, "megatron");
+  EXPECT_EQ(megatron.framework.name, "megatron");
   EXPECT_TRUE(megatron.framework.fused_bias_activation);
-  EXPECT_TRUE(megatron.training.clip_gradients); // --clip-grad 1.0
+  EXPECT_TRUE(megatron.clips_gradients()); // --clip-grad 1.0
 }
 
 TEST(Framework, GivenByNameAndClippingOverridden) {
   const auto s = parse(patched({{"training", {{"framework", "deepspeed"}, {"clip_gradients", true}}}}));
   EXPECT_EQ(s.framework.name, "deepspeed");
   EXPECT_EQ(s.framework.optimizer, calibration::OptimizerKernels::fused);
-  EXPECT_TRUE(s.training.clip_gradients);
+  EXPECT_TRUE(s.clips_gradients());
   // The host's costs come with the preset (calibration/frameworks/*.json).
   EXPECT_DOUBLE_EQ(s.framework.host.launch, 2.6e-6);
   EXPECT_DOUBLE_EQ(s.framework.host.python_dispatch, 3.6e-6);
@@ -43,13 +43,23 @@ TEST(Framework, UnknownNamesAndTypesAreRefusedWithThePointer) {
                         "expected true or false");
 }
 
-TEST(Framework, TheCanonicalFormSaysWhatWasResolved) {
-  const auto s = parse(test::minimal());
-  const auto j = to_json(s);
-  EXPECT_EQ(j.at("training").at("framework"), "pytorch-ddp");
-  EXPECT_EQ(j.at("training").at("clip_gradients"), false);
-  const auto again = parse(j);
-  EXPECT_EQ(again.framework.name, "pytorch-ddp");
+// "auto" and an unset clip_gradients stay as given, so a scenario given another layout (dtsim search) resolves them
+// again: the same document with tensor parallelism runs Megatron's kernels and clips.
+TEST(Framework, TheCanonicalFormKeepsWhatFollowsTheLayout) {
+  const auto s = parse(patched(
+      {{"model", {{"preset", "gpt2"}, {"batch_per_gpu", 1}}}, {"cluster", {{"nodes", 1}, {"gpus_per_node", 2}}}}));
+  auto j = to_json(s);
+  EXPECT_EQ(j.at("training").at("framework"), "auto");
+  EXPECT_FALSE(j.at("training").contains("clip_gradients"));
+  EXPECT_EQ(parse(j).framework.name, "pytorch-ddp");
+  j["parallelism"] = {{"tensor", 2}};
+  const auto tensor_parallel = parse(j);
+  EXPECT_EQ(tensor_parallel.framework.name, "megatron");
+  EXPECT_TRUE(tensor_parallel.clips_gradients());
+  // Given, both are written back as given.
+  const auto given = to_json(parse(patched({{"training", {{"framework", "deepspeed"}, {"clip_gradients", true}}}})));
+  EXPECT_EQ(given.at("training").at("framework"), "deepspeed");
+  EXPECT_EQ(given.at("training").at("clip_gradients"), true);
 }
 
 } // namespace

@@ -122,7 +122,6 @@ scenario::Scenario passes_scenario(const char* framework, Precision p, scenario:
   auto s = test::hand_scenario({}, 1);
   s.framework = preset(framework);
   s.training.framework = framework;
-  s.training.clip_gradients = s.framework.clip_gradients;
   s.model.precision = p;
   s.training.optimizer = optimizer;
   return s;
