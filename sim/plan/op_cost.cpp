@@ -29,6 +29,8 @@ constexpr double kMaskBytes = 1;
 // 36 tensors (four lists: gradient, weight, two states) per launch (apex csrc/multi_tensor_apply.cuh).
 constexpr double kElementsPerMultiTensorLaunch = 320.0 * 65536;
 constexpr double kTensorsPerMultiTensorLaunch = 36;
+// Transformer Engine's DelayedScaling recipe keeps 1024 amaxes per fp8 tensor (amax_history_len).
+constexpr double kAmaxHistory = 1024;
 
 double d(std::int64_t v) {
   return static_cast<double>(v);
@@ -449,8 +451,17 @@ OpCost iteration_passes(double parameters, int tensors, const scenario::Scenario
     if (f.name != "megatron")
       cost.kernels.push_back(multi_tensor("gradient clip (_foreach_mul_)", parameters, tensors, 2 * grad, c));
   }
-  if (p == Precision::fp8) // Transformer Engine casts each weight to fp8 with its transpose once per iteration
+  if (p == Precision::fp8) {
+    // Transformer Engine casts each weight to fp8 with its transpose once per iteration, and after forward and after
+    // backward rolls every fp8 tensor's amax history and sets its scale in one fused kernel (DelayedScaling:
+    // amax_history_len 1024; pytorch/quantization.py reduce_and_update_fp8_tensors): three tensors (input, weight,
+    // gradient) per fp8 GEMM, taken here as one GEMM per parameter tensor, 1024 fp32 entries each read and written.
     cost.kernels.push_back(multi_tensor("fp8 weight cast-transpose", parameters, tensors, kFp8CastBytes, c));
+    KernelCost amax =
+        memory_kernel("fp8 amax history and scale update", 2 * 2.0 * kAmaxHistory * 4 * 3 * tensors, 0, 2);
+    amax.host_seconds = 2 * (c.framework.host.python_dispatch + c.framework.host.launch);
+    cost.kernels.push_back(std::move(amax));
+  }
   if (f.optimizer == calibration::OptimizerKernels::fused) {
     cost.kernels.push_back(
         multi_tensor(fmt::format("optimizer step ({}, fused)", scenario::to_string(s.training.optimizer)), parameters,

@@ -148,6 +148,20 @@ TEST(FrameworkKernels, OptimizerAndIterationPassesPerParameter) {
   EXPECT_DOUBLE_EQ(bytes_per_parameter(eager), 100);
 }
 
+TEST(FrameworkKernels, Fp8BookkeepingOncePerIteration) {
+  // Megatron in fp8 over 1e6 parameters in 2 tensors: the zeroed fp32 gradients (4), the norm (4), the weights' fp8
+  // cast-transpose (R 2 W 1 + 1: 4), fused Adam on bf16-like states (28): 40 B a parameter; and the amax histories,
+  // after forward and after backward, of 3 tensors per GEMM (one GEMM per parameter tensor), 1024 fp32 amaxes each,
+  // read and written: 2 x 2 x 1024 x 4 x 3 x 2 bytes in 2 launches.
+  const auto s = passes_scenario("megatron", Precision::fp8, scenario::Optimizer::adam);
+  const auto passes = iteration_passes(1e6, 2, s);
+  const auto& amax = passes.kernels.at(3);
+  EXPECT_EQ(amax.name, "fp8 amax history and scale update");
+  EXPECT_EQ(amax.kernels, 2);
+  EXPECT_DOUBLE_EQ(amax.bytes, 2.0 * 2 * 1024 * 4 * 3 * 2);
+  EXPECT_DOUBLE_EQ(passes.bytes() - amax.bytes, 40e6);
+}
+
 TEST(FrameworkKernels, MultiTensorLaunchesFollowTheChunkAndTensorLimits) {
   const auto s = passes_scenario("deepspeed", Precision::bf16, scenario::Optimizer::adam);
   // 1e6 parameters in 2 tensors: one launch. 100e6 in 2: ceil(100e6 / (320 x 65,536)) = 5. 1e6 in 100 tensors:
