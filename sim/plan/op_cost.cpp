@@ -307,11 +307,6 @@ PricedOp::PricedOp(OpCost op, const calibration::GpuProfile& gpu)
     times.push_back(calibration::kernel_timing(gpu, k));
 }
 
-double PricedOp::gpu_seconds() const {
-  return std::accumulate(times.begin(), times.end(), 0.0,
-                         [](double s, const calibration::KernelTime& t) { return s + t.seconds; });
-}
-
 double PricedOp::run(calibration::LaunchTimeline& timeline, detail::KernelTable* table) const {
   double total = 0;
   for (std::size_t i = 0; i < cost.kernels.size(); ++i) {

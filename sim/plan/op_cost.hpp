@@ -36,7 +36,6 @@ struct PricedOp {
 
   PricedOp() = default;
   PricedOp(OpCost op, const calibration::GpuProfile& gpu);
-  double gpu_seconds() const;
   // Runs the kernels on a rank's compute stream, each launch issued by the host in turn (calibration/
   // launch_timeline.hpp): returns the time they add to the stream, waits for the host included. Each kernel goes into
   // `table` when one is given.
