@@ -5,13 +5,15 @@
 //    "peak_flops": {"fp32": 15.7e12, "fp16": 125e12, ...},          // math precisions only (no "amp")
 //    "memory": {"capacity": bytes, "bandwidth": bytes/s, "efficiency": (0, 1], "latency": seconds (optional)},
 //    "l2": {"bandwidth": bytes/s},                                  // optional: what the L2 feeds the SMs
-//    "links": {"nvlink_bandwidth": bytes/s per direction (0: none), "pcie_bandwidth": bytes/s per direction},
+//    "links": {"nvlink_bandwidth": bytes/s per direction (0: none), "pcie_bandwidth": bytes/s per direction,
+//              "nvlink_efficiency": (0, 1], "pcie_efficiency": (0, 1]},  // optional: the payload rate's share
+//    "compute_capability": 9.0,                                    // optional: CUDA's; absent: not an NCCL GPU
 //    "efficiency": {"gemm": {precision: (0, 1]}, "convolution": {precision: (0, 1]},  // same keys as peak_flops
 //                   "attention": {precision: (0, 1]}},  // optional: fused (flash) attention, where the GPU has it
 //    "efficiency_curves": {                              // optional: measured curves (dtsim calibrate)
 //       "gemm": {precision: [[FLOPs, efficiency], ...]}, "convolution": {...}, "attention": {...},
 //       "memory": [[bytes, efficiency], ...]},
-//    "launch_overhead": seconds, "collectives": {"step_overhead": seconds per message}}
+//    "launch_overhead": seconds, "collectives": {"step_overhead": seconds per message}}  // collectives optional
 // A curve's sizes are positive and strictly increasing; compute efficiencies lie in (0, 1]; memory efficiencies in
 // (0, 4] (a kernel whose data stays in L2 can beat the datasheet's DRAM bandwidth).
 // Parsing is strict (unknown fields and precisions are errors) because a typo in a shipped profile would otherwise
@@ -179,7 +181,8 @@ GpuProfile parse_profile(const std::string& json_text, const std::string& origin
   const json doc = detail::parse_document(json_text, origin);
   r.expect_object(doc, "",
                   {"name", "display_name", "provenance", "measured", "sources", "peak_flops", "memory", "l2", "links",
-                   "efficiency", "efficiency_curves", "launch_overhead", "collectives", "compute_units"});
+                   "efficiency", "efficiency_curves", "launch_overhead", "collectives", "compute_units",
+                   "compute_capability"});
 
   GpuProfile g;
   g.name = r.string(doc, "", "name");
@@ -215,9 +218,13 @@ GpuProfile parse_profile(const std::string& json_text, const std::string& origin
   }
 
   const json& links = r.member(doc, "", "links", "an object with nvlink_bandwidth and pcie_bandwidth");
-  r.expect_object(links, "/links", {"nvlink_bandwidth", "pcie_bandwidth"});
+  r.expect_object(links, "/links", {"nvlink_bandwidth", "pcie_bandwidth", "nvlink_efficiency", "pcie_efficiency"});
   g.nvlink_bandwidth = r.non_negative(links, "/links", "nvlink_bandwidth", "bytes/s per direction (0: no NVLink)");
   g.pcie_bandwidth = r.positive(links, "/links", "pcie_bandwidth", "bytes/s per direction");
+  if (links.contains("nvlink_efficiency"))
+    g.nvlink_efficiency = r.fraction(links.at("nvlink_efficiency"), "/links/nvlink_efficiency");
+  if (links.contains("pcie_efficiency"))
+    g.pcie_efficiency = r.fraction(links.at("pcie_efficiency"), "/links/pcie_efficiency");
 
   const json& eff = r.member(doc, "", "efficiency", "an object with gemm and convolution");
   r.expect_object(eff, "/efficiency", {"gemm", "convolution", "attention"});
@@ -244,9 +251,18 @@ GpuProfile parse_profile(const std::string& json_text, const std::string& origin
     g.compute_units = units.get<int>();
   }
 
-  const json& coll = r.member(doc, "", "collectives", "an object with step_overhead");
-  r.expect_object(coll, "/collectives", {"step_overhead"});
-  g.collective_step_overhead = r.non_negative(coll, "/collectives", "step_overhead", "seconds");
+  if (doc.contains("compute_capability")) {
+    const json& cc = doc.at("compute_capability");
+    if (!cc.is_number() || cc.get<double>() < 1 || cc.get<double>() > 99)
+      r.fail("/compute_capability",
+             fmt::format("expected CUDA's compute capability, such as 9.0 for Hopper, got {}", cc.dump()));
+    g.compute_capability = static_cast<int>(std::lround(cc.get<double>() * 10));
+  }
+  if (const json* coll = Reader::find(doc, "collectives")) {
+    r.expect_object(*coll, "/collectives", {"step_overhead"});
+    if (Reader::find(*coll, "step_overhead"))
+      g.collective_step_overhead = r.non_negative(*coll, "/collectives", "step_overhead", "seconds");
+  }
   return g;
 }
 
@@ -325,8 +341,11 @@ std::string profile_to_json(const GpuProfile& g) {
       json_number(g.memory_bandwidth), json_number(g.memory_efficiency),
       g.memory_latency > 0 ? fmt::format(", \"latency\": {}", json_number(g.memory_latency)) : std::string()));
   if (g.l2_bandwidth > 0) fields.push_back(fmt::format("\"l2\": {{\"bandwidth\": {}}}", json_number(g.l2_bandwidth)));
-  fields.push_back(fmt::format("\"links\": {{\"nvlink_bandwidth\": {}, \"pcie_bandwidth\": {}}}",
-                               json_number(g.nvlink_bandwidth), json_number(g.pcie_bandwidth)));
+  std::string links = fmt::format("\"links\": {{\"nvlink_bandwidth\": {}, \"pcie_bandwidth\": {}",
+                                  json_number(g.nvlink_bandwidth), json_number(g.pcie_bandwidth));
+  if (g.nvlink_efficiency != 1) links += fmt::format(", \"nvlink_efficiency\": {}", json_number(g.nvlink_efficiency));
+  if (g.pcie_efficiency != 1) links += fmt::format(", \"pcie_efficiency\": {}", json_number(g.pcie_efficiency));
+  fields.push_back(links + "}");
   std::string eff = fmt::format("\"efficiency\": {{\n    \"gemm\": {},\n    \"convolution\": {}",
                                 by_precision_inline(g.gemm_efficiency), by_precision_inline(g.conv_efficiency));
   if (!g.attention_efficiency.empty())
@@ -346,8 +365,13 @@ std::string profile_to_json(const GpuProfile& g) {
   if (!g.memory_curve.empty()) curves.push_back("    \"memory\": " + knots_block(g.memory_curve, "    "));
   if (!curves.empty()) fields.push_back(fmt::format("\"efficiency_curves\": {{\n{}\n  }}", fmt::join(curves, ",\n")));
   if (g.compute_units > 0) fields.push_back(fmt::format("\"compute_units\": {}", g.compute_units));
+  if (g.compute_capability > 0)
+    fields.push_back(
+        fmt::format("\"compute_capability\": {}.{}", g.compute_capability / 10, g.compute_capability % 10));
   fields.push_back(fmt::format("\"launch_overhead\": {}", json_number(g.launch_overhead)));
-  fields.push_back(fmt::format("\"collectives\": {{\"step_overhead\": {}}}", json_number(g.collective_step_overhead)));
+  if (g.collective_step_overhead > 0)
+    fields.push_back(
+        fmt::format("\"collectives\": {{\"step_overhead\": {}}}", json_number(g.collective_step_overhead)));
   return fmt::format("{{\n  {}\n}}\n", fmt::join(fields, ",\n  "));
 }
 

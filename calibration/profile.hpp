@@ -54,6 +54,13 @@ struct GpuProfile {
   double memory_bandwidth = 0;            // bytes/s, datasheet
   double nvlink_bandwidth = 0;            // bytes/s per direction per GPU (0: no NVLink)
   double pcie_bandwidth = 0;              // bytes/s per direction of the GPU's PCIe link
+  // What share of those datasheet rates a link carries as data (NVLink's and PCIe's packet headers and flow
+  // control), as NCCL's topology model counts the links (src/graph/topo.h, topo.cc).
+  double nvlink_efficiency = 1;
+  double pcie_efficiency = 1;
+  // CUDA compute capability x 10 (70 Volta, 80 Ampere, 90 Hopper): which of NCCL's tuning tables the GPU reads.
+  // 0: not a GPU that runs NCCL (a CPU profile); its collectives run over Gloo or MPI.
+  int compute_capability = 0;
 
   // Fraction of peak that a large GEMM's (or convolution's) tiles reach on the SMs they occupy: the ceiling of the tile
   // model (calibration/gemm_model.hpp), measured at a shape whose waves are known.
@@ -71,7 +78,8 @@ struct GpuProfile {
   // Streaming multiprocessors: a GEMM runs in waves of output tiles over them (0: no wave model, GEMMs at
   // their class efficiency whatever their shape).
   int compute_units = 0;
-  // Collective library (NCCL) costs: software overhead per algorithm step, on top of the links' latency.
+  // Seconds added to every message between GPUs besides the links' latency and NCCL's per-step latency
+  // (sim/collectives/nccl.hpp); 0 unless a calibration measured more.
   double collective_step_overhead = 0;
   // Measured efficiency curves (optional): per class (gemm, convolution, attention) and math precision, and one for
   // memory kernels. Where one exists it replaces the constant above (and, for GEMMs, the wave model: a measured

@@ -100,6 +100,13 @@ struct ClusterSpec {
   double message_overhead = 0;
   bool nvswitch_reduces = false; // NVLink SHARP: the node's NVSwitch reduces in-network (H100 NVSwitch gen 3)
   bool switch_reduces = false;   // InfiniBand SHARP: the network switch reduces in-network
+  // The GPUs as their collective library sees them (from the GPU profile): CUDA compute capability x 10 (0: not
+  // GPUs running NCCL), and the share of the intra-node fabric's and PCIe's datasheet bandwidth that links carry
+  // as data (the engine's link capacities are bandwidth x efficiency).
+  int compute_capability = 0;
+  double fabric_efficiency = 1; // NVLink links (nvlink and hybrid_cube_mesh fabrics)
+  double pcie_efficiency = 1;   // PCIe links, and a pcie or pcie_tree fabric
+  int nic_ports = 1;            // physical NICs of a node, however the network joins them (rails or one bonded link)
 
   std::string instance;           // cloud instance preset the nodes are ("" if none)
   double price_per_node_hour = 0; // USD per node-hour; 0: no price known

@@ -144,6 +144,8 @@ void GraphBuilder::build_node(int node) {
 NetworkModel build_network(const ClusterSpec& c) {
   if (const auto problem = check_network(c); !problem.empty()) throw std::invalid_argument(problem);
   NetworkModel m;
+  m.gpus_per_node = c.gpus_per_node;
+  m.pxn = c.rail.rails > 1 && c.intra_kind == IntraNodeKind::nvlink;
   detail::GraphBuilder b(c, m);
   b.build_nodes();
   if (!c.explicit_network.links.empty())

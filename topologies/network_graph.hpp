@@ -47,6 +47,11 @@ struct NetworkModel {
   std::vector<std::size_t> hub_vertex;              // each node's NVSwitch (nvlink) or PCIe root
   std::vector<NetworkGraph::edge_descriptor> edges; // by NetworkEdge::index
   std::size_t top_switch = SIZE_MAX; // the single switch at the top of a tree of switches, if there is one
+  int gpus_per_node = 1;
+  // PXN (NCCL 2.12+, NVIDIA "Doubling all2all performance with NCCL 2.12", 2022): on a rail-optimized network of
+  // NVSwitch nodes, a GPU sends to a GPU on another rail through the GPU of its own node on that rail, over NVLink,
+  // so that the data crosses the network on one rail and never a spine.
+  bool pxn = false;
 };
 
 // Builds the graph; throws std::invalid_argument with check_network()'s message when the description is wrong.
@@ -62,8 +67,9 @@ struct Hop {
 // How flows are routed:
 // - inside a node, over the fabric (NVSwitch ports or direct NVLinks) when it joins the two GPUs, else over PCIe;
 //   a route never passes through a GPU;
-// - across nodes, from the GPU to its NIC over PCIe (no PXN forwarding over NVLink), then over the network's
-//   shortest paths (in links), then from the NIC to the GPU;
+// - across nodes, from the GPU to its NIC over PCIe, then over the network's shortest paths (in links), then from
+//   the NIC to the GPU; with PXN (NetworkModel::pxn), to a GPU on another rail, first over NVLink to the GPU of the
+//   same node whose NIC is on the destination's rail, then from that GPU's NIC;
 // - where several shortest paths exist (spines, fat-tree cores, dragonfly groups), each switch picks its next hop
 //   by a hash of the two endpoints: ECMP as switches do it, per flow and the same on every run.
 class Router {

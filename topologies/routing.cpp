@@ -128,9 +128,17 @@ std::vector<Hop> Router::route_gpus(int a, int b) const {
     throw std::out_of_range(fmt::format("GPUs are numbered 0 to {}; got {} and {}", gpus - 1, a, b));
   const auto from = m.gpu_vertex[a], to = m.gpu_vertex[b];
   if (m.graph[from].node == m.graph[to].node) return inside_node(from, to);
-  auto hops = inside_node(from, m.nic_vertex[a]);
+  // PXN: the GPU of a's node on b's rail (the same local index as b) relays, when a's own NIC is on another rail.
+  int sender = a;
+  if (m.pxn) {
+    const int relay = a - a % m.gpus_per_node + b % m.gpus_per_node;
+    if (m.nic_vertex[relay] != m.nic_vertex[a]) sender = relay;
+  }
+  auto hops = sender == a ? std::vector<Hop>{} : inside_node(from, m.gpu_vertex[sender]);
+  const auto to_nic = inside_node(m.gpu_vertex[sender], m.nic_vertex[sender]);
+  hops.insert(hops.end(), to_nic.begin(), to_nic.end());
   const auto flow = mix((static_cast<std::uint64_t>(a) << 32) | static_cast<std::uint32_t>(b));
-  across_network(m.nic_vertex[a], m.nic_vertex[b], flow, hops);
+  across_network(m.nic_vertex[sender], m.nic_vertex[b], flow, hops);
   const auto last = inside_node(m.nic_vertex[b], to);
   hops.insert(hops.end(), last.begin(), last.end());
   return hops;

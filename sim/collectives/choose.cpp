@@ -1,4 +1,7 @@
-// choose_algorithm: what NCCL or MPICH would run. The rules, by operation (S = bytes, n = ranks):
+// choose_algorithm: what NCCL or MPICH would run. GPUs (Request::nccl present) run NCCL: all-reduce,
+// reduce-scatter, all-gather, broadcast and reduce take the algorithm NCCL's tuning model picks (nccl.hpp,
+// resolve()). Otherwise (CPU ranks over Gloo or MPI, and the operations NCCL does not tune), by operation
+// (S = bytes, n = ranks):
 //
 // all-reduce
 //   0. in_switch     when the switches the group goes through reduce (NVLink SHARP for one node, InfiniBand
@@ -63,6 +66,13 @@ bool switches_reduce(const Request& r) {
 } // namespace
 
 Algorithm choose_algorithm(const Request& r) {
+  const bool tuned_by_nccl = r.op == Operation::all_reduce || r.op == Operation::reduce_scatter ||
+                             r.op == Operation::all_gather || r.op == Operation::broadcast || r.op == Operation::reduce;
+  if (r.nccl.present() && tuned_by_nccl && r.ranks > 1) {
+    Request automatic = r;
+    automatic.algorithm = Algorithm::automatic;
+    return resolve(std::move(automatic)).algorithm;
+  }
   switch (r.op) {
   case Operation::all_reduce:
     if (switches_reduce(r) && r.bytes >= 256 * KiB) return Algorithm::in_switch;

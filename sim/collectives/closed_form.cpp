@@ -140,8 +140,9 @@ double all_to_all_v(const Request& r, double a, double bw) {
 } // namespace
 
 // In-switch all-reduce (in_switch.cpp). Streaming x bytes through a switch in C = switch_chunks(x) chunks takes
-// C + 1 steps of alpha + x/(C B) (chunk k goes up while chunk k-1 comes down). Inside one node, NVLS:
-//   (C + 1) (alpha_i + S/(C B_i))
+// C + 1 steps of alpha + x/(C B) (chunk k goes up while chunk k-1 comes down). Inside one node of g GPUs, NVLS
+// streams S (g+1)/g each way (the reduce-scatter's S up and S/g down, the all-gather's S/g up and S down):
+//   (C + 1) (alpha_i + S (g+1)/(g C B_i))
 // Across N nodes of g GPUs, with NVLS in the nodes (the reduce-scatter sends S up and gets S/g back, the
 // all-gather sends S/g up and gets S back, so both stream S), InfiniBand SHARP on each rail's shard S/g:
 //   2 (C_S + 1) (alpha_i + S/(C_S B_i)) + (C_g + 1) (alpha_e + S/(g C_g B_e)),  C_S = C(S), C_g = C(S/g)
@@ -154,7 +155,7 @@ double in_switch(const Request& r, double a_i, double bw_i, double a_e, double b
     const int chunks = detail::switch_chunks(bytes);
     return (chunks + 1) * (alpha + bytes / chunks / bw);
   };
-  if (layout.nodes.size() == 1) return stream(S, a_i, bw_i);
+  if (layout.nodes.size() == 1) return stream(S + S / g, a_i, bw_i);
   const double inter = stream(S / g, a_e, bw_e);
   if (layout.per_node == 1) return inter;
   if (r.node_switch_reduces) return 2 * stream(S, a_i, bw_i) + inter;
@@ -285,6 +286,13 @@ double closed_form_time(const Request& request, double alpha_intra, double bandw
   if (r.algorithm == Algorithm::in_switch)
     return in_switch(r, alpha_intra, bandwidth_intra, alpha_inter, bandwidth_inter, gamma);
   return hierarchical(r, alpha_intra, bandwidth_intra, alpha_inter, bandwidth_inter, gamma);
+}
+
+double closed_form_time(const Request& resolved, const WireModel& wire, LinkClass link, double alpha, double bandwidth,
+                        double gamma) {
+  const double step_alpha = std::max(alpha, wire.step_latency[static_cast<int>(link)]);
+  const double rate = wire.rate_cap > 0 ? std::min(bandwidth, wire.rate_cap) : bandwidth;
+  return wire.base_latency + closed_form_time(resolved, step_alpha, rate / wire.wire_factor, gamma);
 }
 
 } // namespace dtsim::collectives

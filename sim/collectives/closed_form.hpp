@@ -8,6 +8,7 @@
 // something, and a step in lock step lasts as long as its slowest position. Each formula, with its
 // source, is in closed_form.cpp; they are derived from the algorithms' definitions, not by walking the
 // schedules, so the tests can hold the two against each other.
+#include "sim/collectives/nccl.hpp"
 #include "sim/collectives/schedule.hpp"
 
 namespace dtsim::collectives {
@@ -22,5 +23,11 @@ double closed_form_time(const Request& request, double alpha, double bandwidth, 
 // links apart).
 double closed_form_time(const Request& request, double alpha_intra, double bandwidth_intra, double alpha_inter,
                         double bandwidth_inter, double gamma);
+
+// A resolved request (resolve()) as NCCL runs it over one link class: its wire model's per-call latency, every step's
+// latency the larger of alpha and the protocol's per-step latency on `link`, and its bytes on the wire at the smaller
+// of the bandwidth and the protocol's rate cap (nccl.hpp).
+double closed_form_time(const Request& resolved, const WireModel& wire, LinkClass link, double alpha, double bandwidth,
+                        double gamma);
 
 } // namespace dtsim::collectives

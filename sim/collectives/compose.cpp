@@ -46,6 +46,10 @@ SchedulePtr generated(int ranks, int steps, GeneratedSchedule::StepFn fn, std::v
   return std::make_shared<GeneratedSchedule>(ranks, steps, std::move(fn), std::move(phases));
 }
 
+SchedulePtr pipelined(int ranks, int steps, GeneratedSchedule::StepFn fn, std::vector<int> phases) {
+  return std::make_shared<GeneratedSchedule>(ranks, steps, std::move(fn), std::move(phases), true);
+}
+
 std::vector<int> phases_every(int steps, int length) {
   std::vector<int> starts{0};
   for (int s = length; s < steps; s += length)

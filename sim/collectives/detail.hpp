@@ -53,15 +53,15 @@ inline Step idle_step() {
 class GeneratedSchedule final : public Schedule {
 public:
   using StepFn = std::function<Step(int position, int k)>;
-  GeneratedSchedule(int ranks, int steps, StepFn fn, std::vector<int> phases = {0})
-      : ranks_(ranks), steps_(steps), fn_(std::move(fn)), phases_(std::move(phases)) {}
+  GeneratedSchedule(int ranks, int steps, StepFn fn, std::vector<int> phases = {0}, bool pipelined = false)
+      : ranks_(ranks), steps_(steps), fn_(std::move(fn)), phases_(std::move(phases)), pipelined_(pipelined) {}
   int ranks() const override { return ranks_; }
   int step_count() const override { return steps_; }
-  // A generated step stands for one alpha term exactly when it moves something: the step functions only say
-  // what moves.
+  // A generated step stands for one alpha term exactly when it moves something (the step functions only say what
+  // moves), except in pipelines, whose step functions mark the steps that fill a hop themselves.
   Step step(int position, int k) const override {
     Step s = fn_(position, k);
-    s.latency_terms = s.sends.empty() && s.recvs.empty() ? 0 : 1;
+    if (!pipelined_) s.latency_terms = s.sends.empty() && s.recvs.empty() ? 0 : 1;
     return s;
   }
   std::vector<int> phase_starts() const override { return phases_; }
@@ -71,9 +71,16 @@ private:
   int steps_;
   StepFn fn_;
   std::vector<int> phases_;
+  bool pipelined_;
 };
 
 SchedulePtr generated(int ranks, int steps, GeneratedSchedule::StepFn fn, std::vector<int> phases = {0});
+// A pipeline's steps (chunks following each other through the same hops): the step function sets latency_terms to 1
+// on the steps where a position receives a hop's first chunk (or sends it, where it receives nothing), 0 elsewhere.
+// A hop's latency is paid once, by its first chunk: the chunks behind it are already in flight (NCCL keeps
+// NCCL_STEPS = 8 slots of each connection busy), which is NCCL's own count (tuning.cc charges a tree or a
+// broadcast chain its latency per hop, not per chunk).
+SchedulePtr pipelined(int ranks, int steps, GeneratedSchedule::StepFn fn, std::vector<int> phases);
 
 // Phase starts 0, length, 2 length, ... below `steps`. Pipelines (chain, double binary tree) use phases of C
 // steps (C chunks) so that aggregate() keeps their fill: a phase moves at most one buffer per link, and the
@@ -148,6 +155,14 @@ SchedulePtr hierarchical_all_reduce(int n, double bytes, const std::vector<int>&
 // block p of n, as in the flat operation (hierarchical.cpp documents the layout).
 SchedulePtr hierarchical_reduce_scatter(int n, double bytes, const std::vector<int>& node_of);
 SchedulePtr hierarchical_all_gather(int n, double bytes, const std::vector<int>& node_of);
+
+// multi_ring.cpp: NCCL's rings across nodes, R of them side by side on the same positions, each entering every node
+// at a different position (so leaving it through a different NIC) and carrying 1/R of the buffer. `op`: all-reduce,
+// reduce-scatter or all-gather.
+SchedulePtr multi_ring(Operation op, const NodeLayout& layout, int rings, double bytes);
+// The rings NCCL spreads a ring collective over: one per NIC the node's positions can use when the group spans
+// several nodes with the same number of positions on each, else 1.
+int ring_count(const Request& request);
 
 // in_switch.cpp: NVLink SHARP inside a node, InfiniBand SHARP across nodes. Throws std::invalid_argument when
 // the switches the group needs do not reduce.

@@ -100,9 +100,13 @@ public:
           if (const double c = chunk(k - tree.height[child]); c >= 0) {
             s.recvs.push_back({child, c});
             s.reduce_bytes += c;
+            if (k == tree.height[child]) s.latency_terms = 1; // the hop's first chunk (pipelined())
           }
       if (parent >= 0)
-        if (const double c = chunk(k - depth - tree.depth[p] + 1); c >= 0) s.recvs.push_back({parent, c});
+        if (const double c = chunk(k - depth - tree.depth[p] + 1); c >= 0) {
+          s.recvs.push_back({parent, c});
+          if (k == depth + tree.depth[p] - 1) s.latency_terms = 1;
+        }
     }
     return s;
   }

@@ -1,7 +1,7 @@
 // In-switch reduction: the switches add the contributions as they pass through.
 //   NVLink SHARP (NVLS, NVSwitch gen 3 in H100 systems): each GPU sends its buffer up its NVLink port once and
-//   receives the reduced buffer once, about S each way against the ring's 2(g-1)/g S (NVIDIA, "NVLink SHARP",
-//   Hopper architecture whitepaper 2022).
+//   receives the reduced buffer once, plus its own shard each way: S (g+1)/g each way against the ring's
+//   2(g-1)/g S (NVIDIA, "NVLink SHARP", Hopper architecture whitepaper 2022).
 //   InfiniBand SHARP (Graham et al. 2016, "Scalable Hierarchical Aggregation Protocol"): the same in the network
 //   switch, one contribution per node and rail.
 // Both stream the buffer through the switch in chunks (kPipelineChunkBytes): in step k a position sends chunk k
@@ -21,12 +21,15 @@ namespace {
 // n positions each stream `up` bytes to `peer` and get `down` bytes back, in chunks: C + 1 steps.
 SchedulePtr through_switch(int n, double up, double down, int peer) {
   const int chunks = switch_chunks(std::max(up, down));
-  return generated(n, chunks + 1, [=](int, int k) {
-    Step s;
-    if (k < chunks) s.sends.push_back({peer, part_bytes(up, chunks, k)});
-    if (k > 0) s.recvs.push_back({peer, part_bytes(down, chunks, k - 1)});
-    return s;
-  });
+  return pipelined(n, chunks + 1,
+                   [=](int, int k) {
+                     Step s;
+                     if (k < chunks) s.sends.push_back({peer, part_bytes(up, chunks, k)});
+                     if (k > 0) s.recvs.push_back({peer, part_bytes(down, chunks, k - 1)});
+                     s.latency_terms = k == 1 ? 1 : 0; // the stream's latency, paid by its first chunk
+                     return s;
+                   },
+                   {0});
 }
 
 } // namespace
@@ -47,7 +50,10 @@ SchedulePtr in_switch_all_reduce(const Request& r) {
     if (!r.node_switch_reduces)
       throw std::invalid_argument("an in-switch all-reduce inside one node needs an NVSwitch that reduces "
                                   "(NVLink SHARP: cluster.intra_node.sharp)");
-    return through_switch(n, S, S, kNodeSwitch);
+    // NVLS all-reduce (NCCL's multimem kernels): the reduce-scatter's ld_reduce pulls each GPU's shard for each
+    // owner through the switch (S up) and returns the owner's reduced shard (S/n down); the all-gather's multimem
+    // store sends the shard up once (S/n) and the switch writes it to every GPU (S down).
+    return through_switch(n, S + S / n, S / n + S, kNodeSwitch);
   }
   if (!r.network_switch_reduces)
     throw std::invalid_argument("an in-switch all-reduce across nodes needs a network switch that reduces "

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 #include <stdexcept>
 #include <string>
 
@@ -81,6 +82,9 @@ SchedulePtr build(const Request& r) {
   using namespace detail;
   const int n = r.ranks;
   const double S = r.bytes;
+  if (r.algorithm == ring &&
+      (r.op == Operation::all_reduce || r.op == Operation::reduce_scatter || r.op == Operation::all_gather))
+    if (const int rings = ring_count(r); rings > 1) return multi_ring(r.op, node_layout(n, r.node_of), rings, S);
   const auto uniform = [n, S](int, int to) { return part_bytes(S, n, to); };
   switch (r.op) {
   case Operation::all_reduce:
@@ -131,6 +135,16 @@ SchedulePtr build(const Request& r) {
 }
 
 } // namespace
+
+int detail::ring_count(const Request& r) {
+  if (!r.nccl.present() || r.nccl.nics <= 1 || r.node_of.empty()) return 1;
+  const std::set<int> nodes(r.node_of.begin(), r.node_of.end());
+  if (nodes.size() < 2 || r.ranks % static_cast<int>(nodes.size()) != 0) return 1;
+  const int per_node = r.ranks / static_cast<int>(nodes.size());
+  for (int node : nodes)
+    if (std::count(r.node_of.begin(), r.node_of.end(), node) != per_node) return 1;
+  return std::min(per_node, r.nccl.nics);
+}
 
 std::vector<Algorithm> supported_algorithms(Operation op) {
   return algorithms_of(op);

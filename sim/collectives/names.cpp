@@ -16,6 +16,9 @@ constexpr std::array<std::string_view, 10> kAlgorithmNames{
     "auto",     "ring",   "double-binary-tree", "binomial-tree", "recursive-doubling", "rabenseifner",
     "pairwise", "direct", "hierarchical",       "in-switch"};
 
+// NCCL's spelling (NCCL_PROTO): LL, LL128, Simple.
+constexpr std::array<std::string_view, 4> kProtocolNames{"auto", "LL", "LL128", "Simple"};
+
 struct Alias {
   std::string_view name;
   Algorithm algorithm;
@@ -46,6 +49,22 @@ std::string_view to_string(Operation op) {
 }
 std::string_view to_string(Algorithm algorithm) {
   return kAlgorithmNames.at(static_cast<std::size_t>(algorithm));
+}
+
+std::string_view to_string(Protocol protocol) {
+  return kProtocolNames.at(static_cast<std::size_t>(protocol));
+}
+
+std::optional<Protocol> parse_protocol(std::string_view name) {
+  const auto key = folded(name);
+  for (std::size_t i = 0; i < kProtocolNames.size(); ++i)
+    if (folded(kProtocolNames[i]) == key) return static_cast<Protocol>(i);
+  if (key == "automatic") return Protocol::automatic;
+  return std::nullopt;
+}
+
+std::vector<std::string> protocol_names() {
+  return {kProtocolNames.begin(), kProtocolNames.end()};
 }
 
 std::optional<Operation> parse_operation(std::string_view name) {

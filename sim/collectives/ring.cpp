@@ -70,18 +70,21 @@ SchedulePtr ring_all_reduce(int n, double bytes) {
 }
 
 // Chain root = r_0 -> r_1 -> ... -> r_{n-1} (r_i = root + i), C chunks of about 512 KiB: r_i receives chunk j
-// in step j + i - 1 and forwards it in step j + i. C + n - 2 steps, in phases of C steps (phases_every):
+// in step j + i - 1 and forwards it in step j + i. C + n - 2 steps, in phases of C steps (phases_every); each hop's
+// latency is paid by its first chunk (pipelined()):
 //   T = (C + n - 2) (alpha + S/(CB))
 SchedulePtr chain_broadcast(int n, double bytes, int root) {
   const int chunks = pipeline_chunks(bytes);
   const int steps = chunks + n - 2;
-  return generated(
+  return pipelined(
       n, steps,
       [n, bytes, root, chunks](int p, int k) {
         const int rel = mod(p - root, n);
         Step s = idle_step();
-        if (const int j = k - (rel - 1); rel >= 1 && j >= 0 && j < chunks)
+        if (const int j = k - (rel - 1); rel >= 1 && j >= 0 && j < chunks) {
           s.recvs.push_back({mod(p - 1, n), part_bytes(bytes, chunks, j)});
+          s.latency_terms = j == 0 ? 1 : 0;
+        }
         if (const int j = k - rel; rel <= n - 2 && j >= 0 && j < chunks)
           s.sends.push_back({mod(p + 1, n), part_bytes(bytes, chunks, j)});
         return s;
@@ -95,7 +98,7 @@ SchedulePtr chain_broadcast(int n, double bytes, int root) {
 SchedulePtr chain_reduce(int n, double bytes, int root) {
   const int chunks = pipeline_chunks(bytes);
   const int steps = chunks + n - 2;
-  return generated(
+  return pipelined(
       n, steps,
       [n, bytes, root, chunks](int p, int k) {
         const int rel = mod(p - root, n);
@@ -107,6 +110,7 @@ SchedulePtr chain_reduce(int n, double bytes, int root) {
           const double chunk = part_bytes(bytes, chunks, j);
           s.recvs.push_back({mod(p + 1, n), chunk});
           s.reduce_bytes = chunk;
+          s.latency_terms = j == 0 ? 1 : 0;
         }
         return s;
       },

@@ -44,12 +44,19 @@ enum class Algorithm : std::uint8_t {
   in_switch,    // the switches reduce: NVLink SHARP (NVLS) inside a node, InfiniBand SHARP across nodes
 };
 
+// How NCCL moves a channel's data between two GPUs (nccl.hpp): LL, LL128 or Simple. Algorithms NCCL does not have
+// run with Simple.
+enum class Protocol : std::uint8_t { automatic, ll, ll128, simple };
+
 std::string_view to_string(Operation op);
 std::string_view to_string(Algorithm algorithm);
+std::string_view to_string(Protocol protocol);
 std::optional<Operation> parse_operation(std::string_view name); // "all-reduce", "reduce-scatter", ...
 std::optional<Algorithm> parse_algorithm(std::string_view name); // "ring", "tree" (double binary), ...
+std::optional<Protocol> parse_protocol(std::string_view name);   // "LL", "LL128", "Simple", "auto"
 std::vector<std::string> operation_names();
 std::vector<std::string> algorithm_names();
+std::vector<std::string> protocol_names();
 
 // Peers that are not positions: the switches that reduce in-network (Algorithm::in_switch). The engine
 // routes them to the position's own node switch (NVSwitch) or to the network switch; the switch reduces what
@@ -68,7 +75,9 @@ struct Step {
   double reduce_bytes = 0; // bytes of input this position reduces as the step's receives arrive; the reduction
                            // overlaps them, so a step takes alpha + max(transfer, reduction)
   int latency_terms = 1;   // alpha terms the step stands for (more than 1 in aggregated schedules)
-  // A step in which a position posts nothing (it waits out a phase other positions run) has latency_terms 0.
+  // A step in which a position posts nothing (it waits out a phase other positions run) has latency_terms 0, and so
+  // do a pipeline's steps behind the first chunk through a hop (their latency hides behind the chunk in flight).
+  // The engine charges each term the larger of the path's latency and NCCL's per-step latency (nccl.hpp).
   // Aggregated steps: for each merged step that moved something, a peer it sent to and one it received from
   // (-1: none); the slower of the two paths is that step's alpha term. Empty: every term costs the slowest
   // outgoing path's latency.
@@ -86,9 +95,26 @@ public:
   virtual std::vector<int> phase_starts() const { return {0}; }
 };
 
+// What NCCL's topology detection sees of the GPUs a group runs on (NCCL src/graph/topo.cc), for its tuning model
+// (nccl.hpp). Bandwidths are in NCCL's own count: an NVLink link is what NCCL's ring reaches over it
+// (topo.h: 20 GB/s for NVLink 2 and 3, 20.6 GB/s for NVLink 4), a PCIe link its usable rate (topo.cc's
+// kvDictPciGen: 12 GB/s for Gen3 x16), a NIC its line rate.
+struct NcclSystem {
+  int compute_capability = 0; // CUDA compute capability x 10 (70 Volta, 80 Ampere, 90 Hopper); 0: not NCCL (CPUs)
+  bool nvlink = false;        // the node's GPUs reach each other over NVLink (NCCL_HW_NVLINK), else over PCIe
+  bool nvswitch = false;      // through an NVSwitch (NVLS needs one)
+  double gpu_bandwidth = 0;   // bytes/s of one GPU's intra-node path (its NVLinks together, or its PCIe link)
+  double nic_bandwidth = 0;   // bytes/s of one NIC
+  int nics = 1;               // NICs a node's channels spread over
+  bool nvls = false;          // the NVSwitch reduces (NVLink SHARP), so NVLS is available
+  bool collnet = false;       // the network switch reduces (InfiniBand SHARP), so CollNet is available
+  bool present() const { return compute_capability > 0; }
+};
+
 struct Request {
   Operation op = Operation::all_reduce;
   Algorithm algorithm = Algorithm::automatic;
+  Protocol protocol = Protocol::automatic;
   int ranks = 1;
   double bytes = 0;
   int root = 0;                        // broadcast, reduce, send_recv
@@ -96,6 +122,7 @@ struct Request {
   std::vector<double> matrix;          // all_to_all_v: bytes from i to j at [i * ranks + j]
   bool node_switch_reduces = false;    // in_switch: the nodes' NVSwitches reduce (NVLink SHARP)
   bool network_switch_reduces = false; // in_switch: the network switch reduces (InfiniBand SHARP)
+  NcclSystem nccl;                     // the GPUs as NCCL sees them; absent (CPU ranks): MPI's choices
 };
 
 // The schedule of a request; throws std::invalid_argument for an algorithm that does not implement the
@@ -112,6 +139,11 @@ std::shared_ptr<const Schedule> aggregate(const Request& request);
 
 // The algorithm NCCL or MPI would pick, documented in the implementation.
 Algorithm choose_algorithm(const Request& request);
+
+// The request with its algorithm and protocol resolved: `automatic` ones as NCCL's tuning picks them (MPI's rules
+// without an NCCL system), a forced algorithm with the protocol NCCL would pick for it, algorithms NCCL does not
+// have with Simple. Throws std::invalid_argument for a protocol the algorithm cannot run (NVLS with LL).
+Request resolve(Request request);
 
 // nccl-tests' bus bandwidth factor: busbw = algbw * factor (nccl-tests doc/PERFORMANCE.md).
 double bus_bandwidth_factor(Operation op, int ranks);

@@ -8,63 +8,87 @@
 
 namespace dtsim::engine::detail {
 
-// Replays this rank's part of a collective: each step's transfers as concurrent flows, then the step's
-// GPU reduction, protocol overhead and (in aggregated schedules) the latency terms it stands for.
+// Replays this rank's part of a collective: each step's transfers as concurrent flows, then the step's GPU
+// reduction and what the step costs beyond its bytes (NCCL's per-step latency, the latency terms of an aggregated
+// step). NCCL's sends are eager (a sender writes into the receiver's FIFO of NCCL_STEPS slots and goes on): a step
+// waits for its receives only, and the call ends when its last sends are delivered, so a position pays a link's
+// latency only on the data's path, not once per step on its own. MPI's algorithms wait for their sends too.
 void Replay::run_collective(int rank, const graph::Collective& c, std::uint32_t it, StreamStatus& status) {
   const auto& members = graph_.groups[c.group];
   const auto& entry = schedule_for(c);
   const auto& schedule = *entry.schedule;
+  const auto& wire = entry.wire;
   const int position = positions_[c.group][rank];
   if (entry.algorithm == collectives::Algorithm::in_switch) start_switches(c, entry, it);
   status.wait = StreamStatus::Wait::peer;
-  std::vector<sg4::CommPtr> comms;
-  std::vector<const Pair*> outgoing;
+  if (wire.base_latency > 0 && schedule.step_count() > 0) sg4::this_actor::sleep_for(wire.base_latency);
+  std::vector<sg4::CommPtr> sends, recvs;
   char* received = nullptr;
   for (int k = 0; k < schedule.step_count(); ++k) {
     const auto step = schedule.step(position, k);
     status.step = k;
     status.peer = step.recvs.empty() ? -1 : endpoint(rank, members, step.recvs.front().peer);
-    comms.clear();
-    outgoing.clear();
+    recvs.clear();
     const double start = sg4::Engine::get_clock();
-    double alpha_out = 0; // the slowest outgoing path's latency, for the latency terms an aggregated step adds
-    double alpha_in = 0;  // the slowest incoming path's latency: when the reduction can start
+    // The protocol's cap on what this position's channels push, shared by the step's flows.
+    const double rate = wire.rate_cap > 0 && !step.sends.empty() ? wire.rate_cap / step.sends.size() : -1;
+    const Pair* slowest_out = nullptr; // the slowest outgoing and incoming paths: the step's latency term
+    const Pair* slowest_in = nullptr;
     for (const auto& send : step.sends) {
       auto& out = pair(rank, endpoint(rank, members, send.peer));
-      comms.push_back(out.mailbox->put_async(&token_, flow_size(send.bytes)));
-      outgoing.push_back(&out);
-      alpha_out = std::max(alpha_out, out.latency);
+      auto comm = out.mailbox->put_init(&token_, flow_size(send.bytes * wire.wire_factor));
+      if (rate > 0) comm->set_rate(rate);
+      sends.push_back(comm->start());
+      account(rank, out, send.bytes, send.bytes * wire.wire_factor, it);
+      if (!slowest_out || out.latency > slowest_out->latency) slowest_out = &out;
     }
     for (const auto& recv : step.recvs) {
       auto& in = pair(endpoint(rank, members, recv.peer), rank);
-      comms.push_back(in.mailbox->get_async(&received));
-      alpha_in = std::max(alpha_in, in.latency);
+      recvs.push_back(in.mailbox->get_async(&received));
+      if (!slowest_in || in.latency > slowest_in->latency) slowest_in = &in;
     }
-    sg4::Comm::wait_all(comms);
-    for (std::size_t i = 0; i < outgoing.size(); ++i)
-      account(rank, *outgoing[i], step.sends[i].bytes, it);
-    // The reduction overlaps the receives (NCCL reduces slices as they arrive): only what outlasts the
-    // transfer is added. Aggregated steps add the latency terms of the steps they stand for.
-    const double transfer = sg4::Engine::get_clock() - start - alpha_in * latency_factor_;
-    const double extra = std::max(0.0, step.reduce_bytes * c.reduce_seconds_per_byte - transfer) +
-                         aggregated_latency(rank, members, step, alpha_out) * latency_factor_;
+    if (!wire.eager_sends) {
+      recvs.insert(recvs.end(), sends.begin(), sends.end());
+      sends.clear();
+    }
+    sg4::Comm::wait_all(recvs);
+    // The reduction overlaps the receives (NCCL reduces slices as they arrive): only what outlasts the transfer is
+    // added, with the step's latency beyond the links' and the terms an aggregated step stands for.
+    // The step's latency term is its slowest incoming path's; a step that only sends pays its outgoing one when it
+    // waits for its sends (eager senders go on).
+    const Pair* term = slowest_in ? slowest_in : wire.eager_sends ? nullptr : slowest_out;
+    const double paid = term ? term->latency * latency_factor_ : 0;
+    const double transfer = sg4::Engine::get_clock() - start - paid;
+    double extra = std::max(0.0, step.reduce_bytes * c.reduce_seconds_per_byte - transfer);
+    if (term && step.latency_terms > 0) {
+      extra += std::max(0.0, term_cost(*term, wire) - paid);
+      extra += aggregated_latency(rank, members, step, wire, *term);
+    }
     if (extra > 0) sg4::this_actor::sleep_for(extra);
   }
+  sg4::Comm::wait_all(sends);
   status.step = -1;
 }
 
-// The latency terms an aggregated step stands for beyond the one its flows paid: each merged step's path
-// latency when the schedule names them, else the slowest outgoing path's for each extra term.
+// One latency term of a step over this path: the path's latency, or NCCL's per-step latency for its link class
+// when that is more (it includes the links' latency).
+double Replay::term_cost(const Pair& path, const collectives::WireModel& wire) const {
+  return std::max(path.latency * latency_factor_, wire.step_latency[static_cast<int>(path.link)]);
+}
+
+// The latency terms an aggregated step stands for beyond the one its flows paid: each merged step's term when the
+// schedule names its peers, else the step's own term again for each extra one.
 double Replay::aggregated_latency(int rank, const std::vector<int>& members, const collectives::Step& step,
-                                  double alpha_out) {
+                                  const collectives::WireModel& wire, const Pair& term) {
   if (step.latency_terms <= 1) return 0;
-  if (step.latency_peers.empty()) return (step.latency_terms - 1) * alpha_out;
+  if (step.latency_peers.empty()) return (step.latency_terms - 1) * term_cost(term, wire);
   double sum = 0, slowest = 0;
   for (const auto& [to, from] : step.latency_peers) {
-    const double latency =
-        std::max(to < 0 ? 0.0 : pair(rank, members[to]).latency, from < 0 ? 0.0 : pair(members[from], rank).latency);
-    sum += latency;
-    slowest = std::max(slowest, latency);
+    double cost = 0;
+    if (to >= 0) cost = std::max(cost, term_cost(pair(rank, endpoint(rank, members, to)), wire));
+    if (from >= 0) cost = std::max(cost, term_cost(pair(endpoint(rank, members, from), rank), wire));
+    sum += cost;
+    slowest = std::max(slowest, cost);
   }
   return sum - slowest;
 }
@@ -74,9 +98,9 @@ double Replay::aggregated_latency(int rank, const std::vector<int>& members, con
 const Replay::ScheduleEntry& Replay::schedule_for(const graph::Collective& c) {
   auto [entry, inserted] = schedules_.try_emplace(&c);
   if (inserted) {
-    auto request = graph::collective_request(c, graph_.groups[c.group], cluster_);
-    request.algorithm = graph::resolved_algorithm(request);
+    const auto request = collectives::resolve(graph::collective_request(c, graph_.groups[c.group], cluster_));
     entry->second.algorithm = request.algorithm;
+    entry->second.wire = collectives::wire_model(request);
     entry->second.schedule = c.aggregate ? collectives::aggregate(request) : collectives::make_schedule(request);
   }
   return entry->second;
@@ -90,6 +114,7 @@ const Replay::Pair& Replay::pair(int from, int to) {
   Pair p;
   std::vector<sg4::Link*> links;
   host(from)->route_to(host(to), links, &p.latency);
+  p.link = link_class(from, to);
   for (auto* link : links)
     if (auto found = platform_.link_index.find(link); found != platform_.link_index.end())
       p.links.push_back(found->second);
@@ -97,11 +122,27 @@ const Replay::Pair& Replay::pair(int from, int to) {
   return pairs_.try_emplace(key, std::move(p)).first->second;
 }
 
-// Bytes per rank and per link.
-void Replay::account(int from, const Pair& route, double bytes, std::uint32_t it) {
+// Bytes per rank (the data it sent) and per link (what crossed it: the data and the protocol's flags).
+void Replay::account(int from, const Pair& route, double bytes, double wire_bytes, std::uint32_t it) {
   if ((++transfers_ & 0xffff) == 0 && options_.show_progress) show_progress(it);
   ranks_[from].timeline.bytes_sent[it] += bytes;
-  account_links(route, bytes);
+  account_links(route, wire_bytes);
+}
+
+// The class of link a path between two endpoints crosses: the network between nodes (or to the reducing network
+// switch), else the node's fabric.
+collectives::LinkClass Replay::link_class(int from, int to) const {
+  const int gpus = static_cast<int>(platform_.gpus.size());
+  const auto fabric = cluster_.intra_kind == topologies::IntraNodeKind::nvlink ||
+                              cluster_.intra_kind == topologies::IntraNodeKind::hybrid_cube_mesh
+                          ? collectives::LinkClass::nvlink
+                          : collectives::LinkClass::pcie;
+  const auto node = [&](int endpoint) {
+    if (endpoint < gpus) return cluster_.node_of(endpoint);
+    if (endpoint - gpus < static_cast<int>(platform_.node_switches.size())) return endpoint - gpus;
+    return -1; // the network switch
+  };
+  return node(from) == node(to) && node(from) >= 0 ? fabric : collectives::LinkClass::network;
 }
 
 void Replay::account_links(const Pair& route, double bytes) {

@@ -23,7 +23,7 @@ void Replay::run_exchange(int rank, const graph::Exchange& op, std::uint32_t it,
   sg4::Comm::wait_all(comms);
   for (const auto& t : op.transfers)
     if (t.send)
-      account(rank, pair(rank, t.peer), t.bytes, it);
+      account(rank, pair(rank, t.peer), t.bytes, t.bytes, it);
     else
       ranks_[rank].timeline.bytes_received += t.bytes;
 }
@@ -39,7 +39,7 @@ void Replay::run_push(int rank, const graph::Push& op, std::uint32_t it, StreamS
   auto& payload = push_payloads_[rank];
   payload = {rank, op.reply_bytes};
   inboxes_[peer]->put(&payload, flow_size(op.bytes));
-  account(rank, pair(rank, peer), op.bytes, it);
+  account(rank, pair(rank, peer), op.bytes, op.bytes, it);
   ranks_[peer].timeline.bytes_received += op.bytes;
   ++ranks_[rank].timeline.pushes_sent;
   if (op.reply_bytes > 0) {

@@ -90,11 +90,19 @@ private:
     return edge.latency + gpu_ends * cluster_.message_overhead / 2;
   }
 
+  // What a link carries as data: NVLink and PCIe lose part of their datasheet rate to packet headers and flow
+  // control (the GPU profile's efficiencies, from NCCL's topology model).
+  double capacity(const topologies::NetworkEdge& edge) const {
+    if (edge.kind == topologies::LinkClass::fabric) return edge.bandwidth * cluster_.fabric_efficiency;
+    if (edge.kind == topologies::LinkClass::pcie) return edge.bandwidth * cluster_.pcie_efficiency;
+    return edge.bandwidth;
+  }
+
   void create_node_links(sg4::NetZone* zone, int node) {
     const auto& g = network_.graph;
     for (const int index : node_edges_[static_cast<std::size_t>(node)]) {
       const auto& e = network_.edges[static_cast<std::size_t>(index)];
-      duplex(zone, g[e].name, {g[e].bandwidth, link_latency(g[e], boost::source(e, g), boost::target(e, g))});
+      duplex(zone, g[e].name, {capacity(g[e]), link_latency(g[e], boost::source(e, g), boost::target(e, g))});
     }
   }
 
@@ -116,7 +124,7 @@ private:
     for (const auto& e : network_.edges) {
       if (g[e].kind == topologies::LinkClass::attach) continue;
       auto* link =
-          duplex(iface, g[e].name, {g[e].bandwidth, link_latency(g[e], boost::source(e, g), boost::target(e, g))});
+          duplex(iface, g[e].name, {capacity(g[e]), link_latency(g[e], boost::source(e, g), boost::target(e, g))});
       halves[static_cast<std::size_t>(g[e].index)] = {link->get_link_up(), link->get_link_down()};
     }
     zone->set_links(std::move(halves));

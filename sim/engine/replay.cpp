@@ -169,7 +169,7 @@ double Replay::send_recv(int rank, const graph::SendRecv& op, std::uint32_t it, 
   if (op.send) {
     posted_sends_[pair_key(rank, op.peer)].push_back(start);
     p2p_mailbox(rank, op.peer)->put_init(&token_, flow_size(op.bytes))->detach();
-    account(rank, pair(rank, op.peer), op.bytes, it);
+    account(rank, pair(rank, op.peer), op.bytes, op.bytes, it);
     return start;
   }
   status.peer = op.peer;

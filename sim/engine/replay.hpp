@@ -2,6 +2,7 @@
 // Engine-private: the replay of an execution graph on SimGrid, one actor per rank and stream. Its parts:
 // replay.cpp (actors, streams, results), collective_replay.cpp (collectives as flows), switches.cpp (the
 // switches of in-switch reductions).
+#include "sim/collectives/nccl.hpp"
 #include "sim/collectives/schedule.hpp"
 #include "sim/engine/engine.hpp"
 #include "sim/engine/platform.hpp"
@@ -121,13 +122,10 @@ private:
   void record_update(int server, int worker, const ServerKey& key);
   std::int64_t slowest_clock(const ServerState& state) const;
 
-  // The latency terms an aggregated step stands for beyond the one its flows paid: each merged step's path
-  // latency when the schedule names them, else the slowest outgoing path's for each extra term.
-  double aggregated_latency(int rank, const std::vector<int>& members, const collectives::Step& step, double alpha_out);
-
   struct ScheduleEntry {
     std::shared_ptr<const collectives::Schedule> schedule;
     collectives::Algorithm algorithm = collectives::Algorithm::ring; // `automatic` resolved
+    collectives::WireModel wire;                                     // its protocol's bytes, rate and latencies
   };
 
   // Schedules are shared by every member (they are functions of the position) and built once per op.
@@ -153,14 +151,24 @@ private:
     sg4::Mailbox* mailbox = nullptr;
     std::vector<int> links; // tracked link halves of the route
     double latency = 0;     // sum of the route's link latencies, before the network model's factor
+    collectives::LinkClass link = collectives::LinkClass::nvlink;
   };
+  collectives::LinkClass link_class(int from, int to) const;
+
+  // One latency term of a step over this path: the path's latency, or NCCL's per-step latency for its link class
+  // when that is more.
+  double term_cost(const Pair& path, const collectives::WireModel& wire) const;
+  // The latency terms an aggregated step stands for beyond the one its flows paid: each merged step's term when the
+  // schedule names its peers, else the step's own term again for each extra one.
+  double aggregated_latency(int rank, const std::vector<int>& members, const collectives::Step& step,
+                            const collectives::WireModel& wire, const Pair& term);
 
   // Looked up once per ordered pair and cached. Mailbox::by_name is a simcall: other actors run meanwhile and
   // may ask for the same pair, so the entry is cached only once complete (both get the same mailbox).
   const Pair& pair(int from, int to);
 
-  // Bytes per rank and per link.
-  void account(int from, const Pair& route, double bytes, std::uint32_t it);
+  // Bytes per rank (the data it sent) and per link (what crossed it: the data and the protocol's flags).
+  void account(int from, const Pair& route, double bytes, double wire_bytes, std::uint32_t it);
   void account_links(const Pair& route, double bytes);
 
   // At most twice a second of wall time: simulated time reached, iteration, flows so far.

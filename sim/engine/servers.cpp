@@ -88,7 +88,7 @@ void Replay::run_push_pull(int rank, const graph::PushPull& op, std::uint32_t it
   }
   sg4::Comm::wait_all(comms);
   for (const auto& shard : op.shards) {
-    account(rank, pair(rank, graph_.servers[shard.server].endpoint), shard.push_bytes, it);
+    account(rank, pair(rank, graph_.servers[shard.server].endpoint), shard.push_bytes, shard.push_bytes, it);
     servers_[shard.server].stats.bytes_received += shard.push_bytes;
     ranks_[rank].timeline.bytes_received += shard.pull_bytes;
   }

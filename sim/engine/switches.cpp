@@ -66,9 +66,10 @@ void Replay::switch_loop(const graph::Collective& c, const collectives::Schedule
       for (const auto& t : step.recvs)
         if (t.peer == constant) {
           const auto& out = pair(self, members[p]);
-          comms.push_back(out.mailbox->put_async(&token_, flow_size(t.bytes)));
+          const double wire = t.bytes * schedule_for(c).wire.wire_factor;
+          comms.push_back(out.mailbox->put_async(&token_, flow_size(wire)));
           for (int link : out.links)
-            link_bytes_[link] += t.bytes;
+            link_bytes_[link] += wire;
         }
     }
     sg4::Comm::wait_all(comms);

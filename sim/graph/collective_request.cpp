@@ -1,12 +1,32 @@
 #include "sim/graph/collective_request.hpp"
 
+#include <algorithm>
+
 namespace dtsim::graph {
+
+collectives::NcclSystem nccl_system(const topologies::ClusterSpec& c) {
+  collectives::NcclSystem s;
+  s.compute_capability = c.compute_capability;
+  if (!s.present()) return s;
+  using topologies::IntraNodeKind;
+  s.nvlink = c.intra_kind == IntraNodeKind::nvlink || c.intra_kind == IntraNodeKind::hybrid_cube_mesh;
+  s.nvswitch = c.intra_kind == IntraNodeKind::nvlink;
+  // A cube-mesh link is one of a GPU's six NVLinks; NCCL's rings use them all.
+  const double links = c.intra_kind == IntraNodeKind::hybrid_cube_mesh ? 6 : 1;
+  s.gpu_bandwidth = c.intra.bandwidth * links * c.fabric_efficiency;
+  s.nics = std::max(1, c.nic_ports);
+  s.nic_bandwidth = c.nic.bandwidth / s.nics;
+  s.nvls = c.nvswitch_reduces;
+  s.collnet = c.switch_reduces;
+  return s;
+}
 
 collectives::Request collective_request(const Collective& c, const std::vector<int>& members,
                                         const topologies::ClusterSpec& cluster) {
   collectives::Request r;
   r.op = c.op;
   r.algorithm = c.algorithm;
+  r.protocol = c.protocol;
   r.ranks = static_cast<int>(members.size());
   r.bytes = c.bytes;
   r.root = c.root;
@@ -15,6 +35,7 @@ collectives::Request collective_request(const Collective& c, const std::vector<i
   r.network_switch_reduces = cluster.switch_reduces;
   for (int member : members)
     r.node_of.push_back(cluster.node_of(member));
+  r.nccl = nccl_system(cluster);
   return r;
 }
 

@@ -10,13 +10,15 @@
 
 namespace dtsim::graph {
 
+// What NCCL sees of the cluster's GPUs and links (absent for CPU clusters).
+collectives::NcclSystem nccl_system(const topologies::ClusterSpec& cluster);
+
 collectives::Request collective_request(const Collective& c, const std::vector<int>& members,
                                         const topologies::ClusterSpec& cluster);
 
 // The algorithm that runs: the request's, or choose_algorithm's pick when it is `automatic`.
 inline collectives::Algorithm resolved_algorithm(const collectives::Request& request) {
-  return request.algorithm == collectives::Algorithm::automatic ? collectives::choose_algorithm(request)
-                                                                : request.algorithm;
+  return collectives::resolve(request).algorithm;
 }
 
 } // namespace dtsim::graph

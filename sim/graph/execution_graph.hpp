@@ -38,8 +38,9 @@ struct Compute {
 // A collective over a group, replayed step by step from its schedule (sim/collectives).
 struct Collective {
   collectives::Operation op = collectives::Operation::all_reduce;
-  collectives::Algorithm algorithm = collectives::Algorithm::ring; // `automatic` is resolved by the engine
-  int group = 0;                                                   // index into ExecutionGraph::groups
+  collectives::Algorithm algorithm = collectives::Algorithm::ring;   // `automatic` is resolved by the engine
+  collectives::Protocol protocol = collectives::Protocol::automatic; // NCCL's protocol; resolved by the engine
+  int group = 0;                                                     // index into ExecutionGraph::groups
   double bytes = 0;                   // buffer size as nccl-tests counts it (collectives::Request::bytes)
   int root = 0;                       // position of the root (broadcast, reduce, send_recv)
   bool aggregate = false;             // fidelity: each phase as one set of concurrent flows (collectives::aggregate)

@@ -290,12 +290,12 @@ collectives::Algorithm DataParallelPlanner::resolve_algorithm(graph::Collective 
   const auto chosen = strategy_.algorithm.value_or(s_.training.algorithm);
   c.algorithm = c.op == Operation::all_reduce && group == 0 ? chosen : collectives::Algorithm::automatic;
   auto request = graph::collective_request(c, graph_->groups.at(group), s_.cluster);
-  request.algorithm = graph::resolved_algorithm(request);
   try {
+    request = collectives::resolve(request);
     collectives::make_schedule(request);
   } catch (const std::invalid_argument& e) {
     throw PlanError(fmt::format("training.algorithm \"{}\" cannot run on this cluster: {}",
-                                collectives::to_string(request.algorithm), e.what()));
+                                collectives::to_string(c.algorithm), e.what()));
   }
   algorithms_.insert(std::string(collectives::to_string(request.algorithm)));
   return request.algorithm;

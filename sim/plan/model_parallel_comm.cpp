@@ -74,13 +74,15 @@ double ModelParallelPlanner::tensor_closed_form(Operation op, double bytes) {
   c.bytes = bytes;
   std::vector<int> members(spec_.tensor);
   std::iota(members.begin(), members.end(), 0); // a node's first GPUs: every tensor-parallel group looks alike
-  auto request = graph::collective_request(c, members, s_.cluster);
-  request.algorithm = graph::resolved_algorithm(request);
+  const auto request = collectives::resolve(graph::collective_request(c, members, s_.cluster));
   // A message crosses two fabric links through an NVSwitch (GPU to switch to GPU), one between mesh or PCIe peers.
   const auto& fabric = s_.cluster;
-  const double alpha = fabric.intra.latency * (fabric.intra_kind == topologies::IntraNodeKind::nvlink ? 2 : 1);
-  const double seconds =
-      collectives::closed_form_time(request, alpha, fabric.intra.bandwidth, s_.gpu.reduce_seconds_per_byte());
+  const bool nvswitch = fabric.intra_kind == topologies::IntraNodeKind::nvlink;
+  const double alpha = fabric.intra.latency * (nvswitch ? 2 : 1);
+  const auto link = request.nccl.nvlink ? collectives::LinkClass::nvlink : collectives::LinkClass::pcie;
+  const double seconds = collectives::closed_form_time(request, collectives::wire_model(request), link, alpha,
+                                                       fabric.intra.bandwidth * fabric.fabric_efficiency,
+                                                       s_.gpu.reduce_seconds_per_byte());
   return closed_forms_.emplace(key, seconds).first->second;
 }
 

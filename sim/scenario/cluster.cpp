@@ -111,6 +111,8 @@ void read_cluster(const Object& top, Scenario& s) {
       c.number("price_per_hour", 0, instance ? std::optional<double>(instance->price.on_demand_per_hour) : 0.0);
   s.gpu = resolve_gpu(c, cluster.gpu);
   cluster.message_overhead = s.gpu.collective_step_overhead;
+  cluster.compute_capability = s.gpu.compute_capability;
+  cluster.pcie_efficiency = s.gpu.pcie_efficiency;
   check_precision(top, s);
 
   const Object intra = c.object("intra_node", {"fabric", "bandwidth", "latency", "sharp", "gpus_per_pcie_switch"});
@@ -128,7 +130,9 @@ void read_cluster(const Object& top, Scenario& s) {
   const double default_intra = fabric == "nvlink"             ? gpu_nvlink
                                : fabric == "hybrid-cube-mesh" ? gpu_nvlink / 6
                                                               : s.gpu.pcie_bandwidth;
-  cluster.intra = read_link(intra, default_intra, nvlink ? 1e-6 : 2e-6,
+  // A hop between two GPUs crosses two links (GPU to NVSwitch or PCIe root, then to the other GPU): NCCL's LL step,
+  // its smallest message, takes 0.6 us over NVLink and 1 us over PCIe (tuning.cc hwLatencies), so half that a link.
+  cluster.intra = read_link(intra, default_intra, nvlink ? 0.3e-6 : 0.5e-6,
                             fmt::format("GPU profile \"{}\" has no {} bandwidth", s.gpu.name, fabric));
   cluster.gpus_per_pcie_switch = static_cast<int>(intra.integer("gpus_per_pcie_switch", 1, 2, kMaxGpusPerNode));
   if (intra.has("gpus_per_pcie_switch") && fabric != "pcie-tree")
@@ -136,14 +140,15 @@ void read_cluster(const Object& top, Scenario& s) {
                fmt::format("only a pcie-tree fabric has PCIe switches to set; this node's fabric is {}", fabric));
   if (fabric == "hybrid-cube-mesh" && cluster.gpus_per_node != 8)
     intra.fail("fabric", fmt::format("a hybrid cube-mesh joins 8 GPUs; this node has {}", cluster.gpus_per_node));
+  cluster.fabric_efficiency = nvlink ? s.gpu.nvlink_efficiency : s.gpu.pcie_efficiency;
   cluster.nvswitch_reduces = intra.boolean("sharp", false);
   if (cluster.nvswitch_reduces && fabric != "nvlink")
     intra.fail("sharp",
                fmt::format("NVLink SHARP needs the nvlink fabric (an NVSwitch); this node's fabric is {}", fabric));
 
   const Object pcie = c.object("pcie", {"bandwidth", "latency"});
-  cluster.pcie =
-      read_link(pcie, s.gpu.pcie_bandwidth, 1e-6, fmt::format("GPU profile \"{}\" has no PCIe bandwidth", s.gpu.name));
+  cluster.pcie = read_link(pcie, s.gpu.pcie_bandwidth, 0.5e-6,
+                           fmt::format("GPU profile \"{}\" has no PCIe bandwidth", s.gpu.name));
 
   // The node's network bandwidth: an instance's NICs summed. A rail-optimized topology splits it among the rails;
   // every other topology bonds the NICs into one link.
@@ -158,6 +163,7 @@ void read_cluster(const Object& top, Scenario& s) {
   cluster.switch_latency = sw.quantity("latency", Dimension::time, Bound::non_negative, 1e-6);
   cluster.switch_reduces = sw.boolean("sharp", false);
   read_topology(c, instance ? instance->nics : 0, cluster);
+  cluster.nic_ports = std::max(cluster.nics_per_node(), instance ? instance->nics : 1);
 }
 
 } // namespace dtsim::scenario::detail

@@ -9,14 +9,15 @@
 namespace dtsim::testing {
 namespace {
 
-// 8 single-V100 nodes; the 100 Gb/s NICs (12.5 GB/s) are narrower than PCIe (15.75 GB/s).
+// 8 single-V100 nodes with 100 Gb/s NICs (12.5 GB/s); PCIe Gen3 x16 carries 15.75 GB/s on the datasheet but 12.0 GB/s
+// of data (the profile's pcie_efficiency 0.762, NCCL's count of a Gen3 x16 link), so PCIe is the narrower.
 const std::string kCluster = R"({
   "version": 1,
   "model": {"preset": "mlp-small", "batch_per_gpu": 1},
   "cluster": {"nodes": 8, "gpu": "v100", "nic": {"bandwidth": "100Gbps", "latency": "5us"}}
 })";
 
-TEST(CollectiveCommand, RingBusBandwidthIsTheNicBandwidth) {
+TEST(CollectiveCommand, RingBusBandwidthIsThePcieDataRate) {
   TempDir dir;
   const auto file = dir.write("cluster.json", kCluster);
   const auto csv = dir.path() / "c.csv";
@@ -37,7 +38,7 @@ TEST(CollectiveCommand, RingBusBandwidthIsTheNicBandwidth) {
   EXPECT_DOUBLE_EQ(size, 1073741824.0);
   EXPECT_NEAR(algbw, size / time, 1e-6 * algbw);
   EXPECT_NEAR(busbw, algbw * 2 * 7 / 8, 1e-6 * busbw);
-  EXPECT_NEAR(busbw, 12.5e9, 0.01 * 12.5e9);
+  EXPECT_NEAR(busbw, 15.75e9 * 0.762, 0.01 * 12e9);
 }
 
 TEST(CollectiveCommand, BadOptionsAreRefusedWithStatusTwo) {

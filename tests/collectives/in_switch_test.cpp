@@ -36,15 +36,18 @@ Streamed streamed(const Schedule& s, int position, int peer) {
   return out;
 }
 
-TEST(InSwitch, InsideANodeEveryGpuStreamsItsBufferThroughTheNvSwitchOnce) {
+// NCCL's NVLS all-reduce: the reduce-scatter's multimem ld_reduce pulls every shard of the GPU's buffer through the
+// switch (S up) and returns its own reduced shard (S/8 down); the all-gather's multimem store sends that shard up
+// (S/8) and the switch writes all eight to the GPU (S down): 9/8 S each way.
+TEST(InSwitch, InsideANodeEveryGpuStreamsItsBufferAndItsShardThroughTheNvSwitch) {
   const double S = 64.0 * (1 << 20);
   const auto s = make_schedule(in_switch(8, S, std::vector<int>(8, 0), true, false));
   // Streamed in at most 16 chunks, plus one step for the last chunk to come back.
   EXPECT_EQ(s->step_count(), 17);
   for (int p = 0; p < 8; ++p) {
     const auto t = streamed(*s, p, kNodeSwitch);
-    EXPECT_DOUBLE_EQ(t.up, S);
-    EXPECT_DOUBLE_EQ(t.down, S);
+    EXPECT_DOUBLE_EQ(t.up, 9.0 / 8 * S);
+    EXPECT_DOUBLE_EQ(t.down, 9.0 / 8 * S);
   }
 }
 
@@ -90,7 +93,8 @@ TEST(InSwitch, ClosedFormBeatsTheRingByTheTrafficRatio) {
   Request ring = in_switch(8, S, std::vector<int>(8, 0), true, false);
   ring.algorithm = Algorithm::ring;
   const double flat = closed_form_time(ring, alpha, bw, 0);
-  EXPECT_NEAR(flat / nvls, 2.0 * 7 / 8 / (1 + 1.0 / 16), 0.02);
+  // The ring moves 2 (7/8) S each way, NVLS (9/8) S in 16 chunks plus one: the ratio of traffic, less the pipeline.
+  EXPECT_NEAR(flat / nvls, 2.0 * 7 / 8 / (9.0 / 8 * (1 + 1.0 / 16)), 0.02);
 }
 
 } // namespace

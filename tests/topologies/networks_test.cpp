@@ -247,9 +247,11 @@ TEST(Rails, SameRailStaysOnTheRailLeaf) {
   EXPECT_DOUBLE_EQ(path_between(build_network(rail_cluster(64e9)), 3, 19).bottleneck, 50e9);
 }
 
-// Different rails: leaf of rail 3, a spine, leaf of rail 5 (GPU 21 = node 2, local 5, on NIC 5).
+// Different rails between PCIe nodes: leaf of rail 3, a spine, leaf of rail 5 (GPU 21 = node 2, local 5, on NIC 5).
 TEST(Rails, CrossingRailsGoesThroughOneSpine) {
-  const auto m = build_network(rail_cluster(32e9));
+  auto c = rail_cluster(32e9);
+  c.intra_kind = IntraNodeKind::pcie;
+  const auto m = build_network(c);
   const auto p = path_between(m, 3, 21);
   ASSERT_EQ(p.links.size(), 6u);
   EXPECT_EQ(p.links[0], "gpu3-pcie");
@@ -260,10 +262,20 @@ TEST(Rails, CrossingRailsGoesThroughOneSpine) {
   EXPECT_EQ(p.links[2].substr(up.size()), p.links[3].substr(down.size())); // up and down the same spine
   EXPECT_EQ(p.links[4], "node2-nic5");
   EXPECT_EQ(p.links[5], "gpu21-pcie");
-  // Spine links: 4 nodes x 50 GB/s below each leaf over 2 spines = 100 GB/s each; PCIe still binds.
-  EXPECT_DOUBLE_EQ(p.bottleneck, 32e9);
+  // Spine links: 4 nodes x 50 GB/s below each leaf over 2 spines = 100 GB/s each; a PCIe fabric's GPU link is the
+  // fabric's (300 GB/s here), so the rail's 50 GB/s binds.
+  EXPECT_DOUBLE_EQ(p.bottleneck, 50e9);
   // 1 group x 8 rail leaves + 2 spines.
-  EXPECT_EQ(summarize(rail_cluster(32e9)).switches, 8 + 2);
+  EXPECT_EQ(summarize(c).switches, 8 + 2);
+}
+
+// NVSwitch nodes relay across rails over NVLink (PXN): GPU 3 hands the data to GPU 5 of its node, whose NIC is on
+// rail 5, and it crosses the network on rail 5's leaf alone.
+TEST(Rails, CrossingRailsFromNvswitchNodesRelaysOverNvlinkToTheDestinationsRail) {
+  const auto p = path_between(build_network(rail_cluster(32e9)), 3, 21);
+  EXPECT_EQ(p.links, (std::vector<std::string>{"gpu3-nvlink", "gpu5-nvlink", "gpu5-pcie", "node0-nic5", "node2-nic5",
+                                               "gpu21-pcie"}));
+  EXPECT_DOUBLE_EQ(p.bottleneck, 32e9);
 }
 
 TEST(Rails, InsideANodeGpusUseTheirNvlinkPorts) {

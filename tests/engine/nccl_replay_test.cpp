@@ -1,0 +1,94 @@
+// Collectives on GPUs replayed as NCCL runs them (sim/collectives/nccl.hpp): each protocol's bus bandwidth and
+// latency worked out by hand from NCCL's constants and the links, and a ring across nodes spread over every NIC.
+#include "replay_fixtures.hpp"
+#include "sim/engine/engine.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+namespace dtsim {
+namespace {
+
+using collectives::Algorithm;
+using collectives::Operation;
+using collectives::Protocol;
+
+constexpr double GB = 1e9;
+constexpr double S = 1073741824.0; // 1 GiB
+
+// HGX H100 nodes as the h100-sxm profile and the defaults describe them: NVLink4 at 450 GB/s a direction carrying
+// 0.824 of it as data (370.8 GB/s, NCCL's 18 x 20.6), 0.3 us a link (two links a hop), and eight 400 Gb/s NICs.
+topologies::ClusterSpec h100_nodes(int nodes) {
+  auto c = testing::uniform_cluster(nodes, 8 * 50 * GB, 1e-6, 1e-6, 8);
+  c.compute_capability = 90;
+  c.intra_kind = topologies::IntraNodeKind::nvlink;
+  c.intra = {450 * GB, 0.3e-6};
+  c.fabric_efficiency = 0.824;
+  c.pcie = {63 * GB, 0.5e-6};
+  c.pcie_efficiency = 0.762;
+  c.nic_ports = 8;
+  return c;
+}
+
+constexpr double kNvlink = 450 * GB * 0.824; // 370.8 GB/s of data a direction
+
+engine::ReplayResult run(const topologies::ClusterSpec& cluster, Algorithm algorithm, Protocol protocol, double bytes) {
+  graph::Collective c;
+  c.op = Operation::all_reduce;
+  c.algorithm = algorithm;
+  c.protocol = protocol;
+  c.bytes = bytes;
+  return engine::replay(cluster, testing::one_collective(cluster.gpu_count(), c), testing::cm02_options());
+}
+
+double seconds(const topologies::ClusterSpec& cluster, Algorithm algorithm, Protocol protocol, double bytes) {
+  return run(cluster, algorithm, protocol, bytes).simulated_seconds;
+}
+
+// A ring all-reduce over 8 GPUs: 14 steps of S/8 each, every step paying the larger of its path's latency (0.6 us)
+// and NCCL's per-step latency on NVLink (tuning.cc hwLatencies: LL 0.6, LL128 1.9, Simple 3.4 us), after the call's
+// base latency (6.6, 14, 8.4 us). The bytes: Simple at the link's 370.8 GB/s; LL sends 2 bytes a byte at what its
+// channels reach (llMaxBw, 141 GB/s of data); LL128 sends 16/15 bytes a byte at 0.92 of the graph's 12 x 30 GB/s
+// (331.2 GB/s of data, under its 12 x 36.7 GB/s channel cap).
+TEST(NcclReplay, RingBusBandwidthOfEachProtocolOnOneH100Node) {
+  const auto node = h100_nodes(1);
+  const double block = S / 8;
+  const double simple = 8.4e-6 + 14 * (3.4e-6 + block / kNvlink);
+  const double ll = 6.6e-6 + 14 * (0.6e-6 + block / (141 * GB));
+  const double ll128 = 14e-6 + 14 * (1.9e-6 + block / (331.2 * GB));
+  EXPECT_NEAR(seconds(node, Algorithm::ring, Protocol::simple, S), simple, 0.01 * simple);
+  EXPECT_NEAR(seconds(node, Algorithm::ring, Protocol::ll, S), ll, 0.01 * ll);
+  EXPECT_NEAR(seconds(node, Algorithm::ring, Protocol::ll128, S), ll128, 0.01 * ll128);
+  // As nccl-tests reports it: Simple's bus bandwidth is the link's data rate, 2 (7/8) S / T.
+  EXPECT_NEAR(2 * 7.0 / 8 * S / simple, 365 * GB, 2 * GB);
+}
+
+// Eight bytes: NCCL picks ring LL, whose time is all latency: 6.6 us + 14 x 0.6 us = 15 us (nccl-tests reports
+// 13.7 us for 8 B on a DGX H100).
+TEST(NcclReplay, SmallAllReduceIsNcclsLatency) {
+  EXPECT_NEAR(seconds(h100_nodes(1), Algorithm::automatic, Protocol::automatic, 8), 15.0e-6, 0.3e-6);
+}
+
+// Two H100 nodes on a rail-optimized network: the ring runs as 8 rings, each entering every node at a different GPU
+// and so leaving it on a different rail (PXN relays the last GPU's data to that rail's GPU over NVLink). Every ring
+// carries S/8 and every position sends 2 (15/16) of its ring's bytes, so each NIC sends 15/64 S, and no byte crosses a
+// spine.
+TEST(NcclReplay, RingAcrossTwoNodesSendsOnEveryNic) {
+  auto c = h100_nodes(2);
+  c.rail = {8, 2, 2, 1.0};
+  const auto r = run(c, Algorithm::ring, Protocol::simple, S);
+  std::map<std::string, double> up;
+  double spine = 0;
+  for (const auto& l : r.links) {
+    if (l.name.find("-nic") != std::string::npos && l.name.find("_UP") != std::string::npos) up[l.name] = l.bytes;
+    if (l.name.find("spine") != std::string::npos) spine += l.bytes;
+  }
+  ASSERT_EQ(up.size(), 16u);
+  for (const auto& [name, bytes] : up)
+    EXPECT_NEAR(bytes, 15.0 / 64 * S, 1e-6 * S) << name;
+  EXPECT_EQ(spine, 0);
+}
+
+} // namespace
+} // namespace dtsim
