@@ -1,5 +1,7 @@
 #include "sim/collective_bench.hpp"
 
+#include "sim/collectives/nccl.hpp"
+
 #include "sim/engine/child_process.hpp"
 #include "sim/engine/engine.hpp"
 #include "sim/graph/collective_request.hpp"
@@ -23,10 +25,11 @@ double parse_size(const std::string& text, const std::string& whole) {
 }
 
 graph::ExecutionGraph one_collective(const scenario::Scenario& s, const CollectiveBench& bench, int ranks, double bytes,
-                                     collectives::Algorithm algorithm) {
+                                     collectives::Algorithm algorithm, collectives::Protocol protocol) {
   graph::Collective c;
   c.op = bench.op;
   c.algorithm = algorithm;
+  c.protocol = protocol;
   c.bytes = bytes;
   c.aggregate = bench.aggregate;
   c.reduce_seconds_per_byte = s.gpu.reduce_seconds_per_byte();
@@ -63,13 +66,18 @@ std::vector<CollectivePoint> bench_collective(const scenario::Scenario& s, const
     graph::Collective c;
     c.op = bench.op;
     c.algorithm = bench.algorithm;
+    c.protocol = bench.protocol;
     c.bytes = bytes;
     CollectivePoint point;
     point.bytes = bytes;
-    point.algorithm = graph::resolved_algorithm(graph::collective_request(c, members, cluster));
+    const auto request = collectives::resolve(graph::collective_request(c, members, cluster));
+    point.algorithm = request.algorithm;
+    point.protocol = request.protocol;
+    point.channels = collectives::wire_model(request).channels;
     points.push_back(point);
-    work.push_back([&s, &bench, &cluster, options, ranks, bytes, algorithm = point.algorithm]() -> std::string {
-      const auto g = one_collective(s, bench, ranks, bytes, algorithm);
+    work.push_back([&s, &bench, &cluster, options, ranks, bytes, algorithm = point.algorithm,
+                    protocol = point.protocol]() -> std::string {
+      const auto g = one_collective(s, bench, ranks, bytes, algorithm, protocol);
       return fmt::format("{:.17g}", engine::replay_in_this_process(cluster, g, options).simulated_seconds);
     });
   }

@@ -14,6 +14,7 @@ namespace dtsim {
 struct CollectiveBench {
   collectives::Operation op = collectives::Operation::all_reduce;
   collectives::Algorithm algorithm = collectives::Algorithm::automatic;
+  collectives::Protocol protocol = collectives::Protocol::automatic;
   int ranks = 0; // 0: every GPU of the scenario's cluster; more than it has: nodes are added
   std::vector<double> sizes;
   bool aggregate = false; // fidelity mode
@@ -22,6 +23,8 @@ struct CollectiveBench {
 struct CollectivePoint {
   double bytes = 0;
   collectives::Algorithm algorithm = collectives::Algorithm::ring; // the one that ran (auto resolved)
+  collectives::Protocol protocol = collectives::Protocol::simple;  // NCCL's, resolved (Simple without NCCL)
+  int channels = 0;                                                // NCCL's channels at this size (0: no NCCL)
   bool ok = false;
   std::string error;
   double seconds = 0;

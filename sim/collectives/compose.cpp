@@ -1,10 +1,12 @@
 // Building blocks shared by the algorithms: even splits, generated schedules, and the two combinators
-// (groups side by side, schedules in sequence) that folding and the hierarchical all-reduce are made of.
+// (groups side by side, schedules in sequence) that folding and the hierarchical all-reduce are made of, and the lanes
+// of NCCL's channels (concurrent).
 #include "sim/collectives/detail.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <set>
 #include <stdexcept>
 
 namespace dtsim::collectives::detail {
@@ -154,6 +156,61 @@ private:
 };
 
 } // namespace
+
+namespace {
+
+class Concurrent final : public Schedule {
+public:
+  explicit Concurrent(std::vector<SchedulePtr> lanes) : lanes_(std::move(lanes)) {
+    for (const auto& lane : lanes_) {
+      if (lane->ranks() != lanes_.front()->ranks()) throw std::logic_error("concurrent: lanes differ in ranks");
+      steps_ = std::max(steps_, lane->step_count());
+    }
+  }
+  int ranks() const override { return lanes_.front()->ranks(); }
+  int step_count() const override { return steps_; }
+  std::vector<int> phase_starts() const override {
+    std::set<int> starts;
+    for (const auto& lane : lanes_)
+      for (int s : lane->phase_starts())
+        starts.insert(s);
+    return {starts.begin(), starts.end()};
+  }
+  std::vector<SchedulePtr> lanes() const override { return lanes_; }
+  Step step(int p, int k) const override {
+    Step out = idle_step();
+    const auto add = [](std::vector<Transfer>& to, const Transfer& t) {
+      for (auto& have : to)
+        if (have.peer == t.peer) {
+          have.bytes += t.bytes;
+          return;
+        }
+      to.push_back(t);
+    };
+    for (const auto& lane : lanes_) {
+      if (k >= lane->step_count()) continue;
+      const Step s = lane->step(p, k);
+      for (const auto& t : s.sends)
+        add(out.sends, t);
+      for (const auto& t : s.recvs)
+        add(out.recvs, t);
+      out.reduce_bytes += s.reduce_bytes;
+      out.latency_terms = std::max(out.latency_terms, s.latency_terms);
+    }
+    return out;
+  }
+
+private:
+  std::vector<SchedulePtr> lanes_;
+  int steps_ = 0;
+};
+
+} // namespace
+
+SchedulePtr concurrent(std::vector<SchedulePtr> lanes) {
+  if (lanes.size() == 1) return lanes.front();
+  return std::make_shared<Concurrent>(std::move(lanes));
+}
 
 SchedulePtr side_by_side(int ranks, std::vector<std::vector<int>> groups, std::vector<SchedulePtr> schedules) {
   return std::make_shared<SideBySide>(ranks, std::move(groups), std::move(schedules));

@@ -96,6 +96,10 @@ SchedulePtr side_by_side(int ranks, std::vector<std::vector<int>> groups, std::v
 
 // Schedules run one after the other, each starting when the previous one is over. Each part contributes its
 // own phases, or a single phase when `as_one_phase`; parts without steps are skipped.
+// Independent lanes over the same positions (Schedule::lanes()): step(p, k) is the union of the lanes' steps k, a
+// position's transfers to one peer summed into one; phases are the union of theirs.
+SchedulePtr concurrent(std::vector<SchedulePtr> lanes);
+
 struct Part {
   SchedulePtr schedule;
   bool as_one_phase = false;
@@ -163,6 +167,11 @@ SchedulePtr multi_ring(Operation op, const NodeLayout& layout, int rings, double
 // The rings NCCL spreads a ring collective over: one per NIC the node's positions can use when the group spans
 // several nodes with the same number of positions on each, else 1.
 int ring_count(const Request& request);
+
+// nccl_tree.cpp: NCCL's tree all-reduce on nodes of several GPUs: a chain inside each node, the chains' heads in the
+// double binary tree over nodes; `channels` chains per node, each headed by a different position (so NIC), each
+// channel's two trees carrying S / (2 channels). One node: a single chain.
+SchedulePtr nccl_tree_all_reduce(const NodeLayout& layout, int channels, double bytes);
 
 // in_switch.cpp: NVLink SHARP inside a node, InfiniBand SHARP across nodes. Throws std::invalid_argument when
 // the switches the group needs do not reduce.

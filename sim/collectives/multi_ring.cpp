@@ -6,8 +6,7 @@
 // moves a hop that would cross rails to the destination's rail over NVLink first, as NCCL does).
 //
 // Each ring is the ring algorithm of ring.cpp over its own order (reduce-scatter n-1 steps, all-gather n-1 steps,
-// all-reduce both); a position's transfers to the same peer in one step are one message (the rings whose
-// successor of p is q all send p -> q in that step, and q receives them from p in the same step).
+// all-reduce both) and a lane of its own (Schedule::lanes()): a channel's ring never waits for another's.
 #include "sim/collectives/detail.hpp"
 
 #include <algorithm>
@@ -19,33 +18,14 @@ int mod(int a, int n) {
   return ((a % n) + n) % n;
 }
 
-void add(std::vector<Transfer>& transfers, int peer, double bytes) {
-  for (auto& t : transfers)
-    if (t.peer == peer) {
-      t.bytes += bytes;
-      return;
-    }
-  transfers.push_back({peer, bytes});
-}
-
-class MultiRing final : public Schedule {
+// The ring algorithm over positions order[0], order[1], ...: at index i, reduce-scatter step k sends block i-1-k
+// and receives (and reduces) block i-2-k; all-gather step k sends block i-k and receives block i-1-k (ring.cpp).
+class OrderedRing final : public Schedule {
 public:
-  MultiRing(Operation op, const NodeLayout& layout, int rings, double bytes) : op_(op), bytes_(bytes) {
-    const int g = layout.per_node;
-    n_ = g * static_cast<int>(layout.nodes.size());
-    for (int r = 0; r < rings; ++r) {
-      std::vector<int> order;
-      const int first = r * g / rings;
-      for (const auto& node : layout.nodes)
-        for (int l = 0; l < g; ++l)
-          order.push_back(node[static_cast<std::size_t>((first + l) % g)]);
-      std::vector<int> index(static_cast<std::size_t>(n_));
-      for (int i = 0; i < n_; ++i)
-        index[static_cast<std::size_t>(order[static_cast<std::size_t>(i)])] = i;
-      orders_.push_back(std::move(order));
-      indexes_.push_back(std::move(index));
-      ring_bytes_.push_back(part_bytes(bytes, rings, r));
-    }
+  OrderedRing(Operation op, std::vector<int> order, double bytes)
+      : op_(op), n_(static_cast<int>(order.size())), order_(std::move(order)), index_(order_.size()), bytes_(bytes) {
+    for (int i = 0; i < n_; ++i)
+      index_[static_cast<std::size_t>(order_[static_cast<std::size_t>(i)])] = i;
   }
 
   int ranks() const override { return n_; }
@@ -54,42 +34,42 @@ public:
     return op_ == Operation::all_reduce ? std::vector<int>{0, n_ - 1} : std::vector<int>{0};
   }
 
-  // Ring r at index i: reduce-scatter step k sends block i-1-k and receives (and reduces) block i-2-k; all-gather
-  // step k sends block i-k and receives block i-1-k (ring.cpp).
   Step step(int p, int k) const override {
     Step s;
     const bool reducing = op_ == Operation::reduce_scatter || (op_ == Operation::all_reduce && k < n_ - 1);
     const int j = op_ == Operation::all_reduce && k >= n_ - 1 ? k - (n_ - 1) : k;
-    for (std::size_t r = 0; r < orders_.size(); ++r) {
-      const int i = indexes_[r][static_cast<std::size_t>(p)];
-      const auto& order = orders_[r];
-      const auto block = [&](int b) { return part_bytes(ring_bytes_[r], n_, mod(b, n_)); };
-      const int next = order[static_cast<std::size_t>(mod(i + 1, n_))];
-      const int prev = order[static_cast<std::size_t>(mod(i - 1, n_))];
-      if (reducing) {
-        add(s.sends, next, block(i - 1 - j));
-        add(s.recvs, prev, block(i - 2 - j));
-        s.reduce_bytes += block(i - 2 - j);
-      } else {
-        add(s.sends, next, block(i - j));
-        add(s.recvs, prev, block(i - 1 - j));
-      }
-    }
+    const int i = index_[static_cast<std::size_t>(p)];
+    const auto block = [&](int b) { return part_bytes(bytes_, n_, mod(b, n_)); };
+    const int next = order_[static_cast<std::size_t>(mod(i + 1, n_))];
+    const int prev = order_[static_cast<std::size_t>(mod(i - 1, n_))];
+    s.sends.push_back({next, block(reducing ? i - 1 - j : i - j)});
+    s.recvs.push_back({prev, block(reducing ? i - 2 - j : i - 1 - j)});
+    if (reducing) s.reduce_bytes = s.recvs.front().bytes;
     return s;
   }
 
 private:
   Operation op_;
+  int n_;
+  std::vector<int> order_, index_;
   double bytes_;
-  int n_ = 0;
-  std::vector<std::vector<int>> orders_, indexes_;
-  std::vector<double> ring_bytes_;
 };
 
 } // namespace
 
 SchedulePtr multi_ring(Operation op, const NodeLayout& layout, int rings, double bytes) {
-  return std::make_shared<MultiRing>(op, layout, std::max(1, std::min(rings, layout.per_node)), bytes);
+  const int g = layout.per_node;
+  rings = std::max(1, std::min(rings, g));
+  std::vector<SchedulePtr> lanes;
+  for (int r = 0; r < rings; ++r) {
+    std::vector<int> order;
+    const int first = r * g / rings;
+    for (const auto& node : layout.nodes)
+      for (int l = 0; l < g; ++l)
+        order.push_back(node[static_cast<std::size_t>((first + l) % g)]);
+    lanes.push_back(std::make_shared<OrderedRing>(op, std::move(order), part_bytes(bytes, rings, r)));
+  }
+  return concurrent(std::move(lanes));
 }
 
 } // namespace dtsim::collectives::detail

@@ -93,6 +93,10 @@ public:
   // First step of each phase, ascending, starting with 0 (e.g. hierarchical: intra-node reduce-scatter,
   // inter-node all-reduce, intra-node all-gather). aggregate() merges the steps of a phase, never across.
   virtual std::vector<int> phase_starts() const { return {0}; }
+  // Independent parts over the same positions that run each at its own pace (NCCL's channels: every ring or tree
+  // of a channel is its own thread block and never waits for another channel); step() is their union, step by step.
+  // Empty: one part. The engine runs each lane as its own sequence of steps.
+  virtual std::vector<std::shared_ptr<const Schedule>> lanes() const { return {}; }
 };
 
 // What NCCL's topology detection sees of the GPUs a group runs on (NCCL src/graph/topo.cc), for its tuning model

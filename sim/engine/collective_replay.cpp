@@ -10,64 +10,129 @@ namespace dtsim::engine::detail {
 
 // Replays this rank's part of a collective: each step's transfers as concurrent flows, then the step's GPU
 // reduction and what the step costs beyond its bytes (NCCL's per-step latency, the latency terms of an aggregated
-// step). NCCL's sends are eager (a sender writes into the receiver's FIFO of NCCL_STEPS slots and goes on): a step
-// waits for its receives only, and the call ends when its last sends are delivered, so a position pays a link's
-// latency only on the data's path, not once per step on its own. MPI's algorithms wait for their sends too.
+// step). NCCL's transfers are eager: a receiver's FIFO (NCCL_STEPS = 8 slots, device.h) is open before it gets there,
+// so a sender writes a step's data as soon as it has it and goes on. On GPUs the pairs' mailboxes therefore have a
+// permanent receiver (data flows before the receiver asks for it, make_eager()), and an NCCL algorithm's step waits
+// for its receives only; the call ends when its last sends are delivered. A link's latency is then paid on the data's
+// path, not once per step by every position. MPI's algorithms wait for their sends too (rendezvous).
 void Replay::run_collective(int rank, const graph::Collective& c, std::uint32_t it, StreamStatus& status) {
-  const auto& members = graph_.groups[c.group];
   const auto& entry = schedule_for(c);
-  const auto& schedule = *entry.schedule;
-  const auto& wire = entry.wire;
-  const int position = positions_[c.group][rank];
   if (entry.algorithm == collectives::Algorithm::in_switch) start_switches(c, entry, it);
   status.wait = StreamStatus::Wait::peer;
-  if (wire.base_latency > 0 && schedule.step_count() > 0) sg4::this_actor::sleep_for(wire.base_latency);
-  std::vector<sg4::CommPtr> sends, recvs;
+  if (entry.wire.base_latency > 0 && entry.schedule->step_count() > 0)
+    sg4::this_actor::sleep_for(entry.wire.base_latency);
+  // NCCL's channels run side by side, each at its own pace: one actor a lane, on this rank's GPU.
+  const auto lanes = entry.schedule->lanes();
+  if (lanes.empty()) {
+    run_lane(rank, c, *entry.schedule, 0, it, status);
+  } else {
+    std::vector<sg4::ActorPtr> actors;
+    for (std::size_t i = 0; i < lanes.size(); ++i)
+      actors.push_back(sg4::Actor::create(fmt::format("rank{}-lane{}", rank, i), platform_.gpus[rank],
+                                          [this, rank, &c, lane = lanes[i], i, it, &status] {
+                                            run_lane(rank, c, *lane, static_cast<int>(i), it, status);
+                                          }));
+    for (auto& actor : actors)
+      actor->join();
+  }
+  status.step = -1;
+}
+
+// One lane of a collective (all of it when it has none) as this rank runs it.
+void Replay::run_lane(int rank, const graph::Collective& c, const collectives::Schedule& schedule, int lane,
+                      std::uint32_t it, StreamStatus& status) {
+  const auto& members = graph_.groups[c.group];
+  const auto& wire = schedule_for(c).wire;
+  const int position = positions_[c.group][rank];
+  std::vector<sg4::CommPtr> sends;
+  std::map<int, std::pair<sg4::CommPtr, int>> last_send; // per peer: the last message to it and its step
   char* received = nullptr;
+  const auto post_receives = [&](int k) {
+    std::vector<sg4::CommPtr> comms;
+    for (const auto& recv : schedule.step(position, k).recvs)
+      comms.push_back(mailbox(endpoint(rank, members, recv.peer), rank, lane)->get_async(&received));
+    return comms;
+  };
   for (int k = 0; k < schedule.step_count(); ++k) {
     const auto step = schedule.step(position, k);
     status.step = k;
     status.peer = step.recvs.empty() ? -1 : endpoint(rank, members, step.recvs.front().peer);
-    recvs.clear();
     const double start = sg4::Engine::get_clock();
     // The protocol's cap on what this position's channels push, shared by the step's flows.
     const double rate = wire.rate_cap > 0 && !step.sends.empty() ? wire.rate_cap / step.sends.size() : -1;
-    const Pair* slowest_out = nullptr; // the slowest outgoing and incoming paths: the step's latency term
-    const Pair* slowest_in = nullptr;
+    const Pair* slowest_out = nullptr; // the slowest outgoing path: a send-only step's latency term (rendezvous)
+    auto waited = post_receives(k);    // before any send can block
+    const auto received_count = waited.size();
     for (const auto& send : step.sends) {
-      auto& out = pair(rank, endpoint(rank, members, send.peer));
-      auto comm = out.mailbox->put_init(&token_, flow_size(send.bytes * wire.wire_factor));
+      const int to = endpoint(rank, members, send.peer);
+      auto& out = pair(rank, to);
+      // A connection sends in order (a queue pair, a socket, a channel's NVLink writes): this step's data to `to`
+      // leaves once an earlier step's is out, not beside it at half the rate.
+      if (const auto previous = last_send.find(to);
+          previous != last_send.end() && previous->second.second < k &&
+          previous->second.first->get_state() != sg4::Activity::State::FINISHED)
+        previous->second.first->wait();
+      auto comm = mailbox(rank, to, lane)->put_init(&token_, flow_size(send.bytes * wire.wire_factor));
       if (rate > 0) comm->set_rate(rate);
       sends.push_back(comm->start());
+      last_send[to] = {sends.back(), k};
       account(rank, out, send.bytes, send.bytes * wire.wire_factor, it);
       if (!slowest_out || out.latency > slowest_out->latency) slowest_out = &out;
     }
-    for (const auto& recv : step.recvs) {
-      auto& in = pair(endpoint(rank, members, recv.peer), rank);
-      recvs.push_back(in.mailbox->get_async(&received));
-      if (!slowest_in || in.latency > slowest_in->latency) slowest_in = &in;
-    }
     if (!wire.eager_sends) {
-      recvs.insert(recvs.end(), sends.begin(), sends.end());
+      waited.insert(waited.end(), sends.begin(), sends.end());
       sends.clear();
     }
-    sg4::Comm::wait_all(recvs);
-    // The reduction overlaps the receives (NCCL reduces slices as they arrive): only what outlasts the transfer is
-    // added, with the step's latency beyond the links' and the terms an aggregated step stands for.
-    // The step's latency term is its slowest incoming path's; a step that only sends pays its outgoing one when it
-    // waits for its sends (eager senders go on).
-    const Pair* term = slowest_in ? slowest_in : wire.eager_sends ? nullptr : slowest_out;
-    const double paid = term ? term->latency * latency_factor_ : 0;
-    const double transfer = sg4::Engine::get_clock() - start - paid;
-    double extra = std::max(0.0, step.reduce_bytes * c.reduce_seconds_per_byte - transfer);
-    if (term && step.latency_terms > 0) {
-      extra += std::max(0.0, term_cost(*term, wire) - paid);
-      extra += aggregated_latency(rank, members, step, wire, *term);
+    sg4::Comm::wait_all(waited);
+    // When the step's data is there for the GPU: each receive's last byte plus its latency term (the larger of the
+    // path's latency and NCCL's per-step latency on its link class) where the step pays one, else the path's latency;
+    // where SimGrid already paid the path's latency (CPU ranks) only what the term adds to it.
+    double visible = sg4::Engine::get_clock();
+    double bytes_in = start; // when the step's last byte came in, latency aside
+    const Pair* term = nullptr;
+    for (std::size_t i = 0; i < received_count; ++i) {
+      const auto& in = pair(endpoint(rank, members, step.recvs[i].peer), rank);
+      const double path = in.latency * latency_factor_;
+      const double delay = step.latency_terms > 0 ? term_cost(in, wire) : path;
+      const double finish = waited[i]->get_finish_time();
+      visible = std::max(visible, finish + (explicit_latency_ ? delay : delay - path));
+      bytes_in = std::max(bytes_in, finish - (explicit_latency_ ? 0 : path));
+      if (!term || in.latency > term->latency) term = &in;
     }
+    // A send-only step that waited for its sends pays its outgoing term (CPU ranks: beyond the latency paid).
+    if (!term && !wire.eager_sends && slowest_out && step.latency_terms > 0) {
+      term = slowest_out;
+      visible += std::max(0.0, term_cost(*term, wire) - (explicit_latency_ ? 0 : term->latency * latency_factor_));
+    }
+    sleep_until(visible);
+    // The reduction overlaps the receives (NCCL reduces slices as they arrive): only what outlasts the transfer is
+    // added, with the terms an aggregated step stands for beyond its own.
+    double extra = std::max(0.0, step.reduce_bytes * c.reduce_seconds_per_byte - (bytes_in - start));
+    if (term && step.latency_terms > 1) extra += aggregated_latency(rank, members, step, wire, *term);
     if (extra > 0) sg4::this_actor::sleep_for(extra);
   }
   sg4::Comm::wait_all(sends);
-  status.step = -1;
+}
+
+// A lane's messages between two endpoints have a mailbox of their own, so that lanes never take each other's.
+sg4::Mailbox* Replay::mailbox(int from, int to, int lane) {
+  if (lane == 0) return pair(from, to).mailbox;
+  const auto key = std::make_tuple(from, to, lane);
+  if (const auto found = lane_boxes_.find(key); found != lane_boxes_.end()) return found->second;
+  auto* box = sg4::Mailbox::by_name(fmt::format("{}>{}#{}", from, to, lane)); // a simcall: same name, same mailbox
+  make_eager(box, to);
+  return lane_boxes_.try_emplace(key, box).first->second;
+}
+
+void Replay::sleep_until(double time) {
+  const double now = sg4::Engine::get_clock();
+  if (time > now) sg4::this_actor::sleep_for(time - now);
+}
+
+// What a message's receiver waits beyond its last byte: on GPU clusters the path's latency (SimGrid carries their
+// bytes without it, explicit_latency_), elsewhere nothing (SimGrid paid it).
+double Replay::arrival_delay(const Pair& path) const {
+  return explicit_latency_ ? path.latency * latency_factor_ : 0;
 }
 
 // One latency term of a step over this path: the path's latency, or NCCL's per-step latency for its link class
@@ -119,7 +184,16 @@ const Replay::Pair& Replay::pair(int from, int to) {
     if (auto found = platform_.link_index.find(link); found != platform_.link_index.end())
       p.links.push_back(found->second);
   p.mailbox = sg4::Mailbox::by_name(fmt::format("{}>{}", from, to));
+  make_eager(p.mailbox, to);
   return pairs_.try_emplace(key, std::move(p)).first->second;
+}
+
+// GPUs' collective messages flow before their receiver asks for them (NCCL's FIFO is open): the receiving GPU's first
+// actor is the mailbox's permanent receiver (SimGrid lets any actor of that GPU take the message; the data lands on
+// its host either way). CPU ranks (Gloo, MPI) and the reducing switches keep rendezvous.
+void Replay::make_eager(sg4::Mailbox* box, int to) {
+  if (cluster_.compute_capability > 0 && to < static_cast<int>(rank_actors_.size()) && rank_actors_[to])
+    box->set_receiver(rank_actors_[to]);
 }
 
 // Bytes per rank (the data it sent) and per link (what crossed it: the data and the protocol's flags).

@@ -21,6 +21,11 @@ void Replay::run_exchange(int rank, const graph::Exchange& op, std::uint32_t it,
       comms.push_back(pair(t.peer, rank).mailbox->get_async(&received));
   }
   sg4::Comm::wait_all(comms);
+  double visible = sg4::Engine::get_clock();
+  for (std::size_t i = 0; i < op.transfers.size(); ++i)
+    if (!op.transfers[i].send)
+      visible = std::max(visible, comms[i]->get_finish_time() + arrival_delay(pair(op.transfers[i].peer, rank)));
+  sleep_until(visible);
   for (const auto& t : op.transfers)
     if (t.send)
       account(rank, pair(rank, t.peer), t.bytes, t.bytes, it);
@@ -43,7 +48,10 @@ void Replay::run_push(int rank, const graph::Push& op, std::uint32_t it, StreamS
   ranks_[peer].timeline.bytes_received += op.bytes;
   ++ranks_[rank].timeline.pushes_sent;
   if (op.reply_bytes > 0) {
-    reply_boxes_[rank]->get<char>();
+    char* reply = nullptr;
+    const auto comm = reply_boxes_[rank]->get_async(&reply);
+    comm->wait();
+    sleep_until(comm->get_finish_time() + arrival_delay(pair(peer, rank)));
     ranks_[rank].timeline.bytes_received += op.reply_bytes;
   }
 }
@@ -54,7 +62,11 @@ void Replay::inbox_loop(int rank) {
   auto* box = inboxes_[rank];
   box->set_receiver(sg4::Actor::self());
   for (;;) {
-    const auto [from, reply] = *box->get<PushPayload>();
+    PushPayload* payload = nullptr;
+    const auto comm = box->get_async(&payload);
+    comm->wait();
+    const auto [from, reply] = *payload;
+    sleep_until(comm->get_finish_time() + arrival_delay(pair(from, rank)));
     auto& timeline = ranks_[rank].timeline;
     ++timeline.pushes_received;
     if (reply > 0) {

@@ -26,6 +26,8 @@ ReplayResult Replay::run() {
   platform_ = build_platform(cluster_);
   // The network model sets its latency factor when the platform creates it (LV08: 13.01, CM02: 1).
   latency_factor_ = simgrid::config::get_value<double>("network/latency-factor");
+  explicit_latency_ = cluster_.compute_capability > 0;
+  if (explicit_latency_) sg4::Engine::set_config("network/latency-factor:0");
   link_bytes_.assign(platform_.links.size(), 0.0);
   if (static_cast<int>(platform_.gpus.size()) < graph_.rank_count())
     throw std::runtime_error(
@@ -75,6 +77,7 @@ void Replay::index_programs() {
 
 void Replay::start_actors() {
   ranks_.resize(graph_.rank_count());
+  rank_actors_.resize(graph_.rank_count());
   for (int r = 0; r < graph_.rank_count(); ++r) {
     auto& state = ranks_[r];
     const auto& program = graph_.program_of(r);
@@ -89,8 +92,9 @@ void Replay::start_actors() {
       if (stream_ops_[graph_.rank_program[r]][s].empty()) continue; // no actor for an idle stream
       state.status[s].wait = StreamStatus::Wait::running;
       ++started_streams_;
-      sg4::Actor::create(fmt::format("rank{}-{}", r, graph::to_string(static_cast<graph::Stream>(s))),
-                         platform_.gpus[r], [this, r, s] { stream_loop(r, s); });
+      auto actor = sg4::Actor::create(fmt::format("rank{}-{}", r, graph::to_string(static_cast<graph::Stream>(s))),
+                                      platform_.gpus[r], [this, r, s] { stream_loop(r, s); });
+      if (!rank_actors_[r]) rank_actors_[r] = std::move(actor);
     }
   }
 }
@@ -174,7 +178,10 @@ double Replay::send_recv(int rank, const graph::SendRecv& op, std::uint32_t it, 
   }
   status.peer = op.peer;
   status.wait = StreamStatus::Wait::peer;
-  p2p_mailbox(op.peer, rank)->get<char>();
+  char* data = nullptr;
+  const auto comm = p2p_mailbox(op.peer, rank)->get_async(&data);
+  comm->wait();
+  sleep_until(comm->get_finish_time() + arrival_delay(pair(op.peer, rank)));
   auto& posted = posted_sends_[pair_key(op.peer, rank)];
   const double sent = posted.empty() ? start : posted.front();
   if (!posted.empty()) posted.pop_front();

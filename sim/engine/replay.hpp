@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -80,6 +81,13 @@ private:
   // Replays this rank's part of a collective: each step's transfers as concurrent flows, then the step's
   // GPU reduction, protocol overhead and (in aggregated schedules) the latency terms it stands for.
   void run_collective(int rank, const graph::Collective& c, std::uint32_t it, StreamStatus& status);
+  // One lane of a collective (Schedule::lanes(); the whole schedule when it has none) as this rank runs it.
+  void run_lane(int rank, const graph::Collective& c, const collectives::Schedule& schedule, int lane, std::uint32_t it,
+                StreamStatus& status);
+  // A lane's messages between two endpoints have a mailbox of their own (lane 0 the pair's).
+  sg4::Mailbox* mailbox(int from, int to, int lane);
+  // On GPUs, messages to `to` flow before it asks for them (NCCL's open FIFO): its first actor receives for it.
+  void make_eager(sg4::Mailbox* box, int to);
 
   // Point-to-point ops beyond SendRecv (p2p.cpp): concurrent transfers with neighbours, and one-sided pushes into a
   // peer's inbox (an actor per rank that takes whatever comes and answers when asked).
@@ -154,6 +162,10 @@ private:
     collectives::LinkClass link = collectives::LinkClass::nvlink;
   };
   collectives::LinkClass link_class(int from, int to) const;
+  void sleep_until(double time);
+  // What a message's receiver waits beyond its last byte: on GPU clusters the path's latency, which SimGrid does not
+  // apply to them (explicit_latency_), elsewhere nothing.
+  double arrival_delay(const Pair& path) const;
 
   // One latency term of a step over this path: the path's latency, or NCCL's per-step latency for its link class
   // when that is more.
@@ -185,10 +197,16 @@ private:
   std::vector<std::array<std::vector<std::uint32_t>, graph::kStreamCount>> stream_ops_; // per program
   std::vector<std::vector<int>> positions_; // per group: each rank's place in it (-1: not a member)
   std::vector<RankState> ranks_;
+  std::vector<sg4::ActorPtr> rank_actors_; // per rank: its first stream actor (null: it runs nothing)
   std::unordered_map<std::uint64_t, Pair> pairs_;
+  std::map<std::tuple<int, int, int>, sg4::Mailbox*> lane_boxes_; // (from, to, lane > 0)
   std::unordered_map<const graph::Collective*, ScheduleEntry> schedules_;
   std::set<std::pair<const graph::Collective*, std::uint32_t>> switches_started_; // (collective, iteration)
-  double latency_factor_ = 1;      // the network model's latency factor (LV08: 13.01), for aggregated latency terms
+  double latency_factor_ = 1; // the network model's latency factor (LV08: 13.01), for the latency terms dtsim applies
+  // GPU clusters: SimGrid carries bytes without latency and the receivers apply it (arrival_delay()), so that a
+  // connection's consecutive messages pipeline their latency as on real links (NCCL's FIFO keeps 8 in flight) while
+  // their bytes leave in order.
+  bool explicit_latency_ = false;
   std::vector<double> link_bytes_; // per tracked link half
   std::uint64_t transfers_ = 0;
   std::chrono::steady_clock::time_point last_progress_ = std::chrono::steady_clock::now();

@@ -87,6 +87,11 @@ void Replay::run_push_pull(int rank, const graph::PushPull& op, std::uint32_t it
     comms.push_back(servers_[shard.server].pull[rank]->get_async(&answer));
   }
   sg4::Comm::wait_all(comms);
+  double visible = sg4::Engine::get_clock();
+  for (std::size_t i = 0; i < op.shards.size(); ++i)
+    visible = std::max(visible, comms[2 * i + 1]->get_finish_time() +
+                                    arrival_delay(pair(graph_.servers[op.shards[i].server].endpoint, rank)));
+  sleep_until(visible);
   for (const auto& shard : op.shards) {
     account(rank, pair(rank, graph_.servers[shard.server].endpoint), shard.push_bytes, shard.push_bytes, it);
     servers_[shard.server].stats.bytes_received += shard.push_bytes;
@@ -115,6 +120,8 @@ void Replay::server_loop(int s) {
     const auto k = static_cast<std::size_t>(sg4::Comm::wait_any(receives));
     const int worker = listening[k];
     const PushMessage message = *received[worker];
+    sleep_until(receives[k]->get_finish_time() +
+                arrival_delay(pair(state.workers[worker], graph_.servers[s].endpoint)));
     if (message.finished) {
       state.running[worker] = false;
       receives.erase(receives.begin() + static_cast<std::ptrdiff_t>(k));

@@ -56,14 +56,19 @@ void Replay::switch_loop(const graph::Collective& c, const collectives::Schedule
                          const std::vector<int>& positions) {
   const auto& members = graph_.groups[c.group];
   std::vector<sg4::CommPtr> comms;
+  std::vector<const Pair*> from; // the path of each receive, first in comms
   char* received = nullptr;
   for (int k = 0; k < schedule.step_count(); ++k) {
     comms.clear();
-    for (int p : positions) {
-      const auto step = schedule.step(p, k);
-      for (const auto& t : step.sends)
-        if (t.peer == constant) comms.push_back(pair(members[p], self).mailbox->get_async(&received));
-      for (const auto& t : step.recvs)
+    from.clear();
+    for (int p : positions)
+      for (const auto& t : schedule.step(p, k).sends)
+        if (t.peer == constant) {
+          from.push_back(&pair(members[p], self));
+          comms.push_back(from.back()->mailbox->get_async(&received));
+        }
+    for (int p : positions)
+      for (const auto& t : schedule.step(p, k).recvs)
         if (t.peer == constant) {
           const auto& out = pair(self, members[p]);
           const double wire = t.bytes * schedule_for(c).wire.wire_factor;
@@ -71,8 +76,11 @@ void Replay::switch_loop(const graph::Collective& c, const collectives::Schedule
           for (int link : out.links)
             link_bytes_[link] += wire;
         }
-    }
     sg4::Comm::wait_all(comms);
+    double visible = sg4::Engine::get_clock();
+    for (std::size_t i = 0; i < from.size(); ++i)
+      visible = std::max(visible, comms[i]->get_finish_time() + arrival_delay(*from[i]));
+    sleep_until(visible);
   }
 }
 } // namespace dtsim::engine::detail

@@ -29,11 +29,17 @@ TEST(CollectiveCommand, RingBusBandwidthIsThePcieDataRate) {
   std::string header, row;
   std::getline(lines, header);
   std::getline(lines, row);
-  EXPECT_EQ(header, "size_bytes,algorithm,time_seconds,algbw_bytes_per_second,busbw_bytes_per_second,error");
+  EXPECT_EQ(header, "size_bytes,algorithm,protocol,channels,time_seconds,algbw_bytes_per_second,busbw_bytes_per_"
+                    "second,error");
   // size, algorithm, time, algbw, busbw: 2(n-1)/n S / T -> B once the 14 latency terms are negligible (< 0.2%).
   double size = 0, time = 0, algbw = 0, busbw = 0;
-  char algorithm[32] = {};
-  ASSERT_EQ(std::sscanf(row.c_str(), "%lf,%31[^,],%lf,%lf,%lf", &size, algorithm, &time, &algbw, &busbw), 5) << row;
+  char algorithm[32] = {}, protocol[16] = {};
+  int channels = 0;
+  ASSERT_EQ(std::sscanf(row.c_str(), "%lf,%31[^,],%15[^,],%d,%lf,%lf,%lf", &size, algorithm, protocol, &channels, &time,
+                        &algbw, &busbw),
+            7)
+      << row;
+  EXPECT_STREQ(protocol, "Simple"); // a gigabyte: NCCL's bandwidth protocol
   EXPECT_STREQ(algorithm, "ring");
   EXPECT_DOUBLE_EQ(size, 1073741824.0);
   EXPECT_NEAR(algbw, size / time, 1e-6 * algbw);

@@ -64,8 +64,13 @@ TEST(CollectiveInstance, RingBusBandwidthIsTheInstanceNicBandwidth) {
   std::getline(lines, header);
   std::getline(lines, row);
   double size = 0, time = 0, algbw = 0, busbw = 0;
-  char algorithm[32] = {};
-  ASSERT_EQ(std::sscanf(row.c_str(), "%lf,%31[^,],%lf,%lf,%lf", &size, algorithm, &time, &algbw, &busbw), 5) << row;
+  char algorithm[32] = {}, protocol[16] = {};
+  int channels = 0;
+  ASSERT_EQ(std::sscanf(row.c_str(), "%lf,%31[^,],%15[^,],%d,%lf,%lf,%lf", &size, algorithm, protocol, &channels, &time,
+                        &algbw, &busbw),
+            7)
+      << row;
+  EXPECT_STREQ(protocol, "Simple"); // a gigabyte: NCCL's bandwidth protocol
   EXPECT_STREQ(algorithm, "ring");
   EXPECT_NEAR(busbw, algbw, 1e-6 * busbw); // nccl-tests' factor 2(n-1)/n is 1 for n = 2
   EXPECT_NEAR(busbw, nic_bytes_per_second, 0.01 * nic_bytes_per_second);

@@ -22,29 +22,35 @@ bool reduces(collectives::Operation op) {
 }
 
 std::string table(const std::vector<CollectivePoint>& points, collectives::Operation op) {
-  std::string out = fmt::format("#{:>12} {:>13} {:>7} {:>6} {:>19} {:>12} {:>9} {:>9}\n", "size", "count", "type",
-                                "redop", "algorithm", "time", "algbw", "busbw");
-  out += fmt::format("#{:>12} {:>13} {:>7} {:>6} {:>19} {:>12} {:>9} {:>9}\n", "(B)", "(elements)", "", "", "", "(us)",
-                     "(GB/s)", "(GB/s)");
+  std::string out = fmt::format("#{:>12} {:>13} {:>7} {:>6} {:>19} {:>8} {:>8} {:>12} {:>9} {:>9}\n", "size", "count",
+                                "type", "redop", "algorithm", "protocol", "channels", "time", "algbw", "busbw");
+  out += fmt::format("#{:>12} {:>13} {:>7} {:>6} {:>19} {:>8} {:>8} {:>12} {:>9} {:>9}\n", "(B)", "(elements)", "", "",
+                     "", "", "", "(us)", "(GB/s)", "(GB/s)");
   for (const auto& p : points) {
     const auto algorithm = collectives::to_string(p.algorithm);
+    const auto protocol = collectives::to_string(p.protocol);
+    const auto channels = p.channels > 0 ? std::to_string(p.channels) : std::string("-");
     if (!p.ok) {
-      out += fmt::format(" {:>12.0f} {:>13.0f} {:>7} {:>6} {:>19}  failed: {}\n", p.bytes, p.bytes / 4, "float",
-                         reduces(op) ? "sum" : "none", algorithm, p.error);
+      out += fmt::format(" {:>12.0f} {:>13.0f} {:>7} {:>6} {:>19} {:>8} {:>8}  failed: {}\n", p.bytes, p.bytes / 4,
+                         "float", reduces(op) ? "sum" : "none", algorithm, protocol, channels, p.error);
       continue;
     }
-    out += fmt::format(" {:>12.0f} {:>13.0f} {:>7} {:>6} {:>19} {:>12.2f} {:>9.2f} {:>9.2f}\n", p.bytes, p.bytes / 4,
-                       "float", reduces(op) ? "sum" : "none", algorithm, p.seconds * 1e6, p.algbw / 1e9, p.busbw / 1e9);
+    out += fmt::format(" {:>12.0f} {:>13.0f} {:>7} {:>6} {:>19} {:>8} {:>8} {:>12.2f} {:>9.2f} {:>9.2f}\n", p.bytes,
+                       p.bytes / 4, "float", reduces(op) ? "sum" : "none", algorithm, protocol, channels,
+                       p.seconds * 1e6, p.algbw / 1e9, p.busbw / 1e9);
   }
   return out;
 }
 
 std::string csv(const std::vector<CollectivePoint>& points) {
-  std::string out = "size_bytes,algorithm,time_seconds,algbw_bytes_per_second,busbw_bytes_per_second,error\n";
-  for (const auto& p : points)
-    out += p.ok ? fmt::format("{:.0f},{},{:.9g},{:.9g},{:.9g},\n", p.bytes, collectives::to_string(p.algorithm),
-                              p.seconds, p.algbw, p.busbw)
-                : fmt::format("{:.0f},{},,,,{}\n", p.bytes, collectives::to_string(p.algorithm), csv_field(p.error));
+  std::string out =
+      "size_bytes,algorithm,protocol,channels,time_seconds,algbw_bytes_per_second,busbw_bytes_per_second,error\n";
+  for (const auto& p : points) {
+    const auto head = fmt::format("{:.0f},{},{},{}", p.bytes, collectives::to_string(p.algorithm),
+                                  collectives::to_string(p.protocol), p.channels);
+    out += p.ok ? fmt::format("{},{:.9g},{:.9g},{:.9g},\n", head, p.seconds, p.algbw, p.busbw)
+                : fmt::format("{},,,,{}\n", head, csv_field(p.error));
+  }
   return out;
 }
 
@@ -103,6 +109,12 @@ int collective_command(const CollectiveArgs& args) {
                                   fmt::format("{} has no '{}' algorithm; expected auto or one of {}", args.op,
                                               args.algorithm, fmt::join(names, ", ")));
   }
+  const auto protocol = collectives::parse_protocol(args.protocol);
+  if (!protocol)
+    throw scenario::ScenarioError("--proto", "",
+                                  fmt::format("unknown protocol \"{}\"; expected one of {}", args.protocol,
+                                              fmt::join(collectives::protocol_names(), ", ")));
+  bench.protocol = *protocol;
   if (args.fidelity != "step" && args.fidelity != "aggregate")
     throw scenario::ScenarioError("--fidelity", "",
                                   fmt::format("unknown mode \"{}\"; expected step or aggregate", args.fidelity));
@@ -128,8 +140,12 @@ int collective_command(const CollectiveArgs& args) {
   std::vector<CollectivePoint> points;
   {
     const ProgressLine progress("collective: sizes simulated");
-    points = bench_collective(scenario, bench, parallel_jobs(args.jobs),
-                              [&](std::size_t done, std::size_t total) { progress.update(done, total); });
+    try {
+      points = bench_collective(scenario, bench, parallel_jobs(args.jobs),
+                                [&](std::size_t done, std::size_t total) { progress.update(done, total); });
+    } catch (const std::invalid_argument& e) { // a forced protocol the cluster's collectives cannot run
+      throw scenario::ScenarioError("--proto", "", e.what());
+    }
   }
   std::cout << table(points, bench.op);
   return finish_table(args.csv_out, csv(points),

@@ -62,6 +62,7 @@ struct CollectiveArgs {
   std::vector<std::string> sets;
   std::string op = "all-reduce";
   std::string algorithm = "auto";
+  std::string protocol = "auto";
   std::string fidelity = "step";
   int ranks = 0;
   std::string sizes = "8B..1GiB";

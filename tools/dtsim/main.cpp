@@ -84,6 +84,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   coll_cmd->add_option("--algo", coll.algorithm, "ring, tree, binomial-tree, recursive-doubling, ... or auto")
       ->capture_default_str();
+  coll_cmd->add_option("--proto", coll.protocol, "NCCL's protocol: LL, LL128, Simple or auto (as NCCL_PROTO)")
+      ->capture_default_str();
   coll_cmd->add_option("--ranks", coll.ranks, "Ranks (default: every GPU of the cluster; nodes are added to fit)")
       ->check(CLI::PositiveNumber);
   coll_cmd->add_option("--sizes", coll.sizes, "Buffer sizes: 8B..8GiB (doubling) or 1MiB,1GiB")->capture_default_str();
