@@ -75,6 +75,25 @@ struct ExplicitNetwork {
   std::vector<ExplicitLink> links;
 };
 
+// How the nodes' NICs carry data: RDMA (InfiniBand, RoCE, EFA: the NIC moves the bytes, no per-stream limit) or TCP
+// (Gloo, MPI over sockets, NCCL's socket transport, Horovod on Ethernet). TCP's costs as mechanisms:
+// - headers: each MTU-sized frame carries MTU - 52 bytes of data (IPv4 20 + TCP 20 + timestamps 12, RFC 791, 9293,
+//   7323) for MTU + 38 on the wire (Ethernet header 14, FCS 4, preamble 8, inter-frame gap 12; IEEE 802.3);
+// - streams: a connection between two ranks uses `streams` TCP streams (NCCL: NCCL_SOCKET_NTHREADS x
+//   NCCL_NSOCKS_PERTHREAD per channel, 1 on a generic NIC; Gloo: one socket per pair), each at most
+//   `stream_bandwidth` where the network limits single flows (AWS: 5 Gbps outside a cluster placement group,
+//   10 Gbps inside one).
+struct TcpTransport {
+  bool enabled = false;
+  int streams = 1;
+  double stream_bandwidth = 0; // bytes/s per stream; 0: no per-stream limit (the NIC's)
+  double mtu = 1500;           // bytes
+  // The share of the NIC's line rate that carries data.
+  double payload_efficiency() const { return enabled ? (mtu - 52) / (mtu + 38) : 1.0; }
+  // The most a connection between two ranks carries (bytes/s of data); 0: no limit beyond the links.
+  double connection_bandwidth() const { return enabled && stream_bandwidth > 0 ? streams * stream_bandwidth : 0; }
+};
+
 struct ClusterSpec {
   int nodes = 1;
   int gpus_per_node = 1;
@@ -107,6 +126,7 @@ struct ClusterSpec {
   double fabric_efficiency = 1; // NVLink links (nvlink and hybrid_cube_mesh fabrics)
   double pcie_efficiency = 1;   // PCIe links, and a pcie or pcie_tree fabric
   int nic_ports = 1;            // physical NICs of a node, however the network joins them (rails or one bonded link)
+  TcpTransport tcp;             // the network's transport when it is TCP (tcp.enabled)
 
   std::string instance;           // cloud instance preset the nodes are ("" if none)
   double price_per_node_hour = 0; // USD per node-hour; 0: no price known

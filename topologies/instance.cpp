@@ -77,6 +77,15 @@ Instance parse_instance(const std::string& json_text, const std::string& origin)
   if (!r.at(net, "/network", "nic_bandwidth_bits_per_second").is_null())
     i.nic_bandwidth = r.number(net, "/network", "nic_bandwidth_bits_per_second", 1) / 8;
   i.network_technology = r.text(net, "/network", "technology");
+  i.tcp.enabled = i.network_technology.find("TCP") != std::string::npos;
+  if (net.contains("tcp")) {
+    const json& tcp = net.at("tcp");
+    if (!i.tcp.enabled) r.fail("/network/tcp", "only a TCP network (its technology names TCP) has TCP streams");
+    i.tcp.streams = r.count(tcp, "/network/tcp", "streams");
+    if (!r.at(tcp, "/network/tcp", "stream_bandwidth_bits_per_second").is_null())
+      i.tcp.stream_bandwidth = r.number(tcp, "/network/tcp", "stream_bandwidth_bits_per_second", 1) / 8;
+    i.tcp.mtu = r.number(tcp, "/network/tcp", "mtu_bytes", 576);
+  }
   const json& price = r.at(doc, "", "price");
   i.price.on_demand_per_hour = r.number(price, "/price", "on_demand_per_hour", 0);
   if (const json& spot = r.at(price, "/price", "spot_per_hour"); !spot.is_null())

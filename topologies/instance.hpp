@@ -1,6 +1,8 @@
 #pragma once
 // Cloud instances as users name them ("aws.p4d.24xlarge"): the GPUs, the node's fabric and network, and the
 // price per hour with its date and source. Presets live in topologies/instances/*.json, one file each.
+#include "topologies/cluster.hpp"
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,6 +29,9 @@ struct Instance {
   int nics = 1;
   double nic_bandwidth = 0; // bytes/s per NIC per direction; 0: not published
   std::string network_technology;
+  // The network's TCP transport where it is TCP (the technology names TCP): streams per connection, per-stream limit
+  // and MTU from the provider's documentation (network.tcp), else one stream, no limit, 1500 bytes.
+  TcpTransport tcp;
   InstancePrice price;
   std::vector<std::string> sources;
   std::string notes;

@@ -72,9 +72,7 @@ void Replay::run_lane(int rank, const graph::Collective& c, const collectives::S
           previous != last_send.end() && previous->second.second < k &&
           previous->second.first->get_state() != sg4::Activity::State::FINISHED)
         previous->second.first->wait();
-      auto comm = mailbox(rank, to, lane)->put_init(&token_, flow_size(send.bytes * wire.wire_factor));
-      if (rate > 0) comm->set_rate(rate);
-      sends.push_back(comm->start());
+      sends.push_back(start_put(mailbox(rank, to, lane), &token_, send.bytes * wire.wire_factor, out, rate));
       last_send[to] = {sends.back(), k};
       account(rank, out, send.bytes, send.bytes * wire.wire_factor, it);
       if (!slowest_out || out.latency > slowest_out->latency) slowest_out = &out;
@@ -122,6 +120,19 @@ sg4::Mailbox* Replay::mailbox(int from, int to, int lane) {
   auto* box = sg4::Mailbox::by_name(fmt::format("{}>{}#{}", from, to, lane)); // a simcall: same name, same mailbox
   make_eager(box, to);
   return lane_boxes_.try_emplace(key, box).first->second;
+}
+
+sg4::CommPtr Replay::put_init(sg4::Mailbox* box, void* payload, double bytes, const Pair& route, double rate) {
+  auto comm = box->put_init(payload, flow_size(bytes));
+  if (route.connection_cap > 0) rate = rate > 0 ? std::min(rate, route.connection_cap) : route.connection_cap;
+  if (rate > 0) comm->set_rate(rate);
+  return comm;
+}
+
+sg4::CommPtr Replay::start_put(sg4::Mailbox* box, void* payload, double bytes, const Pair& route, double rate) {
+  auto comm = put_init(box, payload, bytes, route, rate);
+  comm->start();
+  return comm;
 }
 
 void Replay::sleep_until(double time) {
@@ -180,6 +191,7 @@ const Replay::Pair& Replay::pair(int from, int to) {
   std::vector<sg4::Link*> links;
   host(from)->route_to(host(to), links, &p.latency);
   p.link = link_class(from, to);
+  if (p.link == collectives::LinkClass::network) p.connection_cap = cluster_.tcp.connection_bandwidth();
   for (auto* link : links)
     if (auto found = platform_.link_index.find(link); found != platform_.link_index.end())
       p.links.push_back(found->second);

@@ -16,7 +16,7 @@ void Replay::run_exchange(int rank, const graph::Exchange& op, std::uint32_t it,
   for (const auto& t : op.transfers) {
     status.peer = t.peer;
     if (t.send)
-      comms.push_back(pair(rank, t.peer).mailbox->put_async(&token_, flow_size(t.bytes)));
+      comms.push_back(start_put(pair(rank, t.peer).mailbox, &token_, t.bytes, pair(rank, t.peer)));
     else
       comms.push_back(pair(t.peer, rank).mailbox->get_async(&received));
   }
@@ -43,7 +43,7 @@ void Replay::run_push(int rank, const graph::Push& op, std::uint32_t it, StreamS
   // values by its later pushes (a rank's pushes all come from its one Push op), so the inbox may read it late.
   auto& payload = push_payloads_[rank];
   payload = {rank, op.reply_bytes};
-  inboxes_[peer]->put(&payload, flow_size(op.bytes));
+  start_put(inboxes_[peer], &payload, op.bytes, pair(rank, peer))->wait();
   account(rank, pair(rank, peer), op.bytes, op.bytes, it);
   ranks_[peer].timeline.bytes_received += op.bytes;
   ++ranks_[rank].timeline.pushes_sent;
@@ -70,7 +70,7 @@ void Replay::inbox_loop(int rank) {
     auto& timeline = ranks_[rank].timeline;
     ++timeline.pushes_received;
     if (reply > 0) {
-      reply_boxes_[from]->put_init(&token_, flow_size(reply))->detach();
+      put_init(reply_boxes_[from], &token_, reply, pair(rank, from))->detach();
       timeline.bytes_sent[std::min<std::size_t>(timeline.bytes_sent.size() - 1, timeline.iteration_end.size())] +=
           reply;
       account_links(pair(rank, from), reply);

@@ -95,7 +95,7 @@ private:
   double capacity(const topologies::NetworkEdge& edge) const {
     if (edge.kind == topologies::LinkClass::fabric) return edge.bandwidth * cluster_.fabric_efficiency;
     if (edge.kind == topologies::LinkClass::pcie) return edge.bandwidth * cluster_.pcie_efficiency;
-    return edge.bandwidth;
+    return edge.bandwidth * cluster_.tcp.payload_efficiency(); // TCP/IP and Ethernet framing on TCP networks
   }
 
   void create_node_links(sg4::NetZone* zone, int node) {
@@ -152,7 +152,8 @@ private:
           auto [node_zone, router] = build_node(zone, static_cast<int>(id));
           return std::make_pair(node_zone->get_netpoint(), router);
         });
-    sg4::create_torus_zone("cluster", nullptr, dims, callbacks, cluster_.nic.bandwidth, cluster_.nic.latency,
+    sg4::create_torus_zone("cluster", nullptr, dims, callbacks,
+                           cluster_.nic.bandwidth * cluster_.tcp.payload_efficiency(), cluster_.nic.latency,
                            sg4::Link::SharingPolicy::SPLITDUPLEX)
         ->seal();
     for (auto* link : sg4::Engine::get_instance()->get_all_links()) // the torus's own links, for link loads
@@ -164,7 +165,8 @@ private:
   void create_links(sg4::NetZone* root) {
     fat_pipe(root, "switch", cluster_.switch_latency);
     for (int node = 0; node < cluster_.nodes; ++node) {
-      duplex(root, fmt::format("node{}-nic", node), cluster_.nic);
+      duplex(root, fmt::format("node{}-nic", node),
+             {cluster_.nic.bandwidth * cluster_.tcp.payload_efficiency(), cluster_.nic.latency});
       create_node_links(root, node);
     }
     const auto uplinks = topologies::tier_uplinks(cluster_);
@@ -172,7 +174,7 @@ private:
       for (int i = 0; i < cluster_.nodes / group_size(static_cast<int>(level)); ++i) {
         const auto name = fmt::format("{}{}", topologies::tier_name(level), i);
         fat_pipe(root, name + "-switch", cluster_.switch_latency);
-        duplex(root, name + "-uplink", {uplinks[level], 0});
+        duplex(root, name + "-uplink", {uplinks[level] * cluster_.tcp.payload_efficiency(), 0});
       }
   }
 

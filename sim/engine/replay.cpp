@@ -172,7 +172,7 @@ double Replay::send_recv(int rank, const graph::SendRecv& op, std::uint32_t it, 
   const double start = sg4::Engine::get_clock();
   if (op.send) {
     posted_sends_[pair_key(rank, op.peer)].push_back(start);
-    p2p_mailbox(rank, op.peer)->put_init(&token_, flow_size(op.bytes))->detach();
+    put_init(p2p_mailbox(rank, op.peer), &token_, op.bytes, pair(rank, op.peer))->detach();
     account(rank, pair(rank, op.peer), op.bytes, op.bytes, it);
     return start;
   }

@@ -160,7 +160,12 @@ private:
     std::vector<int> links; // tracked link halves of the route
     double latency = 0;     // sum of the route's link latencies, before the network model's factor
     collectives::LinkClass link = collectives::LinkClass::nvlink;
+    double connection_cap = 0; // bytes/s a connection over this path carries at most (TCP's streams); 0: none
   };
+  // A message over `route`, created (and started): its rate capped at `rate` (when > 0) and at the route's
+  // connection cap (TCP's streams). Detach what put_init() makes, or start it.
+  sg4::CommPtr put_init(sg4::Mailbox* box, void* payload, double bytes, const Pair& route, double rate = -1);
+  sg4::CommPtr start_put(sg4::Mailbox* box, void* payload, double bytes, const Pair& route, double rate = -1);
   collectives::LinkClass link_class(int from, int to) const;
   void sleep_until(double time);
   // What a message's receiver waits beyond its last byte: on GPU clusters the path's latency, which SimGrid does not

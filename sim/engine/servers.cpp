@@ -83,7 +83,8 @@ void Replay::run_push_pull(int rank, const graph::PushPull& op, std::uint32_t it
   for (const auto& shard : op.shards) {
     status.peer = graph_.servers[shard.server].endpoint;
     messages.push_back({op.key, shard.push_bytes, shard.pull_bytes, false});
-    comms.push_back(servers_[shard.server].push[rank]->put_async(&messages.back(), flow_size(shard.push_bytes)));
+    comms.push_back(start_put(servers_[shard.server].push[rank], &messages.back(), shard.push_bytes,
+                              pair(rank, graph_.servers[shard.server].endpoint)));
     comms.push_back(servers_[shard.server].pull[rank]->get_async(&answer));
   }
   sg4::Comm::wait_all(comms);
@@ -227,7 +228,7 @@ void Replay::answer(int s, int worker, int key_id) {
   key.read_version[worker] = key.version;
   if (key_id == 0) state.read_lag[worker] = static_cast<int>(state.clock[worker] - slowest_clock(state));
   const int rank = state.workers[worker];
-  state.pull[rank]->put_init(&token_, flow_size(key.pull_bytes))->detach();
+  put_init(state.pull[rank], &token_, key.pull_bytes, pair(graph_.servers[s].endpoint, rank))->detach();
   state.stats.bytes_sent += key.pull_bytes;
   account_links(pair(graph_.servers[s].endpoint, rank), key.pull_bytes);
 }

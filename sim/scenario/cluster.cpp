@@ -89,6 +89,22 @@ std::string default_fabric(const std::optional<topologies::Instance>& instance, 
   return instance->topology == "hybrid-cube-mesh" ? "hybrid-cube-mesh" : "nvlink";
 }
 
+// nic.transport: TCP's streams, per-stream limit and MTU (topologies/cluster.hpp TcpTransport), the instance's where
+// it has a TCP network; RDMA otherwise.
+void read_transport(const Object& nic, const std::optional<topologies::Instance>& instance,
+                    topologies::TcpTransport& tcp) {
+  const topologies::TcpTransport base = instance ? instance->tcp : topologies::TcpTransport{};
+  const std::string transport = nic.choice("transport", {"rdma", "tcp"}, "transport", base.enabled ? "tcp" : "rdma");
+  tcp = base;
+  tcp.enabled = transport == "tcp";
+  for (const char* key : {"streams", "stream_bandwidth", "mtu"})
+    if (nic.has(key) && !tcp.enabled) nic.fail(key, "only a TCP network has TCP streams (set \"transport\": \"tcp\")");
+  tcp.streams = static_cast<int>(nic.integer("streams", 1, tcp.streams, 1024));
+  if (nic.has("stream_bandwidth"))
+    tcp.stream_bandwidth = nic.quantity("stream_bandwidth", Dimension::bandwidth, Bound::positive, std::nullopt);
+  tcp.mtu = static_cast<double>(nic.integer("mtu", 576, static_cast<std::int64_t>(tcp.mtu), 65536));
+}
+
 } // namespace
 
 void read_cluster(const Object& top, Scenario& s) {
@@ -152,12 +168,14 @@ void read_cluster(const Object& top, Scenario& s) {
 
   // The node's network bandwidth: an instance's NICs summed. A rail-optimized topology splits it among the rails;
   // every other topology bonds the NICs into one link.
-  const Object nic = c.object("nic", {"bandwidth", "latency"});
+  const Object nic = c.object("nic", {"bandwidth", "latency", "transport", "streams", "stream_bandwidth", "mtu"});
   if (!nic.present() && !instance)
     c.fail("nic", "missing; expected an object with the NIC's \"bandwidth\" (for example {\"bandwidth\": \"10Gbps\"})");
   cluster.nic = read_link(nic, instance ? instance->network_bandwidth() : 0, 5e-6,
                           instance ? fmt::format("{} does not publish its network bandwidth", instance->name)
                                    : std::string("the NIC has no default"));
+
+  read_transport(nic, instance, cluster.tcp);
 
   const Object sw = c.object("switch", {"latency", "sharp"});
   cluster.switch_latency = sw.quantity("latency", Dimension::time, Bound::non_negative, 1e-6);

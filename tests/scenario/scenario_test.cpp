@@ -235,7 +235,11 @@ TEST(ShippedScenarios, Quickstart) {
   EXPECT_EQ(s.dataset.samples, 60000);
   EXPECT_EQ(s.run.iterations, 5);
   EXPECT_EQ(s.run.warmup_iterations, 1);
-  EXPECT_EQ(s.network.model, NetworkModel::lv08);
+  // TCP over Ethernet: plain max-min sharing with TCP's framing and one stream a connection (no lv08 factors).
+  EXPECT_EQ(s.network.model, NetworkModel::cm02);
+  EXPECT_TRUE(s.cluster.tcp.enabled);
+  EXPECT_EQ(s.cluster.tcp.streams, 1);
+  EXPECT_DOUBLE_EQ(s.cluster.tcp.payload_efficiency(), 1448.0 / 1538);
 }
 
 TEST(ShippedScenarios, ResNet50OnP3_2xlarge) {
@@ -264,6 +268,31 @@ TEST(ShippedScenarios, EveryShippedScenarioParses) {
     ++count;
   }
   EXPECT_GE(count, 2);
+}
+
+
+// A TCP instance brings its transport (topologies/instances/aws.p3.2xlarge.json: NCCL's 16 streams a connection on
+// AWS, 10 Gb/s each inside a cluster placement group, 9001-byte frames); a scenario may say RDMA instead, and TCP's
+// fields are refused on an RDMA network.
+TEST(Scenario, TcpInstancesBringTheirStreamsAndFrames) {
+  const auto base = R"({"version": 1, "model": {"preset": "mlp-small", "batch_per_gpu": 1},
+                        "cluster": {"instance": "aws.p3.2xlarge", "nodes": 2}})";
+  const Scenario s = parse_scenario(base, "tcp.json");
+  EXPECT_TRUE(s.cluster.tcp.enabled);
+  EXPECT_EQ(s.cluster.tcp.streams, 16);
+  EXPECT_DOUBLE_EQ(s.cluster.tcp.stream_bandwidth, 10e9 / 8);
+  EXPECT_DOUBLE_EQ(s.cluster.tcp.mtu, 9001);
+  EXPECT_DOUBLE_EQ(s.cluster.tcp.connection_bandwidth(), 16 * 10e9 / 8);
+  const Scenario rdma = parse_scenario(base, "tcp.json", {parse_override("cluster.nic.transport=rdma")});
+  EXPECT_FALSE(rdma.cluster.tcp.enabled);
+  EXPECT_EQ(rdma.cluster.tcp.connection_bandwidth(), 0);
+  try {
+    parse_scenario(base, "tcp.json",
+                   {parse_override("cluster.nic.transport=rdma"), parse_override("cluster.nic.streams=4")});
+    ADD_FAILURE() << "streams on an RDMA network were accepted";
+  } catch (const ScenarioError& e) {
+    EXPECT_NE(std::string(e.what()).find("/cluster/nic/streams"), std::string::npos) << e.what();
+  }
 }
 
 } // namespace
