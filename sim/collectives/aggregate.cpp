@@ -56,7 +56,9 @@ public:
       recvs.insert(recvs.end(), st.recvs.begin(), st.recvs.end());
       out.reduce_bytes += st.reduce_bytes;
       out.latency_terms += st.latency_terms;
-      if (st.latency_terms > 0 && !(st.sends.empty() && st.recvs.empty()))
+      if (st.latency_terms > 0 && st.latency_hop[0] >= 0)
+        out.latency_hops.push_back(st.latency_hop);
+      else if (st.latency_terms > 0 && !(st.sends.empty() && st.recvs.empty()))
         out.latency_peers.push_back(
             {st.sends.empty() ? -1 : st.sends.front().peer, st.recvs.empty() ? -1 : st.recvs.front().peer});
     }
@@ -76,11 +78,19 @@ std::shared_ptr<const Schedule> aggregate(const Request& request) {
   // Pipelines (NCCL's double binary tree, the chain of a ring broadcast or reduce) owe their speed to the
   // overlap of consecutive steps on different links; merging steps loses it (measured: up to 64% off for a
   // 16 MiB chain broadcast over 64 ranks). Their step count grows like chunks + ranks, not ranks squared, so
-  // they run step by step in either mode.
+  // they run step by step in either mode, except NCCL's trees on nodes of GPUs: their chunks (C) outnumber the
+  // tree's depth (D = the chain plus log2 of the nodes), so a phase of C steps has every link streaming at once,
+  // as the pipeline's steady state does, and the steps' flows (C + 2D chunks x 2 trees x channels, for 1024 GPUs
+  // millions) are too many to replay one by one.
+  const bool nccl_tree =
+      request.algorithm == Algorithm::double_binary_tree && request.nccl.present() && detail::ring_count(request) > 1;
   const bool pipeline =
-      request.algorithm == Algorithm::double_binary_tree || request.algorithm == Algorithm::in_switch ||
+      (request.algorithm == Algorithm::double_binary_tree && !nccl_tree) || request.algorithm == Algorithm::in_switch ||
       ((request.op == Operation::broadcast || request.op == Operation::reduce) && request.algorithm == Algorithm::ring);
   if (pipeline) return make_schedule(request);
+  // NCCL's channels are merged with the rest: a position's bytes to a peer over every channel make one flow (the
+  // channels are alike, so the links carry the same bytes), and the latency terms are the first channel's (they
+  // run side by side, each paying its own; concurrent()'s steps name the first lane's hops).
   if (request.op == Operation::all_to_all &&
       static_cast<double>(request.ranks) * (request.ranks - 1) > detail::kMaxExactAggregateFlows) {
     detail::validate_request(request);

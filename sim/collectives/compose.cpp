@@ -196,6 +196,7 @@ public:
         add(out.recvs, t);
       out.reduce_bytes += s.reduce_bytes;
       out.latency_terms = std::max(out.latency_terms, s.latency_terms);
+      if (&lane == &lanes_.front()) out.latency_hop = s.latency_hop; // the lanes run side by side: one's chain
     }
     return out;
   }

@@ -95,8 +95,7 @@ SchedulePtr build(const Request& r) {
       // NCCL's tree on GPUs: chains inside the nodes under the tree of nodes (one GPU a node: the tree itself).
       if (r.nccl.present() && !r.node_of.empty())
         if (const auto layout = node_layout(n, r.node_of); layout.per_node > 1)
-          return nccl_tree_all_reduce(layout, layout.nodes.size() > 1 ? std::min(layout.per_node, r.nccl.nics) : 1,
-                                      S);
+          return nccl_tree_all_reduce(layout, layout.nodes.size() > 1 ? std::min(layout.per_node, r.nccl.nics) : 1, S);
       return double_binary_tree_all_reduce(n, S);
     case binomial_tree:
       return binomial_all_reduce(n, S);

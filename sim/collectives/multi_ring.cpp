@@ -42,6 +42,9 @@ public:
     const auto block = [&](int b) { return part_bytes(bytes_, n_, mod(b, n_)); };
     const int next = order_[static_cast<std::size_t>(mod(i + 1, n_))];
     const int prev = order_[static_cast<std::size_t>(mod(i - 1, n_))];
+    // The phase's data chain into this position: at step j of n - 1 it crosses hop (i-(n-1)+j) -> (i-(n-1)+j+1).
+    s.latency_hop = {order_[static_cast<std::size_t>(mod(i - (n_ - 1) + j, n_))],
+                     order_[static_cast<std::size_t>(mod(i - (n_ - 1) + j + 1, n_))]};
     s.sends.push_back({next, block(reducing ? i - 1 - j : i - j)});
     s.recvs.push_back({prev, block(reducing ? i - 2 - j : i - 1 - j)});
     if (reducing) s.reduce_bytes = s.recvs.front().bytes;

@@ -121,7 +121,7 @@ SchedulePtr nccl_tree_all_reduce(const NodeLayout& layout, int channels, double 
   const int n = g * nodes;
   channels = std::max(1, std::min(channels, g));
   const auto node_trees = nccl_double_binary_tree(nodes);
-  std::vector<SchedulePtr> lanes; // one a channel: its own thread block, at its own pace
+  std::vector<SchedulePtr> lanes;            // one a channel: its own thread block, at its own pace
   const int per_channel = nodes > 1 ? 2 : 1; // one node: a single chain
   for (int r = 0; r < channels; ++r) {
     std::vector<Tree> trees;

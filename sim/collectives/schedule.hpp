@@ -82,6 +82,11 @@ struct Step {
   // (-1: none); the slower of the two paths is that step's alpha term. Empty: every term costs the slowest
   // outgoing path's latency.
   std::vector<std::array<int, 2>> latency_peers;
+  // Rings: the hop (from, to positions) on the data's path whose latency this step's term is. A ring pipelines its
+  // chunks around the ring, so over a phase a position waits for every hop's latency once, not for its own link's
+  // n - 1 times; aggregate() collects these into latency_hops. -1: the position's own link.
+  std::array<int, 2> latency_hop{-1, -1};
+  std::vector<std::array<int, 2>> latency_hops; // aggregated steps: the hops of the merged steps that named one
 };
 
 class Schedule {

@@ -24,13 +24,13 @@ void Replay::run_collective(int rank, const graph::Collective& c, std::uint32_t 
   // NCCL's channels run side by side, each at its own pace: one actor a lane, on this rank's GPU.
   const auto lanes = entry.schedule->lanes();
   if (lanes.empty()) {
-    run_lane(rank, c, *entry.schedule, 0, it, status);
+    run_lane(rank, c, *entry.schedule, 0, 1, it, status);
   } else {
     std::vector<sg4::ActorPtr> actors;
     for (std::size_t i = 0; i < lanes.size(); ++i)
       actors.push_back(sg4::Actor::create(fmt::format("rank{}-lane{}", rank, i), platform_.gpus[rank],
-                                          [this, rank, &c, lane = lanes[i], i, it, &status] {
-                                            run_lane(rank, c, *lane, static_cast<int>(i), it, status);
+                                          [this, rank, &c, lane = lanes[i], i, n = lanes.size(), it, &status] {
+                                            run_lane(rank, c, *lane, static_cast<int>(i), n, it, status);
                                           }));
     for (auto& actor : actors)
       actor->join();
@@ -40,7 +40,7 @@ void Replay::run_collective(int rank, const graph::Collective& c, std::uint32_t 
 
 // One lane of a collective (all of it when it has none) as this rank runs it.
 void Replay::run_lane(int rank, const graph::Collective& c, const collectives::Schedule& schedule, int lane,
-                      std::uint32_t it, StreamStatus& status) {
+                      std::size_t lanes, std::uint32_t it, StreamStatus& status) {
   const auto& members = graph_.groups[c.group];
   const auto& wire = schedule_for(c).wire;
   const int position = positions_[c.group][rank];
@@ -58,8 +58,12 @@ void Replay::run_lane(int rank, const graph::Collective& c, const collectives::S
     status.step = k;
     status.peer = step.recvs.empty() ? -1 : endpoint(rank, members, step.recvs.front().peer);
     const double start = sg4::Engine::get_clock();
-    // The protocol's cap on what this position's channels push, shared by the step's flows.
-    const double rate = wire.rate_cap > 0 && !step.sends.empty() ? wire.rate_cap / step.sends.size() : -1;
+    // The protocol's cap on what this position's channels push, shared by the lanes (channels) and among a step's
+    // flows by their bytes.
+    double step_bytes = 0;
+    for (const auto& send : step.sends)
+      step_bytes += send.bytes;
+    const double cap = wire.rate_cap / std::max<std::size_t>(1, lanes);
     const Pair* slowest_out = nullptr; // the slowest outgoing path: a send-only step's latency term (rendezvous)
     auto waited = post_receives(k);    // before any send can block
     const auto received_count = waited.size();
@@ -72,6 +76,7 @@ void Replay::run_lane(int rank, const graph::Collective& c, const collectives::S
           previous != last_send.end() && previous->second.second < k &&
           previous->second.first->get_state() != sg4::Activity::State::FINISHED)
         previous->second.first->wait();
+      const double rate = cap > 0 && step_bytes > 0 ? cap * send.bytes / step_bytes : -1;
       sends.push_back(start_put(mailbox(rank, to, lane), &token_, send.bytes * wire.wire_factor, out, rate));
       last_send[to] = {sends.back(), k};
       account(rank, out, send.bytes, send.bytes * wire.wire_factor, it);
@@ -157,15 +162,20 @@ double Replay::term_cost(const Pair& path, const collectives::WireModel& wire) c
 double Replay::aggregated_latency(int rank, const std::vector<int>& members, const collectives::Step& step,
                                   const collectives::WireModel& wire, const Pair& term) {
   if (step.latency_terms <= 1) return 0;
-  if (step.latency_peers.empty()) return (step.latency_terms - 1) * term_cost(term, wire);
+  if (step.latency_peers.empty() && step.latency_hops.empty()) return (step.latency_terms - 1) * term_cost(term, wire);
   double sum = 0, slowest = 0;
+  const auto add = [&](double cost) {
+    sum += cost;
+    slowest = std::max(slowest, cost);
+  };
   for (const auto& [to, from] : step.latency_peers) {
     double cost = 0;
     if (to >= 0) cost = std::max(cost, term_cost(pair(rank, endpoint(rank, members, to)), wire));
     if (from >= 0) cost = std::max(cost, term_cost(pair(endpoint(rank, members, from), rank), wire));
-    sum += cost;
-    slowest = std::max(slowest, cost);
+    add(cost);
   }
+  for (const auto& [from, to] : step.latency_hops)
+    add(term_cost(pair(members[static_cast<std::size_t>(from)], members[static_cast<std::size_t>(to)]), wire));
   return sum - slowest;
 }
 

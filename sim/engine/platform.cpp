@@ -35,13 +35,16 @@ public:
     // zone but the root keeps that check cheap (a 16,384-GPU platform: 25 s the other way round).
     create_links(root);
     auto* backplane = links_.at("switch");
-    // The top switch joins the groups of the highest tier (or the nodes when there are no tiers).
+    // The top switch joins the groups of the highest tier (or the nodes when there are no tiers). Routes do not
+    // cross the switches' backplanes: a backplane never limits a flow, and a link every flow shares makes SimGrid's
+    // max-min solver re-solve every flow whenever one starts or ends (a 1024-GPU collective: most of its run). The
+    // switches' latency rides on the links instead (create_links()).
     const int top = static_cast<int>(cluster_.tiers.size()) - 1;
     const int children = cluster_.nodes / group_size(top);
     for (int i = 0; i < children; ++i) {
       const auto child = build_group(root, top, i);
-      root->add_route(child.zone->get_netpoint(), nullptr, child.gateway, nullptr,
-                      {{child.uplink, Direction::UP}, sg4::LinkInRoute(backplane)}, true);
+      root->add_route(child.zone->get_netpoint(), nullptr, child.gateway, nullptr, {{child.uplink, Direction::UP}},
+                      true);
     }
     if (cluster_.switch_reduces) {
       // The reducing switch is an endpoint at the top switch: a zone of its own with no links of its own, so
@@ -161,20 +164,22 @@ private:
     return std::move(platform_);
   }
 
-  // Every link of the platform, by the names the zones below look them up with.
+  // Every link of the platform, by the names the zones below look them up with. A route up h levels of switches
+  // and down again crosses 2h links and 2h - 1 switches: each link carries half the latency of the switch at each
+  // of its ends (a NIC link one half, an uplink two), which adds up to the switches' latency on every route.
   void create_links(sg4::NetZone* root) {
-    fat_pipe(root, "switch", cluster_.switch_latency);
+    const double half_switch = cluster_.switch_latency / 2;
+    fat_pipe(root, "switch", cluster_.switch_latency); // only the reducing switch's route crosses it
     for (int node = 0; node < cluster_.nodes; ++node) {
       duplex(root, fmt::format("node{}-nic", node),
-             {cluster_.nic.bandwidth * cluster_.tcp.payload_efficiency(), cluster_.nic.latency});
+             {cluster_.nic.bandwidth * cluster_.tcp.payload_efficiency(), cluster_.nic.latency + half_switch});
       create_node_links(root, node);
     }
     const auto uplinks = topologies::tier_uplinks(cluster_);
     for (std::size_t level = 0; level < cluster_.tiers.size(); ++level)
       for (int i = 0; i < cluster_.nodes / group_size(static_cast<int>(level)); ++i) {
         const auto name = fmt::format("{}{}", topologies::tier_name(level), i);
-        fat_pipe(root, name + "-switch", cluster_.switch_latency);
-        duplex(root, name + "-uplink", {uplinks[level] * cluster_.tcp.payload_efficiency(), 0});
+        duplex(root, name + "-uplink", {uplinks[level] * cluster_.tcp.payload_efficiency(), 2 * half_switch});
       }
   }
 
@@ -188,7 +193,6 @@ private:
     const auto name = fmt::format("{}{}", topologies::tier_name(level), index);
     auto* zone = sg4::create_star_zone(name);
     zone->set_parent(parent);
-    auto* backplane = links_.at(name + "-switch");
     // The switch's gateway lives in a zone of its own beside the children: SimGrid 3.32 routes between sibling
     // zones, and a gateway placed directly in `zone` would be looked up by the wrong id.
     auto* switch_zone = sg4::create_full_zone(name + "-switch");
@@ -198,11 +202,10 @@ private:
     const int fan_in = cluster_.tiers[level].fan_in;
     for (int i = 0; i < fan_in; ++i) {
       const auto child = build_group(zone, level - 1, index * fan_in + i);
-      zone->add_route(child.zone->get_netpoint(), nullptr, child.gateway, nullptr,
-                      {{child.uplink, Direction::UP}, sg4::LinkInRoute(backplane)}, true);
+      zone->add_route(child.zone->get_netpoint(), nullptr, child.gateway, nullptr, {{child.uplink, Direction::UP}},
+                      true);
     }
-    // The switch's own traffic towards the top crosses its backplane before its uplink.
-    zone->add_route(switch_zone->get_netpoint(), nullptr, gateway, nullptr, {sg4::LinkInRoute(backplane)}, true);
+    zone->add_route(switch_zone->get_netpoint(), nullptr, gateway, nullptr, {}, true);
     zone->seal();
     return {zone, gateway, duplex_links_.at(name + "-uplink")};
   }

@@ -82,8 +82,9 @@ private:
   // GPU reduction, protocol overhead and (in aggregated schedules) the latency terms it stands for.
   void run_collective(int rank, const graph::Collective& c, std::uint32_t it, StreamStatus& status);
   // One lane of a collective (Schedule::lanes(); the whole schedule when it has none) as this rank runs it.
-  void run_lane(int rank, const graph::Collective& c, const collectives::Schedule& schedule, int lane, std::uint32_t it,
-                StreamStatus& status);
+  // `lanes`: how many run side by side (they share the protocol's rate cap).
+  void run_lane(int rank, const graph::Collective& c, const collectives::Schedule& schedule, int lane,
+                std::size_t lanes, std::uint32_t it, StreamStatus& status);
   // A lane's messages between two endpoints have a mailbox of their own (lane 0 the pair's).
   sg4::Mailbox* mailbox(int from, int to, int lane);
   // On GPUs, messages to `to` flow before it asks for them (NCCL's open FIFO): its first actor receives for it.

@@ -270,7 +270,6 @@ TEST(ShippedScenarios, EveryShippedScenarioParses) {
   EXPECT_GE(count, 2);
 }
 
-
 // A TCP instance brings its transport (topologies/instances/aws.p3.2xlarge.json: NCCL's 16 streams a connection on
 // AWS, 10 Gb/s each inside a cluster placement group, 9001-byte frames); a scenario may say RDMA instead, and TCP's
 // fields are refused on an RDMA network.
