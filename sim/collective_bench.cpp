@@ -10,6 +10,7 @@
 #include "sim/simulate.hpp"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <stdexcept>
 
@@ -43,6 +44,17 @@ graph::ExecutionGraph one_collective(const scenario::Scenario& s, const Collecti
 }
 
 } // namespace
+
+scenario::Scenario instance_scenario(const std::string& instance, int nodes,
+                                     const std::vector<scenario::Override>& overrides, const std::string& origin) {
+  const nlohmann::json document = {
+      {"version", scenario::kFormatVersion},
+      {"name", fmt::format("{} x {}", instance, nodes)},
+      {"model", {{"preset", "mlp-small"}, {"batch_per_gpu", 1}}},
+      {"cluster", {{"instance", instance}, {"nodes", nodes}}},
+  };
+  return scenario::parse_scenario(document.dump(), origin, overrides);
+}
 
 topologies::ClusterSpec bench_cluster(const scenario::Scenario& s, int ranks) {
   auto cluster = s.cluster;

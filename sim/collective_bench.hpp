@@ -32,6 +32,11 @@ struct CollectivePoint {
   double busbw = 0; // bytes/s
 };
 
+// A scenario of `nodes` nodes of a cloud instance preset and nothing else that matters to a benchmark (the format
+// requires a model: a small one, unused), with `--set`-style overrides; errors name `origin`.
+scenario::Scenario instance_scenario(const std::string& instance, int nodes,
+                                     const std::vector<scenario::Override>& overrides, const std::string& origin);
+
 // The cluster a benchmark of `ranks` runs on: the scenario's, with nodes added or removed to fit.
 topologies::ClusterSpec bench_cluster(const scenario::Scenario& scenario, int ranks);
 

@@ -1,5 +1,6 @@
 #include "sim/validate.hpp"
 #include "sim/child_runs.hpp"
+#include "sim/validate_detail.hpp"
 
 #include "calibration/fit.hpp"
 #include "calibration/precision.hpp"
@@ -23,8 +24,10 @@ namespace dtsim::validate {
 namespace {
 
 using json = nlohmann::json;
+using detail::join;
+using detail::Reader;
 
-constexpr std::array<std::pair<Metric, std::string_view>, 8> kMetrics = {{
+constexpr std::array<std::pair<Metric, std::string_view>, 9> kMetrics = {{
     {Metric::throughput, "throughput"},
     {Metric::tokens_per_second, "tokens_per_second"},
     {Metric::iteration_seconds, "iteration_seconds"},
@@ -33,73 +36,22 @@ constexpr std::array<std::pair<Metric, std::string_view>, 8> kMetrics = {{
     {Metric::seconds, "seconds"},
     {Metric::tflops, "tflops"},
     {Metric::bytes_per_second, "bytes_per_second"},
+    {Metric::bus_bandwidth, "bus_bandwidth"},
 }};
-
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& item : items)
-    out += (out.empty() ? "" : ", ") + item;
-  return out;
-}
 
 std::string lower(std::string text) {
   std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
   return text;
 }
 
-// Reads a case document's fields, each error naming the file and the field's JSON pointer.
-class Reader {
-public:
-  explicit Reader(std::string file) : file_(std::move(file)) {}
+Level level_of(Metric m) {
+  return is_op_metric(m) ? Level::op : m == Metric::bus_bandwidth ? Level::collective : Level::end_to_end;
+}
 
-  [[noreturn]] void fail(const std::string& pointer, const std::string& message) const {
-    throw CaseError(file_, pointer, message);
-  }
-
-  void only(const json& object, const std::string& pointer, const std::vector<std::string>& allowed) const {
-    for (const auto& [key, value] : object.items())
-      if (std::find(allowed.begin(), allowed.end(), key) == allowed.end())
-        fail(pointer + "/" + key, fmt::format("unknown field \"{}\" (expected one of: {})", key, join(allowed)));
-  }
-
-  const json& object(const json& parent, const std::string& pointer, const std::string& key) const {
-    const auto& value = required(parent, pointer, key, "an object");
-    if (!value.is_object()) fail(pointer + "/" + key, "expected an object");
-    return value;
-  }
-
-  std::string text(const json& parent, const std::string& pointer, const std::string& key) const {
-    const auto& value = required(parent, pointer, key, "a string");
-    if (!value.is_string() || value.get<std::string>().empty())
-      fail(pointer + "/" + key, "expected a non-empty string");
-    return value.get<std::string>();
-  }
-
-  std::string optional_text(const json& parent, const std::string& pointer, const std::string& key) const {
-    return parent.contains(key) ? text(parent, pointer, key) : std::string();
-  }
-
-  double positive(const json& parent, const std::string& pointer, const std::string& key) const {
-    const auto& value = required(parent, pointer, key, "a positive number");
-    if (!value.is_number() || !std::isfinite(value.get<double>()) || value.get<double>() <= 0)
-      fail(pointer + "/" + key, fmt::format("expected a positive number, got {}", value.dump()));
-    return value.get<double>();
-  }
-
-private:
-  const json& required(const json& parent, const std::string& pointer, const std::string& key,
-                       const std::string& expected) const {
-    if (!parent.contains(key)) fail(pointer + "/" + key, fmt::format("missing field \"{}\" ({})", key, expected));
-    return parent.at(key);
-  }
-
-  std::string file_;
-};
-
-std::vector<std::string> metric_names(bool op) {
+std::vector<std::string> metric_names(Level level) {
   std::vector<std::string> names;
   for (const auto& [metric, name] : kMetrics)
-    if (is_op_metric(metric) == op) names.emplace_back(name);
+    if (level_of(metric) == level) names.emplace_back(name);
   return names;
 }
 
@@ -300,6 +252,7 @@ std::vector<std::pair<std::string, double>> accepted_units(Metric m) {
   case Metric::seconds:
     return {{"s", 1}, {"ms", 1e-3}, {"us", 1e-6}};
   case Metric::bytes_per_second:
+  case Metric::bus_bandwidth:
     return {{"B/s", 1}, {"GB/s", 1e9}, {"TB/s", 1e12}};
   }
   return {};
@@ -314,7 +267,8 @@ Case parse_case(const std::string& json_text, const std::string& file) {
     r.fail("", fmt::format("not valid JSON: {}", e.what()));
   }
   if (!document.is_object()) r.fail("", "expected a JSON object (a validation case)");
-  r.only(document, "", {"name", "source", "measured", "note", "scenario", "set", "metric", "op", "anchor"});
+  r.only(document, "",
+         {"name", "source", "measured", "note", "scenario", "set", "metric", "op", "collective", "anchor"});
   Case c;
   c.file = file;
   c.name = r.text(document, "", "name");
@@ -329,20 +283,31 @@ Case parse_case(const std::string& json_text, const std::string& file) {
   c.measured = r.positive(measured, "/measured", "value");
   c.unit = r.text(measured, "/measured", "unit");
 
-  const bool has_scenario = document.contains("scenario"), has_op = document.contains("op");
-  if (has_scenario == has_op)
-    r.fail(has_op ? "/op" : "/scenario", has_op ? "give either \"scenario\" or \"op\", not both"
-                                                : "missing field \"scenario\" or \"op\" (the case "
-                                                  "runs a scenario file or prices one kernel)");
+  const bool has_scenario = document.contains("scenario"), has_op = document.contains("op"),
+             has_collective = document.contains("collective");
+  if (has_scenario + has_op + has_collective != 1)
+    r.fail(has_op           ? "/op"
+           : has_collective ? "/collective"
+                            : "/scenario",
+           has_scenario + has_op + has_collective > 1
+               ? "give one of \"scenario\", \"op\" and \"collective\""
+               : "missing field \"scenario\", \"op\" or \"collective\" (the case runs a scenario file, prices one "
+                 "kernel or benchmarks one collective)");
+  const Level level = has_op ? Level::op : has_collective ? Level::collective : Level::end_to_end;
   const auto metric = r.text(document, "", "metric");
-  const auto names = metric_names(has_op);
   const auto found = std::find_if(kMetrics.begin(), kMetrics.end(), [&](const auto& e) { return e.second == metric; });
-  if (found == kMetrics.end() || is_op_metric(found->first) != has_op)
+  if (found == kMetrics.end() || level_of(found->first) != level)
     r.fail("/metric", fmt::format("unknown metric \"{}\" for {} case (expected one of: {})", metric,
-                                  has_op ? "an op" : "a scenario", join(names)));
+                                  has_op           ? "an op"
+                                  : has_collective ? "a collective"
+                                                   : "a scenario",
+                                  join(metric_names(level))));
   c.metric = found->first;
 
-  if (has_scenario) {
+  if (has_collective) {
+    if (document.contains("set")) r.fail("/set", "a collective case gives its overrides in /collective/set");
+    c.what = detail::parse_collective(r, r.object(document, "", "collective"));
+  } else if (has_scenario) {
     ScenarioRun run;
     run.scenario = r.text(document, "", "scenario");
     if (document.contains("set")) {
@@ -432,6 +397,13 @@ std::vector<Outcome> run_cases(const std::vector<Case>& cases, const std::filesy
       } catch (const std::exception& e) {
         outcomes[i].error = e.what();
       }
+    } else if (const auto* collective = std::get_if<CollectiveRun>(&cases[i].what)) {
+      // A collective simulates in a child process of its own (bench_collective): milliseconds to a second.
+      try {
+        finish(i, detail::bus_bandwidth(*collective));
+      } catch (const std::exception& e) {
+        outcomes[i].error = e.what();
+      }
     } else {
       scenario_cases.push_back(i);
     }
@@ -443,10 +415,10 @@ std::vector<Outcome> run_cases(const std::vector<Case>& cases, const std::filesy
     const auto& run = std::get<ScenarioRun>(cases[i].what);
     const auto path = (root / run.scenario).string();
     work.push_back([path, overrides = run.overrides]() -> std::string {
-      return detail::run_here(scenario::load_scenario(path, overrides));
+      return dtsim::detail::run_here(scenario::load_scenario(path, overrides));
     });
   }
-  auto children = detail::run_points(work, jobs, progress);
+  auto children = dtsim::detail::run_points(work, jobs, progress);
   for (std::size_t j = 0; j < scenario_cases.size(); ++j) {
     const auto i = scenario_cases[j];
     if (!children[j].ok) {

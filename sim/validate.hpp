@@ -6,6 +6,7 @@
 // level apart. End-to-end figures are checks only: no constant is fitted to them.
 #include "calibration/cost_model.hpp"
 #include "calibration/measurements.hpp"
+#include "sim/collectives/schedule.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/simulate.hpp"
 
@@ -27,6 +28,7 @@ enum class Metric : std::uint8_t {
   seconds,           // op: the kernel's time
   tflops,            // op: its FLOPs over its time, TFLOP/s
   bytes_per_second,  // op: its bytes (read + written) over its time
+  bus_bandwidth,     // collective: nccl-tests' bus bandwidth, bytes/s (algorithm bandwidth x its factor)
 };
 std::string_view to_string(Metric m);
 bool is_op_metric(Metric m);
@@ -51,6 +53,22 @@ struct KernelOp {
   calibration::KernelCost cost() const;
 };
 
+// One collective over `nodes` nodes of a cloud instance preset (with `--set`-style overrides), benchmarked as
+// `dtsim collective` runs it (sim/collective_bench.hpp) at one size, against a published nccl-tests row.
+struct CollectiveRun {
+  std::string instance;
+  int nodes = 1;
+  collectives::Operation op = collectives::Operation::all_reduce;
+  collectives::Algorithm algorithm = collectives::Algorithm::automatic; // NCCL_ALGO, when the row forced one
+  collectives::Protocol protocol = collectives::Protocol::automatic;    // NCCL_PROTO
+  double bytes = 0;
+  std::vector<std::string> sets;
+  std::vector<scenario::Override> overrides;
+};
+
+// Where a case stands: one kernel, one collective, or a whole training run.
+enum class Level : std::uint8_t { op, collective, end_to_end };
+
 struct Case {
   std::string file; // where it was read from (as given to parse_case)
   std::string name;
@@ -59,11 +77,14 @@ struct Case {
   double measured = 0;
   std::string unit; // the measured value's unit; the prediction is converted to it
   Metric metric = Metric::throughput;
-  std::variant<ScenarioRun, KernelOp> what;
+  std::variant<ScenarioRun, KernelOp, CollectiveRun> what;
   // The profile took a constant from this very measurement ("anchor": true), so the case checks the model's
   // arithmetic on it, not a prediction; reported, but left out of the op-level statistics.
   bool anchor = false;
   bool op_level() const { return std::holds_alternative<KernelOp>(what); }
+  Level level() const {
+    return op_level() ? Level::op : std::holds_alternative<CollectiveRun>(what) ? Level::collective : Level::end_to_end;
+  }
 };
 
 // A case file that cannot be read: names the file, the JSON pointer of the field ("/measured/value") and what was

@@ -71,9 +71,11 @@ public:
   double bus_bandwidth(NcclAlgorithm a, Protocol p) const { return bus_bw_[index(a)][proto(p)]; }
   double latency(NcclAlgorithm a, Protocol p) const { return latency_[index(a)][proto(p)]; }
   const NcclGraph& ring_graph() const { return ring_; }
+  const NcclGraph& tree_graph() const { return tree_; }
   const NcclGraph& nvls_graph() const { return nvls_; }
-  // A channel's speed for this group's ring and tree (bwIntra up to 2 nodes, bwInter beyond).
+  // A channel's speed for this group's ring (bwIntra up to 2 nodes, bwInter beyond) and tree.
   double channel_bandwidth() const { return nodes_ <= 2 ? ring_.intra : ring_.inter; }
+  double tree_channel_speed() const { return nodes_ <= 2 ? tree_.intra : tree_.inter; }
   // Per-step latency (seconds) of an algorithm and protocol on a link class: hwLatencies, with the inter-node
   // step's network overheads (the terms ncclTopoTuneModel adds to a ring's inter-node steps).
   double step_latency(NcclAlgorithm a, Protocol p, LinkClass link) const;
@@ -93,7 +95,7 @@ private:
   int ranks_, nodes_;
   NcclSystem system_;
   int generation_ = 0; // NCCL's compCapIndex: 0 Volta, 1 Ampere, 2 Hopper, 3 Blackwell
-  NcclGraph ring_, nvls_;
+  NcclGraph ring_, tree_, nvls_;
   double ll_max_ = 0, tree_channel_max_ = 0, ring_ll128_channel_max_ = 0, tree_ll128_channel_max_ = 0;
   std::array<std::array<double, kNcclProtocols>, kNcclAlgorithms> bus_bw_{};  // bytes/s (algorithm bandwidth)
   std::array<std::array<double, kNcclProtocols>, kNcclAlgorithms> latency_{}; // seconds
@@ -104,6 +106,9 @@ private:
 // channel per NIC at a time) can carry, at most 32 channels; Volta and Ampere graphs faster than 25 GB/s a channel,
 // and Hopper's faster than 50 GB/s, are then doubled into twice the channels at half the speed.
 NcclGraph nccl_ring_graph(const NcclSystem& system, int nodes);
+// The tree's graph: the ring's channels and speeds, but between two nodes the search raises a tree's intra-node speed
+// up to twice its inter-node one (search.cc pass 2), since each node's trees then send over its NICs both ways.
+NcclGraph nccl_tree_graph(const NcclSystem& system, int nodes);
 
 // The dtsim algorithm that replays an NCCL algorithm, and the NCCL algorithm a dtsim one stands for (nullopt: an
 // MPI algorithm NCCL does not have; it runs over NCCL's point-to-point channels with the Simple protocol).

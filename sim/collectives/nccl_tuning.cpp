@@ -153,6 +153,21 @@ NcclGraph nccl_ring_graph(const NcclSystem& system, int nodes) {
   return best;
 }
 
+NcclGraph nccl_tree_graph(const NcclSystem& system, int nodes) {
+  NcclGraph tree = nccl_ring_graph(system, nodes);
+  if (nodes != 2) return tree;
+  // search.cc pass 2, "increase bwIntra for trees (2 nodes or collnet)": while bwIntra < 2 bwInter, the next faster
+  // speed the GPU's links carry on every channel.
+  for (double speed : speeds(system.compute_capability, true)) {
+    const double s = speed * GB;
+    if (s > tree.intra && s <= 2 * tree.inter && tree.channels * s <= system.gpu_bandwidth + 1) {
+      tree.intra = s;
+      break;
+    }
+  }
+  return tree;
+}
+
 int NcclTuning::proto(Protocol p) {
   switch (p) {
   case Protocol::ll:
@@ -174,6 +189,7 @@ NcclTuning::NcclTuning(Operation op, int ranks, int nodes, const NcclSystem& sys
   ring_ll128_channel_max_ = kRingLL128ChannelMax[generation_][n2] * GB;
   tree_ll128_channel_max_ = kTreeLL128ChannelMax[generation_][n2] * GB;
   ring_ = nccl_ring_graph(system, nodes_);
+  tree_ = nccl_tree_graph(system, nodes_);
   const double ppn = static_cast<double>(ranks_) / nodes_;
   // NVLS: one channel per GPU of the node (its "heads"), each at the fastest speed the GPU's links carry for all
   // of them; across nodes only with CollNet (tuning.cc skips NVLS otherwise).
@@ -206,7 +222,7 @@ NcclTuning::NcclTuning(Operation op, int ranks, int nodes, const NcclSystem& sys
     if (a == NVLS && rs_ag && nodes_ > 1) continue;
     if (a == COLLNET_DIRECT && rs_ag) continue;
     const bool collnet = a == COLLNET_DIRECT || a == COLLNET_CHAIN;
-    const NcclGraph& graph = a == NVLS ? nvls_ : ring_;
+    const NcclGraph& graph = a == NVLS ? nvls_ : a == TREE ? tree_ : ring_;
     for (int p = 0; p < kNcclProtocols; ++p) {
       if ((a == NVLS || collnet) && p != SIMPLE) continue;
       // LL128 needs NVLink inside the node (typeIntra <= PATH_NVB) and, before Hopper, a NIC on the GPU's PCIe switch.

@@ -116,8 +116,9 @@ WireModel wire_model(const Request& r) {
   if (!algorithm) return m; // the links bound them
   // The rate the call's channels can push, in data bytes/s: the ring graph's channels x speed, cut by the protocol's
   // limits (tuning.cc's model refinements) and scaled to the channels a call of this size runs on.
-  const NcclGraph& graph = tuning.ring_graph();
-  const double total = graph.channels * tuning.channel_bandwidth();
+  const NcclGraph& graph = priced == NcclAlgorithm::tree ? tuning.tree_graph() : tuning.ring_graph();
+  const double total =
+      graph.channels * (priced == NcclAlgorithm::tree ? tuning.tree_channel_speed() : tuning.channel_bandwidth());
   double data = total;
   if (priced == NcclAlgorithm::ring) {
     if (m.protocol == Protocol::ll) data = std::min(tuning.ll_max_bandwidth(), total * 0.5);

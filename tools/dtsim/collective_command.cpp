@@ -68,17 +68,10 @@ scenario::Scenario load_cluster(const CollectiveArgs& args) {
   if (!args.scenario.empty())
     throw scenario::ScenarioError("--instance", "",
                                   fmt::format("give a scenario file ({}) or --instance, not both", args.scenario));
-  const int nodes = args.nodes.value_or(1);
-  const nlohmann::json document = {
-      {"version", scenario::kFormatVersion},
-      {"name", fmt::format("{} x {}", *args.instance, nodes)},
-      {"model", {{"preset", "mlp-small"}, {"batch_per_gpu", 1}}},
-      {"cluster", {{"instance", *args.instance}, {"nodes", nodes}}},
-  };
   std::vector<scenario::Override> overrides;
   for (const auto& s : args.sets)
     overrides.push_back(scenario::parse_override(s));
-  return scenario::parse_scenario(document.dump(), "--instance", overrides);
+  return instance_scenario(*args.instance, args.nodes.value_or(1), overrides, "--instance");
 }
 
 } // namespace

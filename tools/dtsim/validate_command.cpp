@@ -102,10 +102,13 @@ std::string csv(const std::vector<validate::Case>& cases, const std::vector<vali
     const auto& c = cases[i];
     const auto& o = outcomes[i];
     out += fmt::format("{},{},{},{},{},{},{:.9g},{},{},{},{},{}\n", csv_field(fs::path(c.file).filename().string()),
-                       c.op_level() ? "op" : "end-to-end", c.anchor ? "true" : "false", csv_field(c.name),
-                       to_string(c.metric), o.ok ? fmt::format("{:.9g}", o.predicted) : "", c.measured,
-                       csv_field(c.unit), o.ok ? fmt::format("{:.4f}", o.error_percent) : "", csv_field(c.source),
-                       csv_field(c.note), o.ok ? "" : csv_field(o.error));
+                       c.level() == validate::Level::op           ? "op"
+                       : c.level() == validate::Level::collective ? "collective"
+                                                                  : "end-to-end",
+                       c.anchor ? "true" : "false", csv_field(c.name), to_string(c.metric),
+                       o.ok ? fmt::format("{:.9g}", o.predicted) : "", c.measured, csv_field(c.unit),
+                       o.ok ? fmt::format("{:.4f}", o.error_percent) : "", csv_field(c.source), csv_field(c.note),
+                       o.ok ? "" : csv_field(o.error));
   }
   return out;
 }
@@ -169,9 +172,11 @@ int validate_command(const ValidateArgs& args) {
       std::cout << fmt::format("|error| over {} {}: median {:.1f}%, max {:.1f}% ({})\n", stats.count, label,
                                stats.median_abs, stats.max_abs, cases[ran[stats.max_index]].name);
   };
-  std::vector<std::size_t> op, anchors, end_to_end, held;
+  std::vector<std::size_t> op, anchors, collectives, end_to_end, held;
   for (std::size_t i = 0; i < cases.size(); ++i) {
-    if (!cases[i].op_level())
+    if (cases[i].level() == validate::Level::collective)
+      collectives.push_back(i);
+    else if (!cases[i].op_level())
       end_to_end.push_back(i);
     else if (cases[i].anchor)
       anchors.push_back(i);
@@ -190,6 +195,12 @@ int validate_command(const ValidateArgs& args) {
   if (!held.empty()) {
     std::cout << "\nHeld back from the fit of " << held_back_origin << "\n\n" << table(cases, outcomes, held) << "\n";
     summary("held-back measurement(s)", held);
+  }
+  if (!collectives.empty()) {
+    std::cout << "\nCollectives: one collective over a cloud instance's nodes (dtsim collective) against published "
+                 "nccl-tests bus bandwidths\n\n"
+              << table(cases, outcomes, collectives) << "\n";
+    summary("collective case(s)", collectives);
   }
   if (!end_to_end.empty()) {
     std::cout << "\nEnd to end: whole training runs simulated against published figures (checks only: no constant "

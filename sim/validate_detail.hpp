@@ -1,0 +1,80 @@
+#pragma once
+// Internal to sim/validate*.cpp: the reader of case documents, whose every error names the file and the field's JSON
+// pointer, and the parsers and runners of each kind of case that live in their own files.
+#include "sim/validate.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace dtsim::validate::detail {
+
+using json = nlohmann::json;
+
+inline std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& item : items)
+    out += (out.empty() ? "" : ", ") + item;
+  return out;
+}
+
+// Reads a case document's fields, each error naming the file and the field's JSON pointer.
+class Reader {
+public:
+  explicit Reader(std::string file) : file_(std::move(file)) {}
+
+  [[noreturn]] void fail(const std::string& pointer, const std::string& message) const {
+    throw CaseError(file_, pointer, message);
+  }
+
+  void only(const json& object, const std::string& pointer, const std::vector<std::string>& allowed) const {
+    for (const auto& [key, value] : object.items())
+      if (std::find(allowed.begin(), allowed.end(), key) == allowed.end())
+        fail(pointer + "/" + key, fmt::format("unknown field \"{}\" (expected one of: {})", key, join(allowed)));
+  }
+
+  const json& object(const json& parent, const std::string& pointer, const std::string& key) const {
+    const auto& value = required(parent, pointer, key, "an object");
+    if (!value.is_object()) fail(pointer + "/" + key, "expected an object");
+    return value;
+  }
+
+  std::string text(const json& parent, const std::string& pointer, const std::string& key) const {
+    const auto& value = required(parent, pointer, key, "a string");
+    if (!value.is_string() || value.get<std::string>().empty())
+      fail(pointer + "/" + key, "expected a non-empty string");
+    return value.get<std::string>();
+  }
+
+  std::string optional_text(const json& parent, const std::string& pointer, const std::string& key) const {
+    return parent.contains(key) ? text(parent, pointer, key) : std::string();
+  }
+
+  double positive(const json& parent, const std::string& pointer, const std::string& key) const {
+    const auto& value = required(parent, pointer, key, "a positive number");
+    if (!value.is_number() || !std::isfinite(value.get<double>()) || value.get<double>() <= 0)
+      fail(pointer + "/" + key, fmt::format("expected a positive number, got {}", value.dump()));
+    return value.get<double>();
+  }
+
+private:
+  const json& required(const json& parent, const std::string& pointer, const std::string& key,
+                       const std::string& expected) const {
+    if (!parent.contains(key)) fail(pointer + "/" + key, fmt::format("missing field \"{}\" ({})", key, expected));
+    return parent.at(key);
+  }
+
+  std::string file_;
+};
+
+// validate_collective.cpp: a "collective" object, and the bus bandwidth it reaches (bytes/s) as `dtsim collective`
+// benchmarks it.
+CollectiveRun parse_collective(const Reader& r, const json& object);
+double bus_bandwidth(const CollectiveRun& run);
+
+} // namespace dtsim::validate::detail
