@@ -68,7 +68,8 @@ private:
   // strategy_ops.cpp: what a closed bucket of gradients becomes, and the model exchange after the step.
   std::uint32_t close_bucket(Bucket& bucket, std::size_t index);
   std::uint32_t compress(const Bucket& bucket, std::size_t index, std::vector<std::uint32_t> deps);
-  double wire_bytes(const Bucket& bucket, collectives::Operation& op) const;
+  // `recompressed`: the format goes out as a compressed all-reduce (strategies::WireFormat::recompressed).
+  double wire_bytes(const Bucket& bucket, collectives::Operation& op, bool* recompressed = nullptr) const;
   std::uint32_t push_pull(double push_bytes, double pull_bytes, int key, std::string name,
                           std::vector<std::uint32_t> deps);
   std::uint32_t push_bucket(const Bucket& bucket, std::size_t index, std::vector<std::uint32_t> deps);

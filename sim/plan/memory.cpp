@@ -112,8 +112,8 @@ private:
     if (strategy.kind != strategies::Kind::parameter_server || strategy.period > 1)
       (offload ? m.host_items : m.items).push_back(std::move(optimizer));
     // Compressors with error feedback keep what they did not send, one gradient-sized residual (Seide et al. 2014).
-    const double residual = strategies::error_feedback_bytes(s_.training.compression, params(),
-                                                             calibration::gradient_bytes(s_.model.precision));
+    const double residual = strategies::error_feedback_bytes(
+        s_.training.compression, params(), calibration::gradient_bytes(s_.model.precision), s_.cluster.gpu_count());
     if (residual > 0)
       m.items.push_back({"error-feedback residual", residual,
                          fmt::format("{} compression keeps the unsent part of every gradient",

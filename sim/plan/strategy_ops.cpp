@@ -56,7 +56,7 @@ int DataParallelPlanner::node_group(int rank) const {
 }
 
 // The bytes a bucket goes out as, and the collective that can carry them.
-double DataParallelPlanner::wire_bytes(const Bucket& bucket, Operation& op) const {
+double DataParallelPlanner::wire_bytes(const Bucket& bucket, Operation& op, bool* recompressed) const {
   const auto& spec = s_.training.compression;
   if (spec.kind == strategies::CompressionKind::none) return bucket.bytes;
   double bytes = 0;
@@ -66,6 +66,7 @@ double DataParallelPlanner::wire_bytes(const Bucket& bucket, Operation& op) cons
     const auto wire = strategies::wire_format(spec, static_cast<double>(layer.parameters), grad_bytes(), rows, cols);
     bytes += wire.total();
     op = wire.operation;
+    if (recompressed) *recompressed = wire.recompressed;
   }
   return bytes;
 }
@@ -106,13 +107,20 @@ std::uint32_t DataParallelPlanner::close_bucket(Bucket& bucket, std::size_t inde
   } else {
     const bool scatter = sharded_optimizer();
     Operation op = scatter ? Operation::reduce_scatter : Operation::all_reduce;
-    double bytes = wire_bytes(bucket, op);
+    bool recompressed = false;
+    double bytes = wire_bytes(bucket, op, &recompressed);
     dense_bytes_ += bucket.bytes;
     compressed_bytes_ += bytes;
     // An all-gather's buffer is every worker's contribution (nccl-tests' convention).
     if (op == Operation::all_gather) bytes *= layout_.workers;
     const auto name = fmt::format("{} bucket {} ({:.2f} MiB)", collectives::to_string(op), index, bytes / (1 << 20));
     id = add_collective(op, bytes, name, std::move(deps));
+    // A compressed all-reduce: after the all-to-all of the chunks (and each worker's averaging, priced with the
+    // compressor), the all-gather of the recompressed chunks, as large.
+    if (recompressed)
+      id = add_collective(Operation::all_gather, bytes,
+                          fmt::format("all-gather bucket {} (recompressed, {:.2f} MiB)", index, bytes / (1 << 20)),
+                          {id});
   }
   bucket = Bucket{};
   return id;

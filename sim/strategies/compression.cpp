@@ -84,12 +84,13 @@ WireFormat wire_format(const CompressionSpec& spec, double elements, double elem
     return {elements * std::min(element_bytes, 2.0), 0, 0, Operation::all_reduce};
   case CompressionKind::sign:
     // One bit per value plus one fp32 scale per tensor (the mean magnitude, Karimireddy et al. 2019 EF-SignSGD;
-    // 1-bit SGD, Seide et al. 2014; signSGD, Bernstein et al. 2018). Sums of signs need more than one bit, so
-    // sign vectors cannot be all-reduced in place without growing: dtsim all-gathers them and every worker sums
-    // the n contributions itself (signSGD's majority vote gathers likewise). 1-bit Adam (Tang et al. 2021)
-    // instead all-to-alls, sums a 1/n chunk, recompresses it and all-gathers; its bytes on the wire are about
-    // the same per worker for large n, but dtsim models the simpler all-gather.
-    return {std::ceil(elements / 8), 0, elements > 0 ? 4.0 : 0.0, Operation::all_gather};
+    // 1-bit SGD, Seide et al. 2014), exchanged by a compressed all-reduce as 1-bit Adam and 1-bit LAMB run it
+    // (Tang et al. 2021; DeepSpeed's compressed_allreduce): sums of signs need more than one bit, so each worker
+    // takes one chunk of every worker's signs (an all-to-all), averages it, compresses it again with an error
+    // feedback of its own, and the recompressed chunks are all-gathered. Each worker sends (n-1)/n of the 1/32 in
+    // each phase, flat in n. (GRACE's signSGD all-gathers every worker's signs instead, a byte per sign; signSGD
+    // with majority vote, Bernstein et al. 2019, gathers them at a server.)
+    return {std::ceil(elements / 8), 0, elements > 0 ? 4.0 : 0.0, Operation::all_to_all, true};
   case CompressionKind::topk: {
     // The k largest magnitudes as (value, int32 index) pairs (DGC, Lin et al. 2018; Aji & Heafield 2017). Workers
     // select different positions, so the sparse tensors cannot be all-reduced: they are all-gathered, as DGC and
@@ -129,6 +130,7 @@ CompressionWork compression_work(const CompressionSpec& spec, double elements, d
   const double eb = element_bytes;
   // All-gathered formats decode every worker's contribution; all-reduced ones arrive summed.
   const double parts = wire.operation == Operation::all_gather ? workers : 1;
+  const double n = workers;
   CompressionWork w;
 
   // Error feedback (EF-SGD, Karimireddy et al. 2019; DGC's local accumulation; Stich et al.'s memory): the residual
@@ -159,10 +161,18 @@ CompressionWork compression_work(const CompressionSpec& spec, double elements, d
     w.flops = e;
     add_error_feedback();
     if (ef) w.flops += e;
-    // Decompress: read every contribution's bits and scale, write one dense sum; one multiply-add per value per
-    // contribution (sum_i scale_i * sign_i).
-    w.bytes += parts * wire.total() + e * eb;
-    w.flops += parts * e;
+    // The worker's chunk: read the n contributions (the whole 1/32), sum them into the chunk (e/n values, n
+    // multiply-adds each), add its residual and compress again writing the residual back (2 e/n eb with error
+    // feedback, one more multiply-add per value), write its bits. Then decompress the all-gathered chunks: read the
+    // 1/32, write the dense tensor, one multiply-add per value.
+    w.bytes += wire.total() + e / n * eb + wire.total() / n;
+    w.flops += e + e / n;
+    if (ef) {
+      w.bytes += 2 * e / n * eb;
+      w.flops += 2 * e / n;
+    }
+    w.bytes += wire.total() + e * eb;
+    w.flops += e;
     return w;
   }
   case CompressionKind::topk: {
@@ -213,12 +223,15 @@ CompressionWork compression_work(const CompressionSpec& spec, double elements, d
   return w;
 }
 
-double error_feedback_bytes(const CompressionSpec& spec, double elements, double element_bytes) {
+double error_feedback_bytes(const CompressionSpec& spec, double elements, double element_bytes, int workers) {
   check_sizes(elements, element_bytes);
   // One residual the size of the gradient, at the gradient's precision. PowerSGD's residual covers the whole
   // tensor (PyTorch's powerSGD_hook keeps one per bucket, vectors included); its warm-start Q (cols x r) is left
-  // out, being r / rows of the residual.
-  return keeps_residual(spec) ? elements * element_bytes : 0;
+  // out, being r / rows of the residual. The compressed all-reduce's chunk keeps one more (DeepSpeed's server
+  // error, 1/n of the tensor).
+  if (!keeps_residual(spec)) return 0;
+  const bool chunked = wire_format(spec, elements, element_bytes).recompressed;
+  return elements * element_bytes * (1 + (chunked ? 1.0 / std::max(1, workers) : 0));
 }
 
 } // namespace dtsim::strategies

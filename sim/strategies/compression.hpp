@@ -16,6 +16,10 @@ struct WireFormat {
   double index_bytes = 0; // positions of sparse values
   double scale_bytes = 0; // per-tensor scales
   collectives::Operation operation = collectives::Operation::all_reduce;
+  // A compressed all-reduce (1-bit Adam, Tang et al. 2021; DeepSpeed's compressed_allreduce): an all-to-all of the
+  // compressed tensor's n chunks, each worker averaging one chunk's n contributions and compressing it again, then
+  // an all-gather of the recompressed chunks. `operation` is the all-to-all; each phase moves total() per worker.
+  bool recompressed = false;
   double total() const { return value_bytes + index_bytes + scale_bytes; }
 };
 
@@ -43,7 +47,8 @@ struct CompressionWork {
 CompressionWork compression_work(const CompressionSpec& spec, double elements, double element_bytes,
                                  std::int64_t rows = 1, std::int64_t cols = 1, int workers = 1);
 
-// Extra GPU memory of the error-feedback residual (one gradient-sized buffer), 0 where there is none.
-double error_feedback_bytes(const CompressionSpec& spec, double elements, double element_bytes);
+// Extra GPU memory of the error-feedback residual (one gradient-sized buffer), 0 where there is none; a compressed
+// all-reduce over `workers` also keeps the residual of the chunk each worker recompresses (1/workers of it).
+double error_feedback_bytes(const CompressionSpec& spec, double elements, double element_bytes, int workers = 1);
 
 } // namespace dtsim::strategies

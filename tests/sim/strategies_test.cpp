@@ -75,6 +75,26 @@ TEST(Strategies, TopKSendsOnePercentOfTheValuesPlusIndices) {
   EXPECT_DOUBLE_EQ(plan::make_plan(s).wire_bytes, 2 * (1e6 / 8 + 4)); // 1/32 of fp32, plus a scale per tensor
 }
 
+// Sign compression as 1-bit Adam exchanges it: an all-to-all of the compressed chunks then an all-gather of the
+// recompressed ones, each moving (n-1)/n of the compressed tensor per worker: 2 (n-1)/n (S/32 + scales) bytes per
+// worker per iteration, flat in n (an all-gather of every worker's signs would send (n-1) S/32, growing with n). The
+// error feedback keeps the worker's residual and its chunk's: (1 + 1/n) gradients.
+TEST(Strategies, SignCompressionSendsTheSameBytesPerWorkerAtAnyScale) {
+  for (int n : {4, 16}) {
+    auto s = two_layers(n, named("allreduce"));
+    s.training.compression.kind = strategies::CompressionKind::sign;
+    const auto r = simulate(s).result;
+    const double compressed = 2 * (1e6 / 8 + 4); // two layers of 1e6 fp32 gradients: bits and a scale each
+    const double nn = n;
+    EXPECT_NEAR(r.bytes_sent_per_gpu, 2 * (nn - 1) / nn * compressed, 1e-6 * compressed) << n;
+    const auto memory = plan::estimate_memory(s);
+    double residual = -1;
+    for (const auto& item : memory.items)
+      if (item.name == "error-feedback residual") residual = item.bytes;
+    EXPECT_DOUBLE_EQ(residual, 2e6 * 4 * (1 + 1 / nn)) << n;
+  }
+}
+
 // Synchronous PS on one dedicated server: the last node serves, the others train; the server's NIC carries
 // (n - 1) S in and out per iteration.
 TEST(Strategies, DedicatedServerTakesTheLastNode) {

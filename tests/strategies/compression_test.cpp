@@ -58,13 +58,15 @@ TEST(WireFormat, TopKIndicesWidenBeyondInt32) {
   EXPECT_DOUBLE_EQ(wire_format(s, 4e9, 2).index_bytes, 2e9 * 8);
 }
 
-TEST(WireFormat, SignIsOneBitPerValuePlusAScale) {
+TEST(WireFormat, SignIsOneBitPerValuePlusAScaleInACompressedAllReduce) {
   const auto w = wire_format(spec(CompressionKind::sign), 1e6, 4);
   EXPECT_DOUBLE_EQ(w.value_bytes, 125'000); // 1/32 of the 4 MB dense
   EXPECT_DOUBLE_EQ(w.scale_bytes, 4);
   EXPECT_DOUBLE_EQ(w.index_bytes, 0);
   EXPECT_DOUBLE_EQ(w.total(), 125'004);
-  EXPECT_EQ(w.operation, Operation::all_gather);
+  // 1-bit Adam's exchange: an all-to-all of the chunks, then an all-gather of the recompressed ones.
+  EXPECT_EQ(w.operation, Operation::all_to_all);
+  EXPECT_TRUE(w.recompressed);
   EXPECT_NEAR(compression_ratio(w, 4e6), 32, 0.01);
   EXPECT_DOUBLE_EQ(wire_format(spec(CompressionKind::sign), 9, 4).value_bytes, 2); // bits pack into whole bytes
 }
@@ -130,21 +132,26 @@ TEST(CompressionWork, Fp16CastsDownAndBackUp) {
 }
 
 TEST(CompressionWork, SignWithErrorFeedback) {
-  // Compress: read g 4e6, residual read 4e6 + write 4e6, bits and scale 125,004; flops: |p| sum 1e6,
-  // residual add 1e6, residual write-back 1e6. Decompress one contribution: read 125,004, write 4e6; 1e6 flops.
-  const auto w = compression_work(spec(CompressionKind::sign), 1e6, 4);
-  EXPECT_DOUBLE_EQ(w.bytes, 4e6 + 8e6 + 125'004 + 125'004 + 4e6);
-  EXPECT_DOUBLE_EQ(w.flops, 4e6);
-  // Eight workers' sign vectors decoded into one sum: 7 more contributions read and summed.
+  // n workers, e = 1e6 fp32 values, bits and scale b = 125,004 bytes.
+  // Compress: read g 4e6, residual read 4e6 + write 4e6, write b; flops: |p| sum e, residual add e, write-back e.
+  // The worker's chunk: read the n contributions (b), write the averaged chunk (4e6 / n), write its bits (b / n),
+  // its residual read and written (8e6 / n); flops e sums + e / n, and 2 e / n for the residual.
+  // Decompress the gathered chunks: read b, write 4e6; e flops.
+  const double b = 125'004;
+  const auto bytes = [&](double n) { return 4e6 + 8e6 + b + (b + 4e6 / n + b / n + 8e6 / n) + (b + 4e6); };
+  const auto flops = [&](double n) { return 3e6 + (1e6 + 1e6 / n + 2e6 / n) + 1e6; };
+  const auto one = compression_work(spec(CompressionKind::sign), 1e6, 4);
+  EXPECT_DOUBLE_EQ(one.bytes, bytes(1));
+  EXPECT_DOUBLE_EQ(one.flops, flops(1));
   const auto eight = compression_work(spec(CompressionKind::sign), 1e6, 4, 1, 1, 8);
-  EXPECT_DOUBLE_EQ(eight.bytes - w.bytes, 7 * 125'004);
-  EXPECT_DOUBLE_EQ(eight.flops - w.flops, 7e6);
-  // Without error feedback: read g, write bits; decode once.
+  EXPECT_DOUBLE_EQ(eight.bytes, bytes(8));
+  EXPECT_DOUBLE_EQ(eight.flops, flops(8));
+  // Without error feedback: neither residual.
   auto plain = spec(CompressionKind::sign);
   plain.error_feedback = false;
-  const auto p = compression_work(plain, 1e6, 4);
-  EXPECT_DOUBLE_EQ(p.bytes, 4e6 + 125'004 + 125'004 + 4e6);
-  EXPECT_DOUBLE_EQ(p.flops, 2e6);
+  const auto p = compression_work(plain, 1e6, 4, 1, 1, 8);
+  EXPECT_DOUBLE_EQ(p.bytes, 4e6 + b + (b + 4e6 / 8 + b / 8) + (b + 4e6));
+  EXPECT_DOUBLE_EQ(p.flops, 1e6 + (1e6 + 1e6 / 8) + 1e6);
 }
 
 TEST(CompressionWork, TopKReadsTheValuesTwice) {
@@ -196,7 +203,9 @@ TEST(CompressionWork, PowerSgdCountsItsMatrixProducts) {
 }
 
 TEST(ErrorFeedback, OneResidualWhereThereIsOne) {
-  EXPECT_DOUBLE_EQ(error_feedback_bytes(spec(CompressionKind::sign), 1e6, 4), 4e6);
+  EXPECT_DOUBLE_EQ(error_feedback_bytes(spec(CompressionKind::sign), 1e6, 4), 8e6); // one worker: its chunk is all
+  // 1-bit Adam keeps the worker's residual and that of the chunk it recompresses: 1 + 1/n gradients.
+  EXPECT_DOUBLE_EQ(error_feedback_bytes(spec(CompressionKind::sign), 1e6, 4, 16), 4e6 * (1 + 1.0 / 16));
   EXPECT_DOUBLE_EQ(error_feedback_bytes(spec(CompressionKind::topk), 1e6, 2), 2e6);
   EXPECT_DOUBLE_EQ(error_feedback_bytes(spec(CompressionKind::randomk), 1e6, 4), 4e6);
   EXPECT_DOUBLE_EQ(error_feedback_bytes(spec(CompressionKind::powersgd), 1e6, 4), 4e6);

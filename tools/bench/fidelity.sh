@@ -22,7 +22,7 @@ JSON
 time_of() { # shape op algo ranks size fidelity -> seconds
   "$dtsim" collective "$tmp/$1.json" --op "$2" --algo "$3" --ranks "$4" --sizes "$5" --fidelity "$6" --csv "$tmp/out.csv" \
     > /dev/null
-  tail -n 1 "$tmp/out.csv" | cut -d, -f3
+  tail -n 1 "$tmp/out.csv" | cut -d, -f5 # size,algorithm,protocol,channels,time_seconds,...
 }
 
 printf '%-9s %-15s %-19s %6s %8s %14s %14s %8s\n' shape operation algorithm ranks size "step (us)" "aggregate (us)" diff
