@@ -125,8 +125,11 @@ struct ClusterSpec {
   int compute_capability = 0;
   double fabric_efficiency = 1; // NVLink links (nvlink and hybrid_cube_mesh fabrics)
   double pcie_efficiency = 1;   // PCIe links, and a pcie or pcie_tree fabric
-  int nic_ports = 1;            // physical NICs of a node, however the network joins them (rails or one bonded link)
-  TcpTransport tcp;             // the network's transport when it is TCP (tcp.enabled)
+  // Streaming multiprocessors of a GPU (0: not known). NCCL runs each channel of a collective as one thread block
+  // on an SM of its own, so compute that overlaps a collective gets the SMs the channels leave (the engine).
+  int compute_units = 0;
+  int nic_ports = 1; // physical NICs of a node, however the network joins them (rails or one bonded link)
+  TcpTransport tcp;  // the network's transport when it is TCP (tcp.enabled)
 
   std::string instance;           // cloud instance preset the nodes are ("" if none)
   double price_per_node_hour = 0; // USD per node-hour; 0: no price known

@@ -18,6 +18,17 @@ namespace dtsim::engine::detail {
 void Replay::run_collective(int rank, const graph::Collective& c, std::uint32_t it, StreamStatus& status) {
   const auto& entry = schedule_for(c);
   if (entry.algorithm == collectives::Algorithm::in_switch) start_switches(c, entry, it);
+  // NCCL runs each channel as one thread block, an SM of its own, for the whole call: compute kernels that overlap
+  // it get the GPU's other SMs (Megatron-Core sets CUDA_DEVICE_MAX_CONNECTIONS=1 and limits NCCL's channels for this
+  // reason). An exec bounded to the channels' share of the GPU's speed stands for them: the compute stream's work
+  // shares the host with it by max-min, so it gets the rest while both run and everything when the GPU is idle.
+  sg4::ExecPtr channels_sms;
+  if (sms_shared() && entry.wire.channels > 0) {
+    const double share = std::min(0.5, static_cast<double>(entry.wire.channels) / cluster_.compute_units);
+    const double speed = platform_.gpus[rank]->get_speed();
+    channels_sms = sg4::this_actor::exec_init(1e300)->set_bound(share * speed)->set_name("nccl-channels");
+    channels_sms->start();
+  }
   status.wait = StreamStatus::Wait::peer;
   if (entry.wire.base_latency > 0 && entry.schedule->step_count() > 0)
     sg4::this_actor::sleep_for(entry.wire.base_latency);
@@ -35,6 +46,7 @@ void Replay::run_collective(int rank, const graph::Collective& c, std::uint32_t 
     for (auto& actor : actors)
       actor->join();
   }
+  if (channels_sms) channels_sms->cancel();
   status.step = -1;
 }
 

@@ -142,7 +142,13 @@ double Replay::execute(int rank, const graph::Op& op, std::uint32_t it, StreamSt
   if (const auto* compute = std::get_if<graph::Compute>(&op.body)) {
     const auto& slowdown = graph_.compute_slowdown;
     const bool straggles = op.stream == graph::Stream::compute && !slowdown.empty() && !slowdown[rank].empty();
-    sg4::this_actor::sleep_for(compute->seconds * (straggles ? slowdown[rank][it % slowdown[rank].size()] : 1.0));
+    const double seconds = compute->seconds * (straggles ? slowdown[rank][it % slowdown[rank].size()] : 1.0);
+    // GPU kernels run as work on the GPU's host, so that the SMs a concurrent collective holds slow them down
+    // (run_collective); the data loader's work runs beside the GPU.
+    if (op.stream == graph::Stream::compute && sms_shared())
+      sg4::this_actor::execute(seconds * sg4::this_actor::get_host()->get_speed());
+    else
+      sg4::this_actor::sleep_for(seconds);
   } else if (const auto* collective = std::get_if<graph::Collective>(&op.body)) {
     run_collective(rank, *collective, it, status);
   } else if (const auto* p2p = std::get_if<graph::SendRecv>(&op.body)) {

@@ -81,6 +81,9 @@ private:
   // Replays this rank's part of a collective: each step's transfers as concurrent flows, then the step's
   // GPU reduction, protocol overhead and (in aggregated schedules) the latency terms it stands for.
   void run_collective(int rank, const graph::Collective& c, std::uint32_t it, StreamStatus& status);
+  // GPUs whose SMs compute and NCCL's channels share (their SM count is known): compute runs as work on the GPU's
+  // host, collectives hold their channels' SMs.
+  bool sms_shared() const { return cluster_.compute_capability > 0 && cluster_.compute_units > 0; }
   // One lane of a collective (Schedule::lanes(); the whole schedule when it has none) as this rank runs it.
   // `lanes`: how many run side by side (they share the protocol's rate cap).
   void run_lane(int rank, const graph::Collective& c, const collectives::Schedule& schedule, int lane,

@@ -128,6 +128,7 @@ void read_cluster(const Object& top, Scenario& s) {
   s.gpu = resolve_gpu(c, cluster.gpu);
   cluster.message_overhead = s.gpu.collective_step_overhead;
   cluster.compute_capability = s.gpu.compute_capability;
+  cluster.compute_units = s.gpu.compute_units;
   cluster.pcie_efficiency = s.gpu.pcie_efficiency;
   check_precision(top, s);
 

@@ -90,5 +90,28 @@ TEST(NcclReplay, RingAcrossTwoNodesSendsOnEveryNic) {
   EXPECT_EQ(spine, 0);
 }
 
+// A kernel of 10 ms that overlaps a 1 GiB ring all-reduce: NCCL's 24 channels on one H100 node (the ring graph's 12,
+// run twice) hold 24 of the GPU's 132 SMs for the collective's T seconds, so the kernel gets 108/132 of the GPU while
+// both run and finishes at 10 ms + (24/132) T, between max(parts) and their sum. Without the SM count (no wave
+// model) nothing is shared and the kernel ends at 10 ms.
+TEST(NcclReplay, ComputeThatOverlapsACollectiveLosesTheChannelsSms) {
+  auto node = h100_nodes(1);
+  node.compute_units = 132;
+  graph::Collective c;
+  c.op = Operation::all_reduce;
+  c.algorithm = Algorithm::ring;
+  c.protocol = Protocol::simple;
+  c.bytes = S;
+  const double alone = engine::replay(node, testing::one_collective(8, c), testing::cm02_options()).simulated_seconds;
+  auto g = testing::one_collective(8, c);
+  g.programs[0].ops.push_back(graph::Op{"kernel", graph::Stream::compute, graph::Compute{10e-3, 0, 0}, {}});
+  const double both = engine::replay(node, g, testing::cm02_options()).simulated_seconds;
+  EXPECT_NEAR(both, 10e-3 + 24.0 / 132 * alone, 1e-6);
+  EXPECT_GT(both, std::max(10e-3, alone));
+  EXPECT_LT(both, 10e-3 + alone);
+  node.compute_units = 0;
+  EXPECT_NEAR(engine::replay(node, g, testing::cm02_options()).simulated_seconds, 10e-3, 1e-9);
+}
+
 } // namespace
 } // namespace dtsim
