@@ -51,6 +51,10 @@ double activation_bytes(Precision p) {
   return 4;
 }
 
+double exchanged_activation_bytes(Precision p) {
+  return p == Precision::fp8 ? activation_bytes(Precision::bf16) : activation_bytes(p);
+}
+
 double gradient_bytes(Precision p) {
   switch (p) {
   case Precision::fp32:

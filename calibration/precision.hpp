@@ -17,6 +17,10 @@ std::vector<std::string> precision_names();
 
 // Bytes of one activation element as stored between layers.
 double activation_bytes(Precision p);
+// Bytes of one activation (or activation gradient) element as ranks exchange it: tensor- and sequence-parallel
+// collectives, pipeline sends, MoE all-to-alls. fp8 training computes its GEMMs in fp8 but Transformer Engine hands
+// bf16 tensors between ops, so they cross the wire in bf16 (an fp8 exchange needs TE's opt-in fp8 communication).
+double exchanged_activation_bytes(Precision p);
 // Bytes of one gradient element as the data-parallel all-reduce sends it (fp32 for amp: master gradients).
 double gradient_bytes(Precision p);
 // Precision the tensor-core math runs in (amp -> fp16).

@@ -15,20 +15,19 @@ namespace dtsim::engine::detail {
 // permanent receiver (data flows before the receiver asks for it, make_eager()), and an NCCL algorithm's step waits
 // for its receives only; the call ends when its last sends are delivered. A link's latency is then paid on the data's
 // path, not once per step by every position. MPI's algorithms wait for their sends too (rendezvous).
-void Replay::run_collective(int rank, const graph::Collective& c, std::uint32_t it, StreamStatus& status) {
+double Replay::run_collective(int rank, const graph::Collective& c, std::uint32_t it, StreamStatus& status) {
+  if (calls_posted_.empty()) calls_posted_.resize(graph_.rank_count());
+  const auto call = std::make_pair(c.group, calls_posted_[rank][c.group]++);
+  auto& arrivals = arrivals_[call];
+  arrivals.last = std::max(arrivals.last, sg4::Engine::get_clock());
+  ++arrivals.posted;
   const auto& entry = schedule_for(c);
   if (entry.algorithm == collectives::Algorithm::in_switch) start_switches(c, entry, it);
   // NCCL runs each channel as one thread block, an SM of its own, for the whole call: compute kernels that overlap
-  // it get the GPU's other SMs (Megatron-Core sets CUDA_DEVICE_MAX_CONNECTIONS=1 and limits NCCL's channels for this
-  // reason). An exec bounded to the channels' share of the GPU's speed stands for them: the compute stream's work
-  // shares the host with it by max-min, so it gets the rest while both run and everything when the GPU is idle.
-  sg4::ExecPtr channels_sms;
-  if (sms_shared() && entry.wire.channels > 0) {
-    const double share = std::min(0.5, static_cast<double>(entry.wire.channels) / cluster_.compute_units);
-    const double speed = platform_.gpus[rank]->get_speed();
-    channels_sms = sg4::this_actor::exec_init(1e300)->set_bound(share * speed)->set_name("nccl-channels");
-    channels_sms->start();
-  }
+  // it get the GPU's other SMs (run_kernel).
+  const double sms =
+      sms_shared() ? std::min(0.5, static_cast<double>(entry.wire.channels) / cluster_.compute_units) : 0;
+  if (sms > 0) hold_sms(ranks_[rank], sms);
   status.wait = StreamStatus::Wait::peer;
   if (entry.wire.base_latency > 0 && entry.schedule->step_count() > 0)
     sg4::this_actor::sleep_for(entry.wire.base_latency);
@@ -46,8 +45,13 @@ void Replay::run_collective(int rank, const graph::Collective& c, std::uint32_t 
     for (auto& actor : actors)
       actor->join();
   }
-  if (channels_sms) channels_sms->cancel();
+  if (sms > 0) hold_sms(ranks_[rank], -sms);
   status.step = -1;
+  // Every member has posted it by the time it ends (a collective cannot finish without them all).
+  auto& done = arrivals_.at(call);
+  const double busy_from = done.last;
+  if (++done.finished == static_cast<int>(graph_.groups[c.group].size())) arrivals_.erase(call);
+  return busy_from;
 }
 
 // One lane of a collective (all of it when it has none) as this rank runs it.

@@ -42,6 +42,12 @@ struct RankState {
   std::uint64_t ops_done = 0;
   RankTimeline timeline;
   std::array<StreamStatus, graph::kStreamCount> status;
+  // The share of the GPU's SMs that the collectives in flight hold (their NCCL channels), and a signal when it changes.
+  double sms_held = 0;
+  double work_lost = 0, lost_since = 0; // kernel seconds the held SMs took, up to lost_since
+  bool kernel_waits = false;            // a kernel waits on sms_changed
+  sg4::ConditionVariablePtr sms_changed = sg4::ConditionVariable::create();
+  double lost_until_now() const;
 };
 
 class Replay {
@@ -80,9 +86,14 @@ private:
 
   // Replays this rank's part of a collective: each step's transfers as concurrent flows, then the step's
   // GPU reduction, protocol overhead and (in aggregated schedules) the latency terms it stands for.
-  void run_collective(int rank, const graph::Collective& c, std::uint32_t it, StreamStatus& status);
+  // Returns when the stream started being busy with it: when the group's last member posted it (before that the
+  // rank waits for its peers, as a receive waits for its sender).
+  double run_collective(int rank, const graph::Collective& c, std::uint32_t it, StreamStatus& status);
   // GPUs whose SMs compute and NCCL's channels share (their SM count is known): compute runs as work on the GPU's
   // host, collectives hold their channels' SMs.
+  // A kernel of `seconds` on the whole GPU, at the rate the SMs the rank's collectives leave it.
+  void run_kernel(RankState& state, double seconds);
+  void hold_sms(RankState& state, double share);
   bool sms_shared() const { return cluster_.compute_capability > 0 && cluster_.compute_units > 0; }
   // One lane of a collective (Schedule::lanes(); the whole schedule when it has none) as this rank runs it.
   // `lanes`: how many run side by side (they share the protocol's rate cap).
@@ -237,6 +248,14 @@ private:
   std::vector<PushPayload> push_payloads_;
   // Point-to-point sends: per ordered pair (from * G + to), the times of the sends posted and not yet received.
   std::unordered_map<std::uint64_t, std::deque<double>> posted_sends_;
+  // The k-th collective a member posts on a group is the group's k-th call (as NCCL's communicators order them):
+  // per rank and group how many it posted, and per (group, call) when members posted it.
+  struct Arrivals {
+    int posted = 0, finished = 0;
+    double last = 0;
+  };
+  std::vector<std::unordered_map<int, std::uint64_t>> calls_posted_;
+  std::map<std::pair<int, std::uint64_t>, Arrivals> arrivals_;
   std::unordered_map<std::uint64_t, sg4::Mailbox*> p2p_boxes_;
 };
 

@@ -15,6 +15,8 @@ std::string_view to_string(Stream s) {
     return "input";
   case Stream::p2p:
     return "p2p";
+  case Stream::tensor:
+    return "tensor";
   }
   return "unknown";
 }
@@ -47,9 +49,9 @@ void validate_program(const ExecutionGraph& graph, const Program& program, std::
         throw std::invalid_argument(
             fmt::format("program {} op {} '{}': unknown group {}", index, i, op.name, c->group));
       // On the compute stream a collective holds the kernels behind it (Megatron's tensor-parallel all-reduces).
-      if (op.stream != Stream::comm && op.stream != Stream::compute)
-        throw std::invalid_argument(
-            fmt::format("program {} op {} '{}': collectives run on the comm or compute stream", index, i, op.name));
+      if (op.stream != Stream::comm && op.stream != Stream::compute && op.stream != Stream::tensor)
+        throw std::invalid_argument(fmt::format(
+            "program {} op {} '{}': collectives run on the comm, compute or tensor stream", index, i, op.name));
     }
     if (op.stream == Stream::input && !std::holds_alternative<Compute>(op.body))
       throw std::invalid_argument(fmt::format(

@@ -23,8 +23,10 @@ namespace dtsim::graph {
 // the GPU's streams, and the rank's next iteration starts only once its batch is ready. `p2p` carries a pipeline's
 // activations and their gradients between stages (Megatron-LM posts them on their own NCCL communicator), so a
 // stage waiting for its neighbour does not hold up the data-parallel collectives on `comm`.
-enum class Stream : std::uint8_t { compute = 0, comm = 1, input = 2, p2p = 3 };
-inline constexpr int kStreamCount = 4;
+// `tensor` carries the tensor-parallel collectives Megatron-Core overlaps with the GEMMs that produce or consume them
+// (--tp-comm-overlap: userbuffers' own streams).
+enum class Stream : std::uint8_t { compute = 0, comm = 1, input = 2, p2p = 3, tensor = 4 };
+inline constexpr int kStreamCount = 5;
 std::string_view to_string(Stream s);
 
 // A kernel on the compute stream, or the data loader's work on the input stream. Its duration was priced by the plan;

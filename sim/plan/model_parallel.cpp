@@ -78,6 +78,21 @@ void ModelParallelPlanner::add_groups(graph::ExecutionGraph& g) {
   };
   add(layout_.tensor_groups(), &RankGroups::tensor);
   add(layout_.data_groups(), &RankGroups::data);
+  // Coarse fidelity simulates one rank of each tensor-parallel group: its model copy's ranks are its pipeline's.
+  add(layout_.groups(coarse() ? std::vector<Dim>{Dim::pp} : std::vector<Dim>{Dim::tp, Dim::pp}), &RankGroups::model);
+  if (s_.training.zero_stage >= 1 && layout_.data() > 1) { // the distributed optimizer's norm: every rank
+    std::vector<int> world;
+    for (int r = 0; r < layout_.world(); ++r)
+      if (simulated(r)) world.push_back(r);
+    add({world}, &RankGroups::model);
+  }
+  const auto transformer = scenario::transformer_of(s_.model);
+  if (layout_.pipeline() > 1 && transformer && transformer->tied_embeddings) {
+    std::vector<std::vector<int>> ends;
+    for (const auto& pipeline : layout_.pipeline_groups())
+      ends.push_back({pipeline.front(), pipeline.back()});
+    add(ends, &RankGroups::embedding);
+  }
   if (!routing_.empty()) {
     add(layout_.expert_groups(), &RankGroups::expert);
     add(layout_.expert_data_groups(), &RankGroups::expert_data);
@@ -107,7 +122,7 @@ Plan ModelParallelPlanner::build() {
   plan.gradient_bytes = 0;
   for (int c = 0; c < static_cast<int>(chunk_units_.size()); c += spec_.pipeline)
     for (auto u : chunk_units_[c])
-      plan.gradient_bytes += unit_params_[u].total() * calibration::gradient_bytes(s_.model.precision);
+      plan.gradient_bytes += unit_params_[u].total() * reduced_gradient_bytes();
   plan.buckets = buckets_;
   plan.parallel = parallel_info(stages);
   plan.kernels = kernels_.rows();
@@ -144,8 +159,10 @@ void ModelParallelPlanner::build_program(int rank, graph::Program& program) {
   program_ = &program;
   timeline_.synchronize(); // an iteration starts once the host has read the last one's loss
   reductions_.clear();
+  deferred_.clear();
   pending_ = {};
   last_compute_.reset();
+  gather_parameters_ahead();
   const int p = spec_.pipeline, stage = coord_.pp, chunks = p * spec_.virtual_stages;
   const auto order = pipeline_order(spec_.schedule, p, stage, spec_.micro_batches, spec_.virtual_stages);
   std::vector<std::size_t> last_backward(spec_.virtual_stages, 0);
@@ -179,6 +196,10 @@ std::uint32_t ModelParallelPlanner::run_forward(int chunk, std::vector<std::uint
   unit_compute_.clear();
   for (auto u : chunk_units_[chunk]) {
     if (sharded_weights()) deps.push_back(gather_unit(u));
+    if (const auto gathered = gathers_.find(u); gathered != gathers_.end()) { // first forward after the step
+      deps.insert(deps.end(), gathered->second.begin(), gathered->second.end());
+      gathers_.erase(gathered);
+    }
     for (auto i : units_[u])
       run_layer(i, true, deps);
     unit_compute_.push_back(flush());
@@ -188,7 +209,7 @@ std::uint32_t ModelParallelPlanner::run_forward(int chunk, std::vector<std::uint
 
 std::uint32_t ModelParallelPlanner::run_backward(int chunk, std::vector<std::uint32_t> deps, bool reduce) {
   unit_compute_.clear();
-  const double grad = calibration::gradient_bytes(s_.model.precision);
+  const double grad = reduced_gradient_bytes();
   const auto& units = chunk_units_[chunk];
   for (auto u = units.rbegin(); u != units.rend(); ++u) {
     if (sharded_weights()) deps.push_back(gather_unit(*u));
@@ -202,6 +223,11 @@ std::uint32_t ModelParallelPlanner::run_backward(int chunk, std::vector<std::uin
     bucket_expert_ += unit_params_[*u].experts * grad;
     const bool full = bucket_dense_ + bucket_expert_ >= s_.training.bucket_bytes;
     if (sharded_weights() || full || std::next(u) == units.rend()) {
+      if (!spec_.overlap.grad_reduce && !sharded_weights()) { // reduced once backward is over (finalize_gradients)
+        deferred_.emplace_back(bucket_dense_, bucket_expert_);
+        bucket_dense_ = bucket_expert_ = 0;
+        continue;
+      }
       const auto done = flush();
       if (sharded_weights()) unit_compute_.push_back(done);
       reduce_gradients(done);
@@ -222,6 +248,11 @@ void ModelParallelPlanner::run_layer(std::size_t i, bool forward, std::vector<st
   }
   const bool experts = routing_.count(i) && spec_.expert > 1;
   const char* pass = forward ? "fwd" : "bwd";
+  const bool gemm = full.tensor_split == models::TensorSplit::column || full.tensor_split == models::TensorSplit::row;
+  if (spec_.overlap.tensor && gemm && (comm.before || comm.after)) {
+    overlapped_layer(pass_cost(i, forward), comm, label("{} {}", full.name, pass), deps);
+    return;
+  }
   if (comm.before)
     tensor_collective(*comm.before, label("{} {} tp {}", full.name, pass, collectives::to_string(comm.before->op)),
                       deps);
@@ -321,11 +352,10 @@ void ModelParallelPlanner::add_step() {
     }
   const double expert_replicas = static_cast<double>(layout_.data()) / layout_.expert();
   const double params = sharded ? dense / layout_.data() + expert / expert_replicas : dense + expert;
-  auto deps = reductions_;
-  deps.push_back(flush());
+  auto deps = finalize_gradients();
   run_priced(PricedOp(iteration_passes(params, tensors, s_), s_.gpu), "optimizer step", deps);
   const auto done = flush();
-  if (!sharded || s_.training.zero_stage >= 3) return;
+  if (!sharded || s_.training.zero_stage >= 3 || spec_.overlap.param_gather) return;
   const double weight = calibration::activation_bytes(s_.model.precision) == 4 ? 4 : 2;
   const auto& g = rank_groups_[rank_];
   const auto gather = [&](double bytes, int group, const char* what) {

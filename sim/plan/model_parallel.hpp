@@ -35,8 +35,14 @@ public:
   const std::vector<std::vector<std::size_t>>& chunk_units() const { return chunk_units_; }
 
 private:
+  struct ClosedForm {
+    double seconds = 0;
+    double sm_share = 0; // of the GPU's SMs its NCCL channels hold
+  };
   struct RankGroups {
     int tensor = -1, data = -1, expert = -1, expert_data = -1; // graph group indices; -1: no such group (size 1)
+    int embedding = -1; // the first and last stage (tied embeddings), as Megatron-LM's embedding group
+    int model = -1;     // the ranks that hold one model copy (tensor x pipeline): the gradient norm's group
   };
 
   void add_groups(graph::ExecutionGraph& g);
@@ -54,9 +60,17 @@ private:
                                std::vector<std::uint32_t> deps, graph::Stream stream, graph::Axis axis,
                                std::vector<double> matrix = {});
   void tensor_collective(const TensorCollective& c, const std::string& name, std::vector<std::uint32_t>& deps);
-  double tensor_closed_form(collectives::Operation op, double bytes);
+  ClosedForm tensor_closed_form(collectives::Operation op, double bytes);
+  double tensor_bytes(const TensorCollective& c) const;
   void expert_all_to_all(std::size_t layer, bool forward, bool dispatch, std::vector<std::uint32_t>& deps);
   void reduce_gradients(std::uint32_t after);
+  std::vector<std::uint32_t>
+  finalize_gradients();           // deferred reductions, tied embeddings, gradient norm: the optimizer's deps
+  void gather_parameters_ahead(); // --overlap-param-gather: each unit's updated weights before its forward
+  // Gradient bytes per parameter as they are reduced (and kept) over the data-parallel ranks.
+  double reduced_gradient_bytes() const;
+  void overlapped_layer(const PricedOp& op, const TensorComm& comm, const std::string& name,
+                        std::vector<std::uint32_t>& deps);
   void add_step();
   std::uint32_t gather_unit(std::size_t unit);
   bool sharded_weights() const;
@@ -88,7 +102,7 @@ private:
   std::map<std::size_t, ExpertRouting> routing_;      // expert layer -> where its tokens go
   double tokens_per_rank_ = 0;                        // tokens of a micro-batch on one rank
   std::vector<RankGroups> rank_groups_;
-  std::map<std::pair<int, double>, double> closed_forms_; // coarse: (operation, bytes) -> seconds
+  std::map<std::pair<int, double>, ClosedForm> closed_forms_; // coarse: (operation, bytes) -> its time
 
   // The program being built.
   int rank_ = 0;
@@ -96,8 +110,10 @@ private:
   graph::Program* program_ = nullptr;
   graph::ExecutionGraph* graph_ = nullptr;
   std::vector<std::uint32_t> reductions_;
-  int buckets_ = 0;                             // gradient reductions of rank 0 per iteration
-  double bucket_dense_ = 0, bucket_expert_ = 0; // gradient bytes waiting for the next bucket
+  std::vector<std::pair<double, double>> deferred_;           // buckets (dense, expert bytes) reduced after backward
+  std::map<std::size_t, std::vector<std::uint32_t>> gathers_; // unit -> its weights' all-gathers, until its forward
+  int buckets_ = 0;                                           // gradient reductions of rank 0 per iteration
+  double bucket_dense_ = 0, bucket_expert_ = 0;               // gradient bytes waiting for the next bucket
   // Coarse fidelity: consecutive compute (and closed-form tensor-parallel) work waiting to become one op each.
   struct Pending {
     double seconds = 0, flops = 0, bytes = 0, tensor_seconds = 0;

@@ -22,7 +22,7 @@ std::uint32_t ModelParallelPlanner::send_recv(int peer, int boundary, bool send,
                                               std::vector<std::uint32_t> deps) {
   const auto& layer = s_.model.workload.layers.at(units_.at(chunk_units_.at(boundary).back()).back());
   double bytes = static_cast<double>(layer.output_elements) * s_.model.batch_per_gpu *
-                 calibration::activation_bytes(s_.model.precision) / spec_.tensor;
+                 calibration::exchanged_activation_bytes(s_.model.precision) / spec_.tensor;
   const bool crosses = peer / s_.cluster.gpus_per_node != rank_ / s_.cluster.gpus_per_node;
   if (coarse() && crosses) bytes *= nic_share();
   return add_op(
@@ -51,22 +51,35 @@ std::uint32_t ModelParallelPlanner::add_collective(Operation op, double bytes, i
   return index;
 }
 
+// One call's bytes: the micro-batch's elements at the precision they cross the wire in.
+double ModelParallelPlanner::tensor_bytes(const TensorCollective& t) const {
+  const double element =
+      t.element_bytes > 0 ? t.element_bytes : calibration::exchanged_activation_bytes(s_.model.precision);
+  return t.elements / t.calls * s_.model.batch_per_gpu * element;
+}
+
 void ModelParallelPlanner::tensor_collective(const TensorCollective& t, const std::string& name,
                                              std::vector<std::uint32_t>& deps) {
-  const double bytes = t.elements * s_.model.batch_per_gpu * calibration::activation_bytes(s_.model.precision);
+  const double bytes = tensor_bytes(t);
+  for (int call = 0; call < t.calls; ++call) {
+    if (!coarse()) {
+      deps = {add_collective(t.op, bytes, rank_groups_[rank_].tensor, name, std::exchange(deps, {}), Stream::compute,
+                             Axis::tensor)};
+      continue;
+    }
+    pending_.tensor_seconds += tensor_closed_form(t.op, bytes).seconds;
+  }
   if (!coarse()) {
-    add_collective(t.op, bytes, rank_groups_[rank_].tensor, name, std::exchange(deps, {}), Stream::compute,
-                   Axis::tensor);
+    deps.clear();
     return;
   }
-  pending_.tensor_seconds += tensor_closed_form(t.op, bytes);
   pending_.deps.insert(pending_.deps.end(), deps.begin(), deps.end());
   deps.clear();
 }
 
 // Coarse fidelity: a tensor-parallel collective inside the node, by the closed form of the algorithm NCCL would run
 // on the intra-node fabric (collectives/closed_form.hpp).
-double ModelParallelPlanner::tensor_closed_form(Operation op, double bytes) {
+ModelParallelPlanner::ClosedForm ModelParallelPlanner::tensor_closed_form(Operation op, double bytes) {
   const auto key = std::make_pair(static_cast<int>(op), bytes);
   if (const auto found = closed_forms_.find(key); found != closed_forms_.end()) return found->second;
   graph::Collective c;
@@ -80,10 +93,14 @@ double ModelParallelPlanner::tensor_closed_form(Operation op, double bytes) {
   const bool nvswitch = fabric.intra_kind == topologies::IntraNodeKind::nvlink;
   const double alpha = fabric.intra.latency * (nvswitch ? 2 : 1);
   const auto link = request.nccl.nvlink ? collectives::LinkClass::nvlink : collectives::LinkClass::pcie;
-  const double seconds = collectives::closed_form_time(request, collectives::wire_model(request), link, alpha,
-                                                       fabric.intra.bandwidth * fabric.fabric_efficiency,
-                                                       s_.gpu.reduce_seconds_per_byte());
-  return closed_forms_.emplace(key, seconds).first->second;
+  const auto wire = collectives::wire_model(request);
+  ClosedForm form;
+  form.seconds = collectives::closed_form_time(
+      request, wire, link, alpha, fabric.intra.bandwidth * fabric.fabric_efficiency, s_.gpu.reduce_seconds_per_byte());
+  // As the engine holds them (engine/collective_replay.cpp): one SM a channel, at most half the GPU.
+  if (fabric.compute_units > 0 && wire.channels > 0)
+    form.sm_share = std::min(0.5, static_cast<double>(wire.channels) / fabric.compute_units);
+  return closed_forms_.emplace(key, form).first->second;
 }
 
 // Tokens to the ranks of their experts (dispatch) or back (combine); in backward the gradients go the other way.
@@ -93,7 +110,8 @@ void ModelParallelPlanner::expert_all_to_all(std::size_t i, bool forward, bool d
   const auto& layer = s_.model.workload.layers[i];
   const int ep = spec_.expert;
   const int group = rank_groups_[rank_].expert;
-  const double token_bytes = static_cast<double>(layer.gemm.k) * calibration::activation_bytes(s_.model.precision);
+  const double token_bytes =
+      static_cast<double>(layer.gemm.k) * calibration::exchanged_activation_bytes(s_.model.precision);
   std::vector<double> matrix(routing.matrix.size());
   const bool outward = dispatch == forward;
   for (int a = 0; a < ep; ++a)
@@ -147,6 +165,103 @@ bool ModelParallelPlanner::crosses_nodes(int group) const {
   const auto& members = graph_->groups.at(group);
   const int gpn = s_.cluster.gpus_per_node;
   return std::any_of(members.begin(), members.end(), [&](int r) { return r / gpn != members.front() / gpn; });
+}
+
+} // namespace dtsim::plan::detail
+
+namespace dtsim::plan::detail {
+
+// Megatron-Core's --tp-comm-overlap (Transformer Engine's userbuffers): the GEMM runs in t chunks, each chunk's part
+// of the all-gather or reduce-scatter exchanged under another chunk's GEMM, so one chunk of GEMM (an all-gather's last,
+// a reduce-scatter's first) stays outside the exchange: max(c, g (t-1)/t) + g/t, the GEMM slowed by the SMs the
+// exchange holds while both run. An op with a collective on both sides (a column-parallel op's backward: the input's
+// all-gather under the data-gradient GEMM, the data gradient's reduce-scatter under the weight-gradient GEMM) splits
+// its time between them.
+void ModelParallelPlanner::overlapped_layer(const PricedOp& op, const TensorComm& comm, const std::string& name,
+                                            std::vector<std::uint32_t>& deps) {
+  const double seconds = op.run(timeline_, rank_ == 0 ? &kernels_ : nullptr);
+  std::vector<TensorCollective> parts;
+  for (const auto& c : {comm.before, comm.after})
+    if (c) parts.push_back(*c);
+  const double t = spec_.tensor, share = 1.0 / static_cast<double>(parts.size());
+  const double g = seconds * share, flops = op.flops * share, bytes = op.bytes * share;
+  for (const auto& c : parts) {
+    const std::string what = label("{} tp {} (overlapped)", name, collectives::to_string(c.op));
+    if (coarse()) {
+      const auto form = tensor_closed_form(c.op, tensor_bytes(c));
+      const double exchange = form.seconds * c.calls, inside = g * (t - 1) / t;
+      const double pair = std::max(exchange, inside + form.sm_share * exchange) + g / t;
+      add_compute(name, g, flops, bytes, deps);
+      pending_.tensor_seconds += pair - g;
+      continue;
+    }
+    std::vector<std::uint32_t> after = deps;
+    for (int call = 0; call < c.calls; ++call)
+      after = {add_collective(c.op, tensor_bytes(c), rank_groups_[rank_].tensor, what, std::move(after), Stream::tensor,
+                              Axis::tensor)};
+    add_compute(name, g * (t - 1) / t, flops * (t - 1) / t, bytes * (t - 1) / t, deps);
+    deps = {*last_compute_, after.front()};
+    add_compute(name, g / t, flops / t, bytes / t, deps);
+  }
+}
+
+// After the last backward: the gradient buckets not reduced under it, then what Megatron-LM's finalize_model_grads
+// adds: the tied embedding's gradient all-reduced between the first and last stage, which both hold the word
+// embeddings (Narayanan et al. 2021; _allreduce_embedding_grads), and the gradient norm for clipping, one fp32
+// all-reduced over the ranks that hold parts of one model copy (get_grad_norm_fp32; with the distributed optimizer
+// every rank, each holding a shard of the gradients). Returns what the optimizer waits for.
+std::vector<std::uint32_t> ModelParallelPlanner::finalize_gradients() {
+  const auto end = flush();
+  for (const auto& [dense, expert] : deferred_) {
+    bucket_dense_ = dense;
+    bucket_expert_ = expert;
+    reduce_gradients(end);
+  }
+  deferred_.clear();
+  auto deps = reductions_;
+  deps.push_back(end);
+  const auto& g = rank_groups_[rank_];
+  const auto transformer = scenario::transformer_of(s_.model);
+  if (g.embedding >= 0 && transformer) {
+    const double words = static_cast<double>(transformer->vocabulary * transformer->hidden) / spec_.tensor;
+    deps = {add_collective(Operation::all_reduce, words * reduced_gradient_bytes(), g.embedding,
+                           "allreduce tied embedding gradients", std::move(deps), Stream::comm, Axis::pipeline)};
+  }
+  if (g.model >= 0)
+    deps = {add_collective(Operation::all_reduce, 4, g.model, "allreduce gradient norm", std::move(deps), Stream::comm,
+                           Axis::data)};
+  return deps;
+}
+
+// --overlap-param-gather: the distributed optimizer's updated weights are all-gathered unit by unit at the start of the
+// next iteration, each unit's forward waiting only for its own (Megatron-Core's forward pre-hooks), instead of all of
+// them after the step.
+void ModelParallelPlanner::gather_parameters_ahead() {
+  gathers_.clear();
+  if (!spec_.overlap.param_gather) return;
+  const double weight = calibration::activation_bytes(s_.model.precision) == 4 ? 4 : 2;
+  const auto& g = rank_groups_[rank_];
+  for (int c = coord_.pp; c < static_cast<int>(chunk_units_.size()); c += spec_.pipeline)
+    for (auto u : chunk_units_[c]) {
+      const auto gather = [&](double params, int group, const char* what) {
+        if (params <= 0 || group < 0) return;
+        gathers_[u].push_back(add_collective(Operation::all_gather, params * weight, group,
+                                             fmt::format("allgather unit {} updated {} weights", u, what), {},
+                                             Stream::comm, Axis::data));
+      };
+      gather(unit_params_[u].dense, g.data, "dense");
+      gather(unit_params_[u].experts, g.expert_data, "expert");
+    }
+}
+
+// Megatron-LM reduces bf16 (and fp8) training's gradients in fp32 unless told --grad-reduce-in-bf16 (arguments.py:
+// "bfloat16 requires gradient accumulation and all-reduce to be done in fp32"); ZeRO-3 (FSDP, DeepSpeed) reduces them
+// at the gradients' precision.
+double ModelParallelPlanner::reduced_gradient_bytes() const {
+  const auto p = s_.model.precision;
+  const bool fp32 = s_.training.zero_stage < 3 && !spec_.grad_reduce_in_bf16 &&
+                    (p == calibration::Precision::bf16 || p == calibration::Precision::fp8);
+  return fp32 ? 4 : calibration::gradient_bytes(p);
 }
 
 } // namespace dtsim::plan::detail

@@ -32,7 +32,8 @@ std::vector<MemoryEstimate> ModelParallelPlanner::stage_memory() const {
   const int p = spec_.pipeline;
   const double e = calibration::activation_bytes(s_.model.precision);
   const auto batch = static_cast<std::int64_t>(s_.model.batch_per_gpu);
-  const auto states = model_state_bytes(t.optimizer, s_.model.precision);
+  auto states = model_state_bytes(t.optimizer, s_.model.precision);
+  states.gradients = reduced_gradient_bytes(); // Megatron-LM's fp32 gradient buffer under bf16
   const double data = layout_.data(), expert_data = static_cast<double>(layout_.data()) / layout_.expert();
   const bool full = t.recompute == scenario::Recompute::full;
   std::vector<MemoryEstimate> stages;

@@ -90,7 +90,7 @@ TensorComm tensor_comm(const models::Layer& l, bool forward, int t, bool sp) {
   const TensorCollective reduce_in{sp ? Op::reduce_scatter : Op::all_reduce, token_elements(l, true)};
   switch (l.tensor_split) {
   case TensorSplit::column:
-    if (forward && sp) c.before = gather_in;
+    if (sp) c.before = gather_in;
     if (!forward) c.after = reduce_in;
     break;
   case TensorSplit::row:
@@ -104,6 +104,10 @@ TensorComm tensor_comm(const models::Layer& l, bool forward, int t, bool sp) {
   case TensorSplit::vocabulary:
     if (forward) c.after = reduce_out;
     if (!forward && sp) c.before = gather_out;
+    break;
+  case TensorSplit::inner:
+    if (forward && l.memory_op == models::MemoryOp::cross_entropy)
+      c.after = TensorCollective{Op::all_reduce, 3.0 * static_cast<double>(l.output_elements), 2, 4.0};
     break;
   default:
     break;

@@ -21,11 +21,16 @@ models::Layer shard_layer(const models::Layer& layer, int tensor, bool sequence_
 
 struct TensorCollective {
   collectives::Operation op = collectives::Operation::all_reduce;
-  double elements = 0; // per sample, the whole (unsplit) tensor: NCCL's buffer size in elements
+  double elements = 0;      // per sample, the whole (unsplit) tensor: NCCL's buffer size in elements
+  int calls = 1;            // issued as this many collectives of elements / calls each
+  double element_bytes = 0; // bytes an element crosses the wire as; 0: the activations' (exchanged_activation_bytes)
 };
 
 // The collectives before and after an op's forward (or backward) over the tensor-parallel group; none when the op
-// needs none or tensor = 1.
+// needs none or tensor = 1. Under sequence parallelism a column-parallel op keeps only its sequence shard of its
+// input, so its backward all-gathers the input again for the weight gradient (Korthikanti et al. 2022, section
+// 4.2.2). A vocabulary-parallel loss all-reduces each token's logit maximum, then its predicted logit and sum of
+// exponentials together, in fp32 (Megatron-Core's tensor_parallel/cross_entropy.py): 3 fp32 per token in 2 calls.
 struct TensorComm {
   std::optional<TensorCollective> before, after;
 };

@@ -60,12 +60,34 @@ RoutingSpec read_routing(const Object& section) {
   return spec;
 }
 
+// Megatron-LM's defaults (every overlap off) unless ZeRO-3, whose units always overlap; `training.overlap` given in
+// the file says whether gradients are reduced under backward, as it does for data parallelism.
+OverlapSpec read_overlap(const Object& top, const Object& section, const Scenario& s) {
+  const Object o = section.object("overlap", {"tensor", "grad_reduce", "param_gather"});
+  const auto* training = top.get("training");
+  const bool overlap_given = training && training->is_object() && training->contains("overlap");
+  OverlapSpec spec;
+  const bool fsdp = s.training.zero_stage >= 3;
+  spec.grad_reduce = o.boolean("grad_reduce", overlap_given ? s.training.overlap : fsdp);
+  if (overlap_given && !s.training.overlap && spec.grad_reduce)
+    o.fail("grad_reduce", "training.overlap is false: gradients cannot be reduced under backward");
+  if (fsdp && !spec.grad_reduce)
+    o.fail("grad_reduce", "ZeRO-3 reduce-scatters each unit's gradients as its backward ends (FSDP, DeepSpeed)");
+  spec.param_gather = o.boolean("param_gather", false);
+  if (spec.param_gather && s.training.zero_stage != 1 && s.training.zero_stage != 2)
+    o.fail("param_gather", "needs the distributed optimizer (training.zero_stage 1 or 2) to have parameters to gather");
+  if (spec.param_gather && !spec.grad_reduce)
+    o.fail("param_gather", "Megatron-LM overlaps the parameter all-gather only with grad_reduce overlapped too");
+  spec.tensor = o.boolean("tensor", false);
+  return spec;
+}
+
 } // namespace
 
 void read_parallelism(const Object& top, Scenario& s) {
-  const Object p =
-      top.object("parallelism", {"tensor", "pipeline", "data", "expert", "sequence_parallel", "micro_batches",
-                                 "global_batch", "schedule", "virtual_stages", "stages", "order", "routing"});
+  const Object p = top.object("parallelism", {"tensor", "pipeline", "data", "expert", "sequence_parallel",
+                                              "micro_batches", "global_batch", "schedule", "virtual_stages", "stages",
+                                              "order", "routing", "overlap", "grad_reduce_in_bf16"});
   auto& spec = s.parallelism;
   const int gpus = s.world_size();
   spec.tensor = static_cast<int>(p.integer("tensor", 1, 1));
@@ -84,6 +106,8 @@ void read_parallelism(const Object& top, Scenario& s) {
   spec.virtual_stages = static_cast<int>(p.integer("virtual_stages", 1, 1));
   spec.order = read_order(p);
   spec.routing = read_routing(p);
+  spec.overlap = read_overlap(top, p, s);
+  spec.grad_reduce_in_bf16 = p.boolean("grad_reduce_in_bf16", false);
   if (!p.present()) return;
 
   const auto& w = s.model.workload;
@@ -109,6 +133,9 @@ void read_parallelism(const Object& top, Scenario& s) {
   if (spec.tensor > 1 && transformer && transformer->heads % spec.tensor != 0)
     p.fail("tensor", fmt::format("must divide the model's {} attention heads", transformer->heads));
   if (spec.sequence_parallel && spec.tensor == 1) p.fail("sequence_parallel", "needs tensor > 1");
+  if (spec.overlap.tensor && !spec.sequence_parallel)
+    p.fail("overlap", "tensor: Megatron-Core overlaps tensor-parallel communication with its GEMMs only under "
+                      "sequence parallelism (\"sequence_parallel\": true)");
 
   const int experts = w.expert_count();
   if (spec.expert > 1 && experts == 0) p.fail("expert", fmt::format("model \"{}\" has no expert layers", w.name));
@@ -200,7 +227,12 @@ json parallelism_json(const ParallelismSpec& p) {
               {"schedule", pipeline_schedule_name(p.schedule)},
               {"virtual_stages", p.virtual_stages},
               {"order", order},
-              {"routing", routing}};
+              {"routing", routing},
+              {"overlap",
+               {{"tensor", p.overlap.tensor},
+                {"grad_reduce", p.overlap.grad_reduce},
+                {"param_gather", p.overlap.param_gather}}},
+              {"grad_reduce_in_bf16", p.grad_reduce_in_bf16}};
   if (p.stage_blocks.empty())
     out["stages"] = "balanced";
   else

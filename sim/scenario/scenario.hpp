@@ -106,6 +106,16 @@ struct RoutingSpec {
   // are dropped. 0: dropless (every token is computed, MegaBlocks). Absent: the model's.
   std::optional<double> capacity_factor;
 };
+// What Megatron-Core overlaps with compute, each its own switch (Megatron-LM's --tp-comm-overlap,
+// --overlap-grad-reduce,
+// --overlap-param-gather; all off by default in Megatron-LM, on in NeMo's recipes). ZeRO-3 (FSDP, DeepSpeed) always
+// reduces a unit's gradients as its backward ends and prefetches the next unit's weights.
+struct OverlapSpec {
+  bool tensor = false;       // tensor-parallel all-gathers/reduce-scatters pipelined with their GEMMs (userbuffers)
+  bool grad_reduce = false;  // data-parallel gradient reduction in buckets while backward runs
+  bool param_gather = false; // the distributed optimizer's parameter all-gather under the next forward
+};
+
 struct ParallelismSpec {
   int tensor = 1;
   int pipeline = 1;
@@ -118,6 +128,10 @@ struct ParallelismSpec {
   std::vector<int> stage_blocks; // transformer blocks (or layers) per model chunk, in order; empty: balanced by time
   std::vector<std::string> order{"tp", "ep", "dp", "pp"}; // rank placement, innermost first
   RoutingSpec routing;
+  OverlapSpec overlap;
+  // Megatron-LM reduces bf16 training's gradients in fp32 (its --bf16 sets accumulate_allreduce_grads_in_fp32)
+  // unless --grad-reduce-in-bf16.
+  bool grad_reduce_in_bf16 = false;
   bool model_parallel() const { return tensor > 1 || pipeline > 1 || expert > 1; }
 };
 

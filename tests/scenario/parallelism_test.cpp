@@ -70,3 +70,54 @@ TEST(Parallelism, RefusesWhatCannotBeBuilt) {
 
 } // namespace
 } // namespace dtsim::scenario
+
+namespace dtsim::scenario {
+namespace {
+
+using test::error_of;
+using test::json;
+using test::parse;
+
+json gpt_overlap(const json& overlap, const json& training = json::object()) {
+  json doc = test::minimal();
+  doc["model"] = {{"preset", "gpt3-125m"}, {"batch_per_gpu", 2}, {"precision", "fp16"}};
+  doc["cluster"]["gpus_per_node"] = 4;
+  doc["parallelism"] = {{"tensor", 2}, {"sequence_parallel", true}, {"overlap", overlap}};
+  if (!training.empty()) doc["training"] = training;
+  return doc;
+}
+
+// Megatron-LM's defaults: nothing overlapped, unless ZeRO-3 (whose units always overlap) or training.overlap says so.
+TEST(ParallelismOverlap, DefaultsAreMegatronLms) {
+  const auto plain = parse(gpt_overlap(json::object()));
+  EXPECT_FALSE(plain.parallelism.overlap.tensor);
+  EXPECT_FALSE(plain.parallelism.overlap.grad_reduce);
+  EXPECT_FALSE(plain.parallelism.overlap.param_gather);
+  EXPECT_TRUE(parse(gpt_overlap(json::object(), {{"overlap", true}})).parallelism.overlap.grad_reduce);
+  EXPECT_TRUE(parse(gpt_overlap(json::object(), {{"zero_stage", 3}})).parallelism.overlap.grad_reduce);
+  const auto all =
+      parse(gpt_overlap({{"tensor", true}, {"grad_reduce", true}, {"param_gather", true}}, {{"zero_stage", 1}}));
+  EXPECT_TRUE(all.parallelism.overlap.tensor && all.parallelism.overlap.param_gather);
+  // The canonical form reads back to the same switches.
+  const auto again = parse_scenario(to_json(all).dump(), "again.json");
+  EXPECT_TRUE(again.parallelism.overlap.tensor && again.parallelism.overlap.grad_reduce &&
+              again.parallelism.overlap.param_gather);
+}
+
+TEST(ParallelismOverlap, RefusesWhatMegatronCannotOverlap) {
+  auto no_sp = gpt_overlap({{"tensor", true}});
+  no_sp["parallelism"]["sequence_parallel"] = false;
+  EXPECT_SCENARIO_ERROR(error_of(no_sp), "/parallelism/overlap", "only under sequence parallelism");
+  EXPECT_SCENARIO_ERROR(error_of(gpt_overlap({{"param_gather", true}, {"grad_reduce", true}})),
+                        "/parallelism/overlap/param_gather", "distributed optimizer");
+  EXPECT_SCENARIO_ERROR(error_of(gpt_overlap({{"param_gather", true}}, {{"zero_stage", 1}})),
+                        "/parallelism/overlap/param_gather", "grad_reduce overlapped too");
+  EXPECT_SCENARIO_ERROR(error_of(gpt_overlap({{"grad_reduce", true}}, {{"overlap", false}})),
+                        "/parallelism/overlap/grad_reduce", "training.overlap is false");
+  EXPECT_SCENARIO_ERROR(error_of(gpt_overlap({{"grad_reduce", false}}, {{"zero_stage", 3}})),
+                        "/parallelism/overlap/grad_reduce", "ZeRO-3");
+  EXPECT_SCENARIO_ERROR(error_of(gpt_overlap({{"gradients", true}})), "/parallelism/overlap/gradients", "unknown key");
+}
+
+} // namespace
+} // namespace dtsim::scenario

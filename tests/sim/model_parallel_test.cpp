@@ -112,28 +112,15 @@ TEST(ParallelLayout, OrderPlacesInnermostFirst) {
   EXPECT_EQ(plan::ParallelLayout(spec).tensor_groups().front(), (std::vector<int>{0, 4}));
 }
 
-// A small GPT in bf16 on the round GPU (given a bf16 peak) with tensor parallelism over `tensor` GPUs of one node.
 scenario::Scenario gpt_scenario(int tensor, bool sequence_parallel) {
-  auto spec = models::transformer_spec("gpt3-125m");
-  spec.layers = 2;
-  spec.sequence = 128;
-  auto s = test::hand_scenario({}, 1, tensor);
-  s.model.transformer = spec;
-  s.model.workload = models::transformer(spec);
-  s.model.batch_per_gpu = 4;
-  s.model.precision = Precision::bf16;
-  s.gpu.peak_flops[Precision::bf16] = 10e12;
-  s.gpu.gemm_efficiency[Precision::bf16] = 0.5;
-  s.model.attention = scenario::AttentionKernel::plain;
-  s.parallelism.tensor = tensor;
-  s.parallelism.data = 1;
-  s.parallelism.sequence_parallel = sequence_parallel;
-  return s;
+  return test::small_gpt(tensor, tensor, sequence_parallel);
 }
 
 // Megatron's count (Shoeybi et al. 2019, section 3): per transformer layer two all-reduces in forward and two in
 // backward, each of b x s x h elements: 2 b s h bytes in bf16. Sequence parallelism turns each into a reduce-scatter
-// and an all-gather of the same buffer (Korthikanti et al. 2022, section 4.2.2).
+// and an all-gather of the same buffer, and the backward of each column-parallel linear (QKV, FC1) all-gathers its
+// sequence-split input again for the weight gradient (Korthikanti et al. 2022, section 4.2.2): 4 reduce-scatters and
+// 6 all-gathers.
 TEST(TensorParallel, AllReducesPerLayerMatchMegatron) {
   for (bool sp : {false, true}) {
     const auto s = gpt_scenario(2, sp);
@@ -148,7 +135,7 @@ TEST(TensorParallel, AllReducesPerLayerMatchMegatron) {
     }
     if (sp) {
       EXPECT_EQ(per_block[Operation::reduce_scatter], 4);
-      EXPECT_EQ(per_block[Operation::all_gather], 4);
+      EXPECT_EQ(per_block[Operation::all_gather], 6);
       EXPECT_EQ(per_block[Operation::all_reduce], 0);
     } else {
       EXPECT_EQ(per_block[Operation::all_reduce], 4);
@@ -220,19 +207,29 @@ double data_parallel_traffic(const scenario::Scenario& s) {
   return total;
 }
 
-// ZeRO (Rajbhandari et al. 2020, section 7): stages 1 and 2 move what plain data parallelism moves (a reduce-scatter
-// and an all-gather are an all-reduce); stage 3 gathers the weights twice, 1.5x.
+// ZeRO (Rajbhandari et al. 2020, section 7): with gradients and weights of the same size, stages 1 and 2 move what
+// plain data parallelism moves (a reduce-scatter and an all-gather are an all-reduce); stage 3 gathers the weights
+// twice, 1.5x. Megatron-LM reduces bf16 gradients in fp32 (4 B) and gathers bf16 weights (2 B): the distributed
+// optimizer then moves (4 + 2) / (2 x 4) = 0.75 of the fp32 all-reduce. (The gradient norm's 4-byte all-reduce is in
+// the traffic too: 1e-6 of it.)
 TEST(ShardedDataParallel, ZeroTrafficRatios) {
   auto s = gpt_scenario(2, false);
   s.cluster.nodes = 2;
   s.parallelism.data = 2;
-  const double plain = data_parallel_traffic(s);
+  const double fp32_reduce = data_parallel_traffic(s);
   s.training.zero_stage = 1;
-  EXPECT_NEAR(data_parallel_traffic(s) / plain, 1.0, 1e-9);
+  EXPECT_NEAR(data_parallel_traffic(s) / fp32_reduce, 0.75, 1e-6);
+  s.parallelism.grad_reduce_in_bf16 = true;
+  s.training.zero_stage = 0;
+  const double plain = data_parallel_traffic(s);
+  EXPECT_NEAR(plain / fp32_reduce, 0.5, 1e-6);
+  s.training.zero_stage = 1;
+  EXPECT_NEAR(data_parallel_traffic(s) / plain, 1.0, 1e-6);
   s.training.zero_stage = 2;
-  EXPECT_NEAR(data_parallel_traffic(s) / plain, 1.0, 1e-9);
+  EXPECT_NEAR(data_parallel_traffic(s) / plain, 1.0, 1e-6);
   s.training.zero_stage = 3;
-  EXPECT_NEAR(data_parallel_traffic(s) / plain, 1.5, 1e-9);
+  s.parallelism.overlap.grad_reduce = true;
+  EXPECT_NEAR(data_parallel_traffic(s) / plain, 1.5, 1e-6);
 }
 
 } // namespace

@@ -2,6 +2,7 @@
 // The made-up GPU of the end-to-end tests and the scenario around it: round numbers, so that every op time can be
 // written down by hand.
 #include "calibration/profile.hpp"
+#include "models/transformer.hpp"
 #include "sim/scenario/scenario.hpp"
 
 #include <utility>
@@ -51,6 +52,26 @@ inline scenario::Scenario hand_scenario(std::vector<models::Layer> layers, int n
   s.run.warmup_iterations = 1;
   s.network.model = scenario::NetworkModel::cm02;
   s.network.cross_traffic = false;
+  return s;
+}
+
+// A two-block GPT-3 125M (hidden 768) at micro-batch 4 x 128 tokens in bf16 (10 TFLOP/s at 50%, plain attention) on
+// one node of `gpus` round GPUs, tensor-parallel over `tensor` of them.
+inline scenario::Scenario small_gpt(int gpus, int tensor, bool sequence_parallel) {
+  auto spec = models::transformer_spec("gpt3-125m");
+  spec.layers = 2;
+  spec.sequence = 128;
+  auto s = hand_scenario({}, 1, gpus);
+  s.model.transformer = spec;
+  s.model.workload = models::transformer(spec);
+  s.model.batch_per_gpu = 4;
+  s.model.precision = calibration::Precision::bf16;
+  s.gpu.peak_flops[calibration::Precision::bf16] = 10e12;
+  s.gpu.gemm_efficiency[calibration::Precision::bf16] = 0.5;
+  s.model.attention = scenario::AttentionKernel::plain;
+  s.parallelism.tensor = tensor;
+  s.parallelism.data = 1;
+  s.parallelism.sequence_parallel = sequence_parallel;
   return s;
 }
 
