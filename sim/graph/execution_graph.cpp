@@ -31,6 +31,8 @@ std::string_view to_string(Axis a) {
     return "pipeline";
   case Axis::expert:
     return "expert";
+  case Axis::context:
+    return "context";
   }
   return "unknown";
 }

@@ -95,7 +95,7 @@ struct PushPull {
 using OpBody = std::variant<Compute, Collective, SendRecv, Exchange, Push, PushPull>;
 
 // Which parallel dimension an op's communication serves, for the report's split of exposed communication.
-enum class Axis : std::uint8_t { data, tensor, pipeline, expert };
+enum class Axis : std::uint8_t { data, tensor, pipeline, expert, context };
 std::string_view to_string(Axis a);
 
 struct Op {

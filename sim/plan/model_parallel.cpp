@@ -19,7 +19,7 @@ ModelParallelPlanner::ModelParallelPlanner(const scenario::Scenario& s)
     : s_(s), spec_(s.parallelism), layout_(s.parallelism), context_(CostContext::of(s)) {
   const auto& layers = s.model.workload.layers;
   for (const auto& l : layers)
-    shared_.push_back(shard_layer(l, spec_.tensor, spec_.sequence_parallel, spec_.expert));
+    shared_.push_back(shard_layer(l, spec_.tensor, spec_.sequence_parallel, spec_.expert, spec_.context));
   int moe_layer = 0;
   for (std::size_t i = 0; i < layers.size(); ++i) {
     const auto& l = layers[i];
@@ -77,10 +77,11 @@ void ModelParallelPlanner::add_groups(graph::ExecutionGraph& g) {
     }
   };
   add(layout_.tensor_groups(), &RankGroups::tensor);
+  add(layout_.context_groups(), &RankGroups::context);
   add(layout_.data_groups(), &RankGroups::data);
   // Coarse fidelity simulates one rank of each tensor-parallel group: its model copy's ranks are its pipeline's.
   add(layout_.groups(coarse() ? std::vector<Dim>{Dim::pp} : std::vector<Dim>{Dim::tp, Dim::pp}), &RankGroups::model);
-  if (s_.training.zero_stage >= 1 && layout_.data() > 1) { // the distributed optimizer's norm: every rank
+  if (s_.training.zero_stage >= 1 && layout_.gradient_replicas() > 1) { // the distributed optimizer's norm: every rank
     std::vector<int> world;
     for (int r = 0; r < layout_.world(); ++r)
       if (simulated(r)) world.push_back(r);
@@ -133,6 +134,7 @@ Plan ModelParallelPlanner::build() {
 ParallelInfo ModelParallelPlanner::parallel_info(const std::vector<MemoryEstimate>& stages) const {
   ParallelInfo info;
   info.tensor = layout_.tensor();
+  info.context = layout_.context();
   info.pipeline = layout_.pipeline();
   info.data = layout_.data();
   info.expert = layout_.expert();
@@ -250,7 +252,14 @@ void ModelParallelPlanner::run_layer(std::size_t i, bool forward, std::vector<st
   const char* pass = forward ? "fwd" : "bwd";
   const bool gemm = full.tensor_split == models::TensorSplit::column || full.tensor_split == models::TensorSplit::row;
   if (spec_.overlap.tensor && gemm && (comm.before || comm.after)) {
-    overlapped_layer(pass_cost(i, forward), comm, label("{} {}", full.name, pass), deps);
+    std::vector<Exchange> parts;
+    for (const auto& c : {comm.before, comm.after})
+      if (c) parts.push_back({c->op, tensor_bytes(*c), c->calls});
+    overlapped_layer(pass_cost(i, forward), parts, false, label("{} {}", full.name, pass), deps);
+    return;
+  }
+  if (spec_.context > 1 && full.kind == models::LayerKind::attention && full.attention.sequence > 0) {
+    context_attention(i, forward, label("{} {}", full.name, pass), deps);
     return;
   }
   if (comm.before)
@@ -351,7 +360,7 @@ void ModelParallelPlanner::add_step() {
         tensors += shared_[i].parameters > 0 ? 1 : 0;
     }
   const double expert_replicas = static_cast<double>(layout_.data()) / layout_.expert();
-  const double params = sharded ? dense / layout_.data() + expert / expert_replicas : dense + expert;
+  const double params = sharded ? dense / layout_.gradient_replicas() + expert / expert_replicas : dense + expert;
   auto deps = finalize_gradients();
   run_priced(PricedOp(iteration_passes(params, tensors, s_), s_.gpu), "optimizer step", deps);
   const auto done = flush();
@@ -368,7 +377,7 @@ void ModelParallelPlanner::add_step() {
 }
 
 bool ModelParallelPlanner::sharded_weights() const {
-  return s_.training.zero_stage >= 3 && layout_.data() > 1;
+  return s_.training.zero_stage >= 3 && layout_.gradient_replicas() > 1;
 }
 
 } // namespace dtsim::plan::detail

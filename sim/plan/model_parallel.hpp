@@ -41,6 +41,7 @@ private:
   };
   struct RankGroups {
     int tensor = -1, data = -1, expert = -1, expert_data = -1; // graph group indices; -1: no such group (size 1)
+    int context = -1;                                          // the ranks one sequence is split over
     int embedding = -1; // the first and last stage (tied embeddings), as Megatron-LM's embedding group
     int model = -1;     // the ranks that hold one model copy (tensor x pipeline): the gradient norm's group
   };
@@ -69,8 +70,14 @@ private:
   void gather_parameters_ahead(); // --overlap-param-gather: each unit's updated weights before its forward
   // Gradient bytes per parameter as they are reduced (and kept) over the data-parallel ranks.
   double reduced_gradient_bytes() const;
-  void overlapped_layer(const PricedOp& op, const TensorComm& comm, const std::string& name,
+  struct Exchange {
+    collectives::Operation op;
+    double bytes = 0; // each call's
+    int calls = 1;
+  };
+  void overlapped_layer(const PricedOp& op, const std::vector<Exchange>& parts, bool context, const std::string& name,
                         std::vector<std::uint32_t>& deps);
+  void context_attention(std::size_t layer, bool forward, const std::string& name, std::vector<std::uint32_t>& deps);
   void add_step();
   std::uint32_t gather_unit(std::size_t unit);
   bool sharded_weights() const;

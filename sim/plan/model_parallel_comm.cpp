@@ -22,7 +22,7 @@ std::uint32_t ModelParallelPlanner::send_recv(int peer, int boundary, bool send,
                                               std::vector<std::uint32_t> deps) {
   const auto& layer = s_.model.workload.layers.at(units_.at(chunk_units_.at(boundary).back()).back());
   double bytes = static_cast<double>(layer.output_elements) * s_.model.batch_per_gpu *
-                 calibration::exchanged_activation_bytes(s_.model.precision) / spec_.tensor;
+                 calibration::exchanged_activation_bytes(s_.model.precision) / spec_.tensor / spec_.context;
   const bool crosses = peer / s_.cluster.gpus_per_node != rank_ / s_.cluster.gpus_per_node;
   if (coarse() && crosses) bytes *= nic_share();
   return add_op(
@@ -55,7 +55,7 @@ std::uint32_t ModelParallelPlanner::add_collective(Operation op, double bytes, i
 double ModelParallelPlanner::tensor_bytes(const TensorCollective& t) const {
   const double element =
       t.element_bytes > 0 ? t.element_bytes : calibration::exchanged_activation_bytes(s_.model.precision);
-  return t.elements / t.calls * s_.model.batch_per_gpu * element;
+  return t.elements / t.calls / spec_.context * s_.model.batch_per_gpu * element; // this rank's tokens
 }
 
 void ModelParallelPlanner::tensor_collective(const TensorCollective& t, const std::string& name,
@@ -176,33 +176,64 @@ namespace dtsim::plan::detail {
 // a reduce-scatter's first) stays outside the exchange: max(c, g (t-1)/t) + g/t, the GEMM slowed by the SMs the
 // exchange holds while both run. An op with a collective on both sides (a column-parallel op's backward: the input's
 // all-gather under the data-gradient GEMM, the data gradient's reduce-scatter under the weight-gradient GEMM) splits
-// its time between them.
-void ModelParallelPlanner::overlapped_layer(const PricedOp& op, const TensorComm& comm, const std::string& name,
-                                            std::vector<std::uint32_t>& deps) {
+// its time between them. Ring attention overlaps its K/V exchange with its context blocks the same way.
+void ModelParallelPlanner::overlapped_layer(const PricedOp& op, const std::vector<Exchange>& parts, bool context,
+                                            const std::string& name, std::vector<std::uint32_t>& deps) {
   const double seconds = op.run(timeline_, rank_ == 0 ? &kernels_ : nullptr);
-  std::vector<TensorCollective> parts;
-  for (const auto& c : {comm.before, comm.after})
-    if (c) parts.push_back(*c);
-  const double t = spec_.tensor, share = 1.0 / static_cast<double>(parts.size());
+  const double t = context ? spec_.context : spec_.tensor, share = 1.0 / static_cast<double>(parts.size());
   const double g = seconds * share, flops = op.flops * share, bytes = op.bytes * share;
+  const int group = context ? rank_groups_[rank_].context : rank_groups_[rank_].tensor;
+  const auto axis = context ? Axis::context : Axis::tensor;
   for (const auto& c : parts) {
-    const std::string what = label("{} tp {} (overlapped)", name, collectives::to_string(c.op));
-    if (coarse()) {
-      const auto form = tensor_closed_form(c.op, tensor_bytes(c));
+    const std::string what = label("{} {} {} (overlapped)", name, context ? "cp" : "tp", collectives::to_string(c.op));
+    if (coarse() && !context) { // tensor-parallel groups are priced in closed form
+      const auto form = tensor_closed_form(c.op, c.bytes);
       const double exchange = form.seconds * c.calls, inside = g * (t - 1) / t;
       const double pair = std::max(exchange, inside + form.sm_share * exchange) + g / t;
       add_compute(name, g, flops, bytes, deps);
       pending_.tensor_seconds += pair - g;
       continue;
     }
+    if (coarse()) deps.push_back(flush());
     std::vector<std::uint32_t> after = deps;
     for (int call = 0; call < c.calls; ++call)
-      after = {add_collective(c.op, tensor_bytes(c), rank_groups_[rank_].tensor, what, std::move(after), Stream::tensor,
-                              Axis::tensor)};
+      after = {add_collective(c.op, c.bytes, group, what, std::move(after), Stream::tensor, axis)};
     add_compute(name, g * (t - 1) / t, flops * (t - 1) / t, bytes * (t - 1) / t, deps);
-    deps = {*last_compute_, after.front()};
+    deps = {flush(), after.front()};
     add_compute(name, g / t, flops / t, bytes / t, deps);
+    if (coarse()) flush();
   }
+}
+
+// Context parallelism around the attention core (the ops around it compute their own tokens). Ring attention (p2p)
+// passes each rank's K and V around the group, context - 1 steps under the attention blocks: an all-gather of the
+// sequence's K and V in forward, and in backward the K and V again with their gradients going back (a reduce-scatter).
+// DeepSpeed-Ulysses (a2a) all-to-alls Q, K and V from a sequence split to a head split before the core and its output
+// back after it (the gradients the other way in backward), blocking, as DeepSpeed runs them.
+void ModelParallelPlanner::context_attention(std::size_t i, bool forward, const std::string& name,
+                                             std::vector<std::uint32_t>& deps) {
+  const auto& full = s_.model.workload.layers[i];
+  const double e = calibration::exchanged_activation_bytes(s_.model.precision);
+  const double b = s_.model.batch_per_gpu, t = spec_.tensor, cp = spec_.context;
+  const auto& op = pass_cost(i, forward);
+  if (spec_.context_comm == scenario::ContextComm::p2p) {
+    // K and V of the whole sequence, this rank's heads: the core reads Q, K, V and writes what Q reads.
+    const double kv = static_cast<double>(full.input_elements - full.output_elements) / t * b * e;
+    std::vector<Exchange> parts{{Operation::all_gather, kv}};
+    if (!forward) parts.push_back({Operation::reduce_scatter, kv});
+    overlapped_layer(op, parts, true, name, deps);
+    return;
+  }
+  const double in = static_cast<double>(full.input_elements) / t / cp * b * e;
+  const double out = static_cast<double>(full.output_elements) / t / cp * b * e;
+  const auto all_to_all = [&](double bytes, const char* what) {
+    flush();
+    add_collective(Operation::all_to_all, bytes, rank_groups_[rank_].context, label("{} cp all-to-all {}", name, what),
+                   std::exchange(deps, {}), Stream::compute, Axis::context);
+  };
+  all_to_all(forward ? in : out, forward ? "q k v" : "output gradient");
+  run_priced(op, name, deps);
+  all_to_all(forward ? out : in, forward ? "output" : "q k v gradients");
 }
 
 // After the last backward: the gradient buckets not reduced under it, then what Megatron-LM's finalize_model_grads

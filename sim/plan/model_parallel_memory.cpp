@@ -34,7 +34,7 @@ std::vector<MemoryEstimate> ModelParallelPlanner::stage_memory() const {
   const auto batch = static_cast<std::int64_t>(s_.model.batch_per_gpu);
   auto states = model_state_bytes(t.optimizer, s_.model.precision);
   states.gradients = reduced_gradient_bytes(); // Megatron-LM's fp32 gradient buffer under bf16
-  const double data = layout_.data(), expert_data = static_cast<double>(layout_.data()) / layout_.expert();
+  const double data = layout_.gradient_replicas(), expert_data = static_cast<double>(layout_.data()) / layout_.expert();
   const bool full = t.recompute == scenario::Recompute::full;
   std::vector<MemoryEstimate> stages;
   for (int stage = 0; stage < p; ++stage) {

@@ -13,6 +13,7 @@ Dim dim_of(const std::string& name) {
   if (name == "tp") return Dim::tp;
   if (name == "ep") return Dim::ep;
   if (name == "dp") return Dim::dp;
+  if (name == "cp") return Dim::cp;
   return Dim::pp; // the scenario checked the names
 }
 } // namespace
@@ -25,6 +26,8 @@ int& GridCoord::operator[](Dim d) {
     return ep;
   case Dim::dp:
     return dp;
+  case Dim::cp:
+    return cp;
   default:
     return pp;
   }
@@ -34,9 +37,13 @@ int GridCoord::operator[](Dim d) const {
 }
 
 ParallelLayout::ParallelLayout(const scenario::ParallelismSpec& spec) {
-  sizes_ = {spec.tensor, spec.expert, spec.data / spec.expert, spec.pipeline};
+  sizes_ = {spec.tensor, spec.expert, spec.data / spec.expert, spec.pipeline, spec.context};
+  // An order without "cp" places it next to "tp", as Megatron-LM's default "tp-cp-ep-dp-pp".
+  auto order = spec.order;
+  if (std::find(order.begin(), order.end(), "cp") == order.end())
+    order.insert(std::find(order.begin(), order.end(), "tp") + 1, "cp");
   int stride = 1;
-  for (const auto& name : spec.order) {
+  for (const auto& name : order) {
     const auto d = static_cast<int>(dim_of(name));
     strides_[d] = stride;
     stride *= sizes_[d];
@@ -45,14 +52,14 @@ ParallelLayout::ParallelLayout(const scenario::ParallelismSpec& spec) {
 
 GridCoord ParallelLayout::coord(int rank) const {
   GridCoord c;
-  for (auto d : {Dim::tp, Dim::ep, Dim::dp, Dim::pp})
+  for (auto d : {Dim::tp, Dim::ep, Dim::dp, Dim::pp, Dim::cp})
     c[d] = rank / strides_[static_cast<int>(d)] % sizes_[static_cast<int>(d)];
   return c;
 }
 
 int ParallelLayout::rank(const GridCoord& c) const {
   int r = 0;
-  for (auto d : {Dim::tp, Dim::ep, Dim::dp, Dim::pp})
+  for (auto d : {Dim::tp, Dim::ep, Dim::dp, Dim::pp, Dim::cp})
     r += c[d] * strides_[static_cast<int>(d)];
   return r;
 }
@@ -140,6 +147,7 @@ std::vector<GroupSummary> describe_groups(const scenario::Scenario& s, const top
     out.push_back(std::move(summary));
   };
   add("tensor", layout.tensor_groups());
+  add("context", layout.context_groups());
   add("pipeline", layout.pipeline_groups());
   add("data", layout.data_groups());
   if (layout.expert() > 1) { // (without it the expert-data groups are the data groups)
@@ -166,6 +174,8 @@ std::string_view to_string(Dim d) {
     return "ep";
   case Dim::dp:
     return "dp";
+  case Dim::cp:
+    return "cp";
   default:
     return "pp";
   }

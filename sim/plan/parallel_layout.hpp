@@ -18,10 +18,11 @@ struct NetworkModel;
 
 namespace dtsim::plan {
 
-enum class Dim : std::uint8_t { tp, ep, dp, pp }; // dp: the replicas of one expert shard (data / expert)
+// dp: the replicas of one expert shard (data / expert); cp: the ranks one sequence is split over (context parallelism)
+enum class Dim : std::uint8_t { tp, ep, dp, pp, cp };
 
 struct GridCoord {
-  int tp = 0, ep = 0, dp = 0, pp = 0;
+  int tp = 0, ep = 0, dp = 0, pp = 0, cp = 0;
   int& operator[](Dim d);
   int operator[](Dim d) const;
 };
@@ -34,7 +35,11 @@ public:
   int expert() const { return sizes_[1]; }
   int data() const { return sizes_[1] * sizes_[2]; } // dense data-parallel replicas
   int pipeline() const { return sizes_[3]; }
-  int world() const { return tensor() * data() * pipeline(); }
+  int context() const { return sizes_[4]; }
+  int world() const { return tensor() * context() * data() * pipeline(); }
+  // The ranks that hold the same weights: data-parallel replicas times the context-parallel ranks of each, over
+  // which Megatron-Core reduces the gradients and shards the distributed optimizer.
+  int gradient_replicas() const { return data() * context(); }
   int size(Dim d) const { return sizes_[static_cast<int>(d)]; }
 
   GridCoord coord(int rank) const;
@@ -45,13 +50,14 @@ public:
   std::vector<std::vector<int>> groups(std::vector<Dim> varying) const;
   std::vector<std::vector<int>> tensor_groups() const { return groups({Dim::tp}); }
   std::vector<std::vector<int>> pipeline_groups() const { return groups({Dim::pp}); }
-  std::vector<std::vector<int>> data_groups() const { return groups({Dim::ep, Dim::dp}); }
+  std::vector<std::vector<int>> data_groups() const { return groups({Dim::cp, Dim::ep, Dim::dp}); }
+  std::vector<std::vector<int>> context_groups() const { return groups({Dim::cp}); }
   std::vector<std::vector<int>> expert_groups() const { return groups({Dim::ep}); }
   std::vector<std::vector<int>> expert_data_groups() const { return groups({Dim::dp}); }
 
 private:
-  std::array<int, 4> sizes_{1, 1, 1, 1};   // by Dim
-  std::array<int, 4> strides_{1, 1, 1, 1}; // by Dim
+  std::array<int, 5> sizes_{1, 1, 1, 1, 1};   // by Dim
+  std::array<int, 5> strides_{1, 1, 1, 1, 1}; // by Dim
 };
 
 std::string_view to_string(Dim d);

@@ -27,6 +27,7 @@ struct MemoryEstimate {
 // Large-model parallelism (model_parallel.hpp); tensor = 0 for data parallelism.
 struct ParallelInfo {
   int tensor = 0, pipeline = 1, data = 1, expert = 1, micro_batches = 1, virtual_stages = 1;
+  int context = 1;
   std::string schedule;
   bool sequence_parallel = false;
   std::vector<int> chunk_units;             // pipeline units (transformer blocks) per model chunk, in model order

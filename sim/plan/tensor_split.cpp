@@ -32,10 +32,21 @@ double token_elements(const models::Layer& l, bool input) {
   return l.moe.top_k > 0 ? elements / l.moe.top_k : elements;
 }
 
+void split_sequence(models::Layer& l, int cp) {
+  split_work(l, cp);
+  split_activations(l, cp, true, true);
+  if (l.gemm.m > 0) l.gemm.m = split(l.gemm.m, cp);
+  if (l.attention.sequence > 0) {
+    l.attention.sequence = split(l.attention.sequence, cp);
+    l.attention.heads *= cp;
+  }
+}
+
 } // namespace
 
-models::Layer shard_layer(const models::Layer& layer, int t, bool sp, int expert) {
+models::Layer shard_layer(const models::Layer& layer, int t, bool sp, int expert, int context) {
   models::Layer l = layer;
+  if (context > 1) split_sequence(l, context);
   if (l.moe.experts > 0 && expert > 1) l.parameters /= expert;
   if (t <= 1) return l;
   switch (l.tensor_split) {

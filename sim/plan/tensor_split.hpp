@@ -17,7 +17,10 @@ namespace dtsim::plan {
 // The layer as one rank runs it: FLOPs, parameters, activations and GEMM shape divided by `tensor` where Megatron
 // splits it; expert layers also hold only 1/`expert` of the experts (their FLOPs depend on routing: the planner sets
 // them).
-models::Layer shard_layer(const models::Layer& layer, int tensor, bool sequence_parallel, int expert);
+// Context parallelism over `context` ranks gives each rank 1/context of every sequence's tokens (Megatron-Core's
+// load-balanced chunks): its share of every op, and of attention the ring's `context` blocks of (s / context)^2 scores
+// per head, written as an attention of s / context tokens over context times the heads.
+models::Layer shard_layer(const models::Layer& layer, int tensor, bool sequence_parallel, int expert, int context = 1);
 
 struct TensorCollective {
   collectives::Operation op = collectives::Operation::all_reduce;

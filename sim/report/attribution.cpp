@@ -14,6 +14,7 @@ Category category_of(const graph::Op& op) {
   if (kernel && op.stream == graph::Stream::compute && op.axis == graph::Axis::data) return kCompute;
   switch (op.axis) {
   case graph::Axis::tensor:
+  case graph::Axis::context: // reported with tensor parallelism: both split each layer's work inside the model copy
     return kTensor;
   case graph::Axis::expert:
     return kExpert;

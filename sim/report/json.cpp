@@ -66,6 +66,7 @@ StrategyMetrics strategy_from_json(const json& j) {
 
 json to_json(const ParallelMetrics& p) {
   return {{"tensor", p.tensor},
+          {"context", p.context},
           {"pipeline", p.pipeline},
           {"data", p.data},
           {"expert", p.expert},
@@ -85,6 +86,7 @@ ParallelMetrics parallel_from_json(const json& j) {
   ParallelMetrics p;
   p.enabled = true;
   p.tensor = j.at("tensor");
+  p.context = j.value("context", 1);
   p.pipeline = j.at("pipeline");
   p.data = j.at("data");
   p.expert = j.at("expert");

@@ -87,6 +87,7 @@ struct Utilization {
 struct ParallelMetrics {
   bool enabled = false;
   int tensor = 1, pipeline = 1, data = 1, expert = 1, micro_batches = 1, virtual_stages = 1;
+  int context = 1; // ranks each sequence is split over
   std::string schedule;
   bool sequence_parallel = false;
   std::vector<int> chunk_units;     // transformer blocks per model chunk

@@ -132,6 +132,7 @@ ParallelMetrics parallel_metrics(const plan::Plan& plan, const RunResult& r) {
   if (!p.enabled()) return m;
   m.enabled = true;
   m.tensor = p.tensor;
+  m.context = p.context;
   m.pipeline = p.pipeline;
   m.data = p.data;
   m.expert = p.expert;

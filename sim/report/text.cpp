@@ -15,7 +15,8 @@ std::string format_parallel(const RunResult& r) {
   auto line = [&](std::string_view label, const std::string& value) {
     out += fmt::format("  {:<28} {}\n", label, value);
   };
-  line("grid", fmt::format("tensor {} x pipeline {} x data {}{}{}", p.tensor, p.pipeline, p.data,
+  line("grid", fmt::format("tensor {}{} x pipeline {} x data {}{}{}", p.tensor,
+                           p.context > 1 ? fmt::format(" x context {}", p.context) : std::string(), p.pipeline, p.data,
                            p.expert > 1 ? fmt::format(" (experts over {})", p.expert) : std::string(),
                            p.sequence_parallel ? ", sequence parallel" : ""));
   if (p.pipeline > 1)
@@ -69,7 +70,7 @@ std::string format_summary(const RunResult& r) {
   const auto& b = r.breakdown;
   if (r.parallel.enabled)
     for (const auto& [label, seconds] :
-         {std::pair{"  tensor parallel", b.exposed_tensor},
+         {std::pair{r.parallel.context > 1 ? "  tensor + context parallel" : "  tensor parallel", b.exposed_tensor},
           {"  pipeline transfers", b.exposed_pipeline},
           {"  expert all-to-all", b.exposed_expert}, // waiting for the busiest expert included
           {"  data parallel", b.exposed_data}})

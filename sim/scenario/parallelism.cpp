@@ -36,12 +36,11 @@ std::vector<std::string> read_order(const Object& section) {
     start = dash + 1;
   }
   const std::set<std::string> names(order.begin(), order.end());
-  const std::set<std::string> expected{"tp", "ep", "dp", "pp"};
-  if (names.count("cp"))
-    section.fail("order", "context parallelism (\"cp\") is not modeled; expected the four names tp, ep, dp and pp");
-  if (order.size() != 4 || names != expected)
-    section.fail("order", fmt::format("expected tp, ep, dp and pp, each once, joined by '-' innermost first (as "
-                                      "Megatron-LM's \"tp-ep-dp-pp\"), got \"{}\"",
+  std::set<std::string> expected{"tp", "ep", "dp", "pp"};
+  if (names.count("cp")) expected.insert("cp");
+  if (order.size() != expected.size() || names != expected)
+    section.fail("order", fmt::format("expected tp, ep, dp and pp (and cp, else placed after tp), each once, joined "
+                                      "by '-' innermost first (as Megatron-LM's \"tp-cp-ep-dp-pp\"), got \"{}\"",
                                       text));
   return order;
 }
@@ -82,24 +81,56 @@ OverlapSpec read_overlap(const Object& top, const Object& section, const Scenari
   return spec;
 }
 
+// Context parallelism splits each sequence into 2 x context chunks, two per rank (the first and the last of the
+// causal mask's load, as Megatron-Core balances them); Ulysses' all-to-alls hand each rank whole heads.
+void check_context(const Object& p, const Scenario& s) {
+  const auto& spec = s.parallelism;
+  if (spec.context == 1) {
+    if (p.has("context_comm")) p.fail("context_comm", "needs context > 1");
+    return;
+  }
+  const auto transformer = transformer_of(s.model);
+  if (!transformer)
+    p.fail("context", fmt::format("model \"{}\" is not a transformer: context parallelism splits attention's sequence",
+                                  s.model.workload.name));
+  if (transformer->sequence % (2 * spec.context) != 0)
+    p.fail("context", fmt::format("2 x context = {} must divide the sequence of {} tokens (each rank takes two chunks)",
+                                  2 * spec.context, transformer->sequence));
+  if (spec.context_comm == ContextComm::a2a && transformer->heads % (spec.tensor * spec.context) != 0)
+    p.fail("context_comm", fmt::format("a2a (DeepSpeed-Ulysses) gives each rank whole heads: tensor x context = {} "
+                                       "must divide the {} attention heads",
+                                       spec.tensor * spec.context, transformer->heads));
+  if (spec.expert > 1) p.fail("context", "context parallelism with expert parallelism is not modeled");
+}
+
 } // namespace
 
 void read_parallelism(const Object& top, Scenario& s) {
-  const Object p = top.object("parallelism", {"tensor", "pipeline", "data", "expert", "sequence_parallel",
-                                              "micro_batches", "global_batch", "schedule", "virtual_stages", "stages",
-                                              "order", "routing", "overlap", "grad_reduce_in_bf16"});
+  const Object p =
+      top.object("parallelism", {"tensor", "pipeline", "data", "expert", "sequence_parallel", "micro_batches",
+                                 "global_batch", "schedule", "virtual_stages", "stages", "order", "routing", "overlap",
+                                 "grad_reduce_in_bf16", "context", "context_comm"});
   auto& spec = s.parallelism;
   const int gpus = s.world_size();
   spec.tensor = static_cast<int>(p.integer("tensor", 1, 1));
   spec.pipeline = static_cast<int>(p.integer("pipeline", 1, 1));
+  spec.context = static_cast<int>(p.integer("context", 1, 1));
+  spec.context_comm =
+      p.choice("context_comm", {"p2p", "a2a"}, "context-parallel communication", std::string("p2p")) == "a2a"
+          ? ContextComm::a2a
+          : ContextComm::p2p;
   spec.expert = static_cast<int>(p.integer("expert", 1, 1));
   if (gpus % (spec.tensor * spec.pipeline) != 0)
     p.fail("tensor", fmt::format("tensor x pipeline = {} x {} must divide the cluster's {} GPUs", spec.tensor,
                                  spec.pipeline, gpus));
-  spec.data = gpus / (spec.tensor * spec.pipeline);
+  if (gpus % (spec.tensor * spec.pipeline * spec.context) != 0)
+    p.fail("context", fmt::format("tensor x context x pipeline = {} x {} x {} must divide the cluster's {} GPUs",
+                                  spec.tensor, spec.context, spec.pipeline, gpus));
+  spec.data = gpus / (spec.tensor * spec.pipeline * spec.context);
   if (p.has("data") && p.integer("data", 1, std::nullopt) != spec.data)
-    p.fail("data", fmt::format("the cluster's {} GPUs over tensor {} x pipeline {} leave {} data-parallel replicas",
-                               gpus, spec.tensor, spec.pipeline, spec.data));
+    p.fail("data", fmt::format("the cluster's {} GPUs over tensor {} x pipeline {}{} leave {} data-parallel replicas",
+                               gpus, spec.tensor, spec.pipeline,
+                               spec.context > 1 ? fmt::format(" x context {}", spec.context) : "", spec.data));
   spec.sequence_parallel = p.boolean("sequence_parallel", false);
   spec.schedule = enum_of<PipelineSchedule>(
       schedule_names(), p.choice("schedule", schedule_names(), "pipeline schedule", std::string("1f1b")));
@@ -133,6 +164,7 @@ void read_parallelism(const Object& top, Scenario& s) {
   if (spec.tensor > 1 && transformer && transformer->heads % spec.tensor != 0)
     p.fail("tensor", fmt::format("must divide the model's {} attention heads", transformer->heads));
   if (spec.sequence_parallel && spec.tensor == 1) p.fail("sequence_parallel", "needs tensor > 1");
+  check_context(p, s);
   if (spec.overlap.tensor && !spec.sequence_parallel)
     p.fail("overlap", "tensor: Megatron-Core overlaps tensor-parallel communication with its GEMMs only under "
                       "sequence parallelism (\"sequence_parallel\": true)");
@@ -227,12 +259,14 @@ json parallelism_json(const ParallelismSpec& p) {
               {"schedule", pipeline_schedule_name(p.schedule)},
               {"virtual_stages", p.virtual_stages},
               {"order", order},
+              {"context", p.context},
               {"routing", routing},
               {"overlap",
                {{"tensor", p.overlap.tensor},
                 {"grad_reduce", p.overlap.grad_reduce},
                 {"param_gather", p.overlap.param_gather}}},
               {"grad_reduce_in_bf16", p.grad_reduce_in_bf16}};
+  if (p.context > 1) out["context_comm"] = p.context_comm == ContextComm::a2a ? "a2a" : "p2p";
   if (p.stage_blocks.empty())
     out["stages"] = "balanced";
   else

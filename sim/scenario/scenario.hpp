@@ -116,23 +116,31 @@ struct OverlapSpec {
   bool param_gather = false; // the distributed optimizer's parameter all-gather under the next forward
 };
 
+// How context parallelism moves attention's keys and values (Megatron-Core's --cp-comm-type): p2p, ring attention
+// (Liu et al. 2023; Megatron-Core/Transformer Engine's load-balanced ring), K and V passed around the group under the
+// attention blocks; a2a, DeepSpeed-Ulysses (Jacobs et al. 2023), all-to-alls that trade the sequence split for a head
+// split around the attention core.
+enum class ContextComm : std::uint8_t { p2p, a2a };
+
 struct ParallelismSpec {
   int tensor = 1;
   int pipeline = 1;
-  int data = 1; // resolved: GPUs / (tensor x pipeline)
+  int context = 1; // ranks a sequence is split over (context parallelism)
+  ContextComm context_comm = ContextComm::p2p;
+  int data = 1; // resolved: GPUs / (tensor x context x pipeline)
   int expert = 1;
   bool sequence_parallel = false; // Korthikanti et al. 2022: norms and dropout split along the sequence
   int micro_batches = 1;          // per pipeline per iteration (from global_batch when given)
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
   int virtual_stages = 1;        // model chunks per device (interleaved)
   std::vector<int> stage_blocks; // transformer blocks (or layers) per model chunk, in order; empty: balanced by time
-  std::vector<std::string> order{"tp", "ep", "dp", "pp"}; // rank placement, innermost first
+  std::vector<std::string> order{"tp", "ep", "dp", "pp"}; // rank placement, innermost first; "cp" after "tp" if absent
   RoutingSpec routing;
   OverlapSpec overlap;
   // Megatron-LM reduces bf16 training's gradients in fp32 (its --bf16 sets accumulate_allreduce_grads_in_fp32)
   // unless --grad-reduce-in-bf16.
   bool grad_reduce_in_bf16 = false;
-  bool model_parallel() const { return tensor > 1 || pipeline > 1 || expert > 1; }
+  bool model_parallel() const { return tensor > 1 || pipeline > 1 || expert > 1 || context > 1; }
 };
 
 struct RunSpec {

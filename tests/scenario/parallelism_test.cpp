@@ -41,8 +41,7 @@ TEST(Parallelism, RefusesWhatCannotBeBuilt) {
   EXPECT_SCENARIO_ERROR(error_of(gpt({{"pipeline", 2}, {"data", 3}})), "/parallelism/data",
                         "leave 4 data-parallel replicas");
   EXPECT_SCENARIO_ERROR(error_of(gpt({{"expert", 2}})), "/parallelism/expert", "has no expert layers");
-  EXPECT_SCENARIO_ERROR(error_of(gpt({{"pipeline", 2}, {"order", "tp-cp-dp-pp"}})), "/parallelism/order",
-                        "context parallelism");
+  EXPECT_SCENARIO_ERROR(error_of(gpt({{"pipeline", 2}, {"order", "tp-cp-dp-pp"}})), "/parallelism/order", "each once");
   EXPECT_SCENARIO_ERROR(error_of(gpt({{"pipeline", 2}, {"order", "tp-dp-pp"}})), "/parallelism/order", "each once");
   EXPECT_SCENARIO_ERROR(error_of(gpt({{"pipeline", 4}, {"schedule", "interleaved"}, {"micro_batches", 6}})),
                         "/parallelism/schedule", "multiple of the pipeline stages");
@@ -117,6 +116,43 @@ TEST(ParallelismOverlap, RefusesWhatMegatronCannotOverlap) {
   EXPECT_SCENARIO_ERROR(error_of(gpt_overlap({{"grad_reduce", false}}, {{"zero_stage", 3}})),
                         "/parallelism/overlap/grad_reduce", "ZeRO-3");
   EXPECT_SCENARIO_ERROR(error_of(gpt_overlap({{"gradients", true}})), "/parallelism/overlap/gradients", "unknown key");
+}
+
+} // namespace
+} // namespace dtsim::scenario
+
+namespace dtsim::scenario {
+namespace {
+
+using test::error_of;
+using test::json;
+using test::parse;
+
+// 8 GPUs over tensor 2 x context 2 leave 2 data-parallel replicas; the canonical form keeps the context fields.
+TEST(ContextParallelism, ResolvesTheGridAndReadsBack) {
+  const auto s = parse(gpt({{"tensor", 2}, {"context", 2}, {"context_comm", "a2a"}}));
+  EXPECT_EQ(s.parallelism.data, 2);
+  EXPECT_EQ(s.parallelism.context, 2);
+  EXPECT_EQ(s.parallelism.context_comm, ContextComm::a2a);
+  EXPECT_TRUE(s.parallelism.model_parallel());
+  const auto again = parse_scenario(to_json(s).dump(), "again.json");
+  EXPECT_EQ(again.parallelism.context, 2);
+  EXPECT_EQ(again.parallelism.context_comm, ContextComm::a2a);
+  EXPECT_EQ(parse(gpt({{"context", 2}, {"order", "tp-cp-ep-dp-pp"}})).parallelism.order.size(), 5u);
+}
+
+TEST(ContextParallelism, RefusesWhatCannotBeSplit) {
+  EXPECT_SCENARIO_ERROR(error_of(gpt({{"context", 3}})), "/parallelism/context", "must divide the cluster");
+  // GPT-3 125M's 2048-token sequence in 2 x 8 chunks divides; its 12 heads over tensor 2 x context 4 do not.
+  EXPECT_SCENARIO_ERROR(error_of(gpt({{"tensor", 2}, {"context", 4}, {"context_comm", "a2a"}})),
+                        "/parallelism/context_comm", "must divide the 12 attention heads");
+  EXPECT_SCENARIO_ERROR(error_of(gpt({{"context_comm", "a2a"}})), "/parallelism/context_comm",
+                        "needs context > 1");
+  EXPECT_SCENARIO_ERROR(error_of(gpt({{"context", 2}, {"context_comm", "ring"}})), "/parallelism/context_comm",
+                        "p2p");
+  auto odd = gpt({{"context", 8}});
+  odd["model"] = {{"transformer", {{"base", "gpt3-125m"}, {"sequence", 1000}}}, {"batch_per_gpu", 2}};
+  EXPECT_SCENARIO_ERROR(error_of(odd), "/parallelism/context", "must divide the sequence of 1000 tokens");
 }
 
 } // namespace

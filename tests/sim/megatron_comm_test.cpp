@@ -150,5 +150,80 @@ TEST(MegatronCollectives, Fp8ExchangesBf16Activations) {
   EXPECT_EQ(bf16, 4 * 128 * 768 * 2.0);
 }
 
+// GPT-3 125M at `sequence` tokens over `context` ranks of context parallelism (no tensor parallelism).
+scenario::Scenario long_gpt(int context, std::int64_t sequence, scenario::ContextComm comm) {
+  auto s = gpt(1);
+  s.cluster.gpus_per_node = context;
+  s.model.transformer->sequence = sequence;
+  s.model.workload = models::transformer(*s.model.transformer);
+  s.parallelism.sequence_parallel = false;
+  s.parallelism.context = context;
+  s.parallelism.context_comm = comm;
+  return s;
+}
+
+// Ring attention: each layer's forward all-gathers the sequence's K and V over the context group, 2 x s x h values
+// per sample (GPT's K and V heads are its 12 x 64 = 768 query features), in bf16: 2 x 128 x 768 x 4 samples x 2 B;
+// each rank sends (cp - 1)/cp of it. Backward moves K and V again and their gradients back. Every op of a rank
+// computes its s / cp tokens: the QKV projection's GEMM has m = 64 rows a sample.
+TEST(ContextParallel, RingPassesKeysAndValuesAroundTheGroup) {
+  const auto plan = plan::make_plan(long_gpt(2, 128, scenario::ContextComm::p2p));
+  const auto& program = plan.graph.program_of(0);
+  const auto* forward = find(program, "layers.0.attn.core fwd cp all-gather (overlapped)");
+  ASSERT_NE(forward, nullptr);
+  const double kv = 2.0 * 128 * 768 * 4 * 2;
+  EXPECT_EQ(std::get<graph::Collective>(forward->body).bytes, kv);
+  EXPECT_EQ(plan.graph.groups[std::get<graph::Collective>(forward->body).group], (std::vector<int>{0, 1}));
+  ASSERT_NE(find(program, "layers.0.attn.core bwd cp all-gather (overlapped)"), nullptr);
+  const auto* back = find(program, "layers.0.attn.core bwd cp reduce-scatter (overlapped)");
+  ASSERT_NE(back, nullptr);
+  EXPECT_EQ(std::get<graph::Collective>(back->body).bytes, kv);
+  // The tensor-parallel-free ops see half the tokens: the loss's and the embedding's activations are halved.
+  EXPECT_EQ(plan.parallel.context, 2);
+}
+
+// With 2048-token sequences the attention blocks (4 s^2 h FLOPs a sample, halved per rank) outlast the K/V exchange
+// (25 MB at 100 GB/s): ring attention's communication is hidden, none of it exposed.
+TEST(ContextParallel, RingAttentionHidesItsExchangeBehindTheBlocks) {
+  const auto r = simulate(long_gpt(2, 2048, scenario::ContextComm::p2p)).result;
+  EXPECT_GT(r.communication_seconds, 0);
+  EXPECT_NEAR(r.breakdown.exposed_tensor, 0, 1e-9);
+}
+
+// DeepSpeed-Ulysses: before the core an all-to-all of this rank's Q, K and V (3 x 768 features x 64 tokens x 4
+// samples x 2 B), after it one of the output (768 x 64 x 4 x 2 B); the reverse in backward.
+TEST(ContextParallel, UlyssesAllToAllsAroundTheCore) {
+  const auto plan = plan::make_plan(long_gpt(2, 128, scenario::ContextComm::a2a));
+  const auto& program = plan.graph.program_of(0);
+  const auto* qkv = find(program, "layers.0.attn.core fwd cp all-to-all q k v");
+  const auto* out = find(program, "layers.0.attn.core fwd cp all-to-all output");
+  ASSERT_NE(qkv, nullptr);
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(std::get<graph::Collective>(qkv->body).bytes, 3.0 * 768 * 64 * 4 * 2);
+  EXPECT_EQ(std::get<graph::Collective>(out->body).bytes, 768.0 * 64 * 4 * 2);
+  ASSERT_NE(find(program, "layers.0.attn.core bwd cp all-to-all output gradient"), nullptr);
+}
+
+// Context parallelism divides each rank's work by the context size: the QKV projection's and the attention core's
+// forward FLOPs (the kernels', softmax included) on a rank are half those of plain data parallelism at the same
+// micro-batch (the core in the two pieces its exchange overlaps).
+TEST(ContextParallel, HalvesEachRanksWork) {
+  auto s = long_gpt(2, 128, scenario::ContextComm::p2p);
+  const auto split = plan::make_plan(s);
+  s.parallelism.context = 1;
+  s.parallelism.data = 2;
+  const auto whole = plan::make_plan(s);
+  const auto flops = [](const plan::Plan& p, const std::string& name) {
+    double sum = 0;
+    for (const auto& op : p.graph.program_of(0).ops)
+      if (const auto* c = std::get_if<graph::Compute>(&op.body); c && op.name == name) sum += c->flops;
+    return sum;
+  };
+  for (const std::string name : {"layers.0.attn.qkv fwd", "layers.0.attn.core fwd"}) {
+    EXPECT_GT(flops(whole, name), 0) << name;
+    EXPECT_NEAR(flops(split, name), flops(whole, name) / 2, 1e-9 * flops(whole, name)) << name;
+  }
+}
+
 } // namespace
 } // namespace dtsim
