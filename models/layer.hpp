@@ -58,7 +58,8 @@ struct ExpertShape {
 };
 
 // How Megatron-LM's tensor parallelism (Shoeybi et al. 2019, section 3) splits an op over t GPUs, and where its
-// communication goes. Only transformer builders set it; everything else stays replicated (no tensor parallelism).
+// communication goes. Only the transformer and MLP builders set it; everything else stays replicated (no tensor
+// parallelism).
 enum class TensorSplit : std::uint8_t {
   replicated,    // every rank runs it whole (norms, residual adds; split along the sequence by sequence parallelism)
   column,        // output features split (QKV, FFN up, LM head): its input's gradient is all-reduced in backward
@@ -123,7 +124,7 @@ struct Workload {
   double forward_flops_per_sample() const;
   int block_count() const;    // distinct repeated blocks (transformer layers); 0: none
   int expert_count() const;   // experts of the largest MoE layer; 0: no expert layers
-  bool tensor_splits() const; // some op says how tensor parallelism splits it (transformers)
+  bool tensor_splits() const; // some op says how tensor parallelism splits it (transformers, MLPs)
   double backward_flops_per_sample() const;
 };
 

@@ -24,6 +24,21 @@ Workload mlp(const std::vector<int>& widths, std::string name) {
   w.name = std::move(name);
   w.layers = net.take();
   w.sample_unit = "samples";
+  // Tensor parallelism as Megatron-LM splits a transformer's MLP (Shoeybi et al. 2019, section 3): the linear layers
+  // in pairs, the first column-parallel (its output features split), the second row-parallel (its input features
+  // split, its output all-reduced in forward), the ReLU between them on the split features. The ReLU after a pair
+  // runs whole on every rank. An odd last layer is column-parallel, as Megatron's output layer is (its logits stay
+  // split for a parallel loss).
+  bool column = true;
+  for (std::size_t i = 0; i < w.layers.size(); ++i) {
+    auto& l = w.layers[i];
+    if (l.kind == LayerKind::matmul) {
+      l.tensor_split = column ? TensorSplit::column : TensorSplit::row;
+      column = !column;
+    } else if (!column) { // after a column layer, before its row partner
+      l.tensor_split = TensorSplit::inner;
+    }
+  }
   return w;
 }
 

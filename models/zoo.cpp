@@ -13,6 +13,15 @@ const std::map<std::string, std::function<Workload()>>& presets() {
        [] {
          return mlp({784, 1024, 1024, 10}, "mlp-small");
        }}, // MNIST-sized input, 10 classes
+      // A dense stand-in for the largest network of Coates et al. 2013 ("Deep learning with COTS HPC systems"):
+      // 11.2 billion parameters on 200x200-pixel images. Their layers are locally connected, and a locally connected
+      // layer, like a dense one, uses each weight once per image (2 FLOPs per parameter forward), so the same
+      // parameters give the same FLOPs. One encoder (the 40,000 pixels to 140,000 features) and its decoder (back
+      // to the pixels): 2 x 40,000 x 140,000 weights and 180,000 biases, split column then row.
+      {"cots-hpc-11b",
+       [] {
+         return mlp({40'000, 140'000, 40'000}, "cots-hpc-11b");
+       }},
       {"resnet50", [] { return resnet50(); }},
       {"resnet101", [] { return resnet(101); }},
       {"resnet152", [] { return resnet(152); }},

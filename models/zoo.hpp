@@ -45,7 +45,8 @@ Workload dlrm(const DlrmConfig& config, std::string name = "dlrm");
 Workload matrix_factorization(std::int64_t users, std::int64_t items, std::int64_t dim, std::string name = "mf");
 // Matrix factorization on MovieLens-25M: 162,541 users, 59,047 rated movies, 64 factors.
 Workload mf_movielens25m();
-// A plain multi-layer perceptron: Linear(widths[i] -> widths[i+1]) + ReLU between layers. For fast tests.
+// A plain multi-layer perceptron: Linear(widths[i] -> widths[i+1]) + ReLU between layers. For fast tests, and for
+// tensor parallelism: its linear layers split in column-then-row pairs as Megatron-LM splits a transformer's MLP.
 Workload mlp(const std::vector<int>& widths, std::string name = "mlp");
 
 } // namespace dtsim::models

@@ -112,14 +112,31 @@ void read_parallelism(const Object& top, Scenario& s) {
                                  "grad_reduce_in_bf16", "context", "context_comm"});
   auto& spec = s.parallelism;
   const int gpus = s.world_size();
-  spec.tensor = static_cast<int>(p.integer("tensor", 1, 1));
   spec.pipeline = static_cast<int>(p.integer("pipeline", 1, 1));
   spec.context = static_cast<int>(p.integer("context", 1, 1));
   spec.context_comm =
       p.choice("context_comm", {"p2p", "a2a"}, "context-parallel communication", std::string("p2p")) == "a2a"
           ? ContextComm::a2a
           : ContextComm::p2p;
+  // A preset that splits one model copy over the cluster (COTS HPC) makes the GPUs left by the pipeline stages and
+  // the context ranks one tensor-parallel group (the whole cluster without them), unless the scenario gives the degree.
+  const auto* preset = strategies::find_preset(s.training.strategy.preset);
+  const bool from_preset = preset != nullptr && preset->splits_model && !p.has("tensor");
+  if (from_preset && gpus % (spec.pipeline * spec.context) != 0)
+    p.fail(p.has("context") ? "context" : "pipeline",
+           fmt::format("pipeline x context = {} x {} must divide the cluster's {} GPUs: preset \"{}\" splits the "
+                       "model over the GPUs / (pipeline x context) left",
+                       spec.pipeline, spec.context, gpus, preset->name));
+  spec.tensor = from_preset ? gpus / (spec.pipeline * spec.context) : static_cast<int>(p.integer("tensor", 1, 1));
   spec.expert = static_cast<int>(p.integer("expert", 1, 1));
+  // A tensor degree the preset set is reported where the document names the preset.
+  const auto fail_tensor = [&](const std::string& message, std::string_view remedy) {
+    if (!from_preset) p.fail("tensor", message);
+    const std::string named = strategy_pointer(top, {"preset"});
+    throw ScenarioError(top.file(), named.ends_with("/preset") ? named : strategy_pointer(top, {"name"}),
+                        fmt::format("preset \"{}\" splits the model over {} GPUs (tensor parallelism {}), but {}; {}",
+                                    preset->name, spec.tensor, spec.tensor, message, remedy));
+  };
   if (gpus % (spec.tensor * spec.pipeline) != 0)
     p.fail("tensor", fmt::format("tensor x pipeline = {} x {} must divide the cluster's {} GPUs", spec.tensor,
                                  spec.pipeline, gpus));
@@ -139,7 +156,7 @@ void read_parallelism(const Object& top, Scenario& s) {
   spec.routing = read_routing(p);
   spec.overlap = read_overlap(top, p, s);
   spec.grad_reduce_in_bf16 = p.boolean("grad_reduce_in_bf16", false);
-  if (!p.present()) return;
+  if (!p.present() && !from_preset) return;
 
   const auto& w = s.model.workload;
   const int batch = s.model.batch_per_gpu;
@@ -157,12 +174,15 @@ void read_parallelism(const Object& top, Scenario& s) {
   }
 
   if (spec.tensor > 1 && !w.tensor_splits())
-    p.fail("tensor", fmt::format("model \"{}\" has no op tensor parallelism splits (only transformer models say how "
-                                 "Megatron-LM splits each op)",
-                                 w.name));
+    fail_tensor(fmt::format("model \"{}\" has no op tensor parallelism splits (transformer and MLP models say how "
+                            "Megatron-LM splits each op)",
+                            w.name),
+                "use such a model, or another strategy");
   const auto transformer = transformer_of(s.model);
   if (spec.tensor > 1 && transformer && transformer->heads % spec.tensor != 0)
-    p.fail("tensor", fmt::format("must divide the model's {} attention heads", transformer->heads));
+    fail_tensor(
+        fmt::format("{} must divide the model's {} attention heads", from_preset ? "it" : "tensor", transformer->heads),
+        "give parallelism.tensor, or another strategy");
   if (spec.sequence_parallel && spec.tensor == 1) p.fail("sequence_parallel", "needs tensor > 1");
   check_context(p, s);
   if (spec.overlap.tensor && !spec.sequence_parallel)
@@ -230,10 +250,19 @@ void read_parallelism(const Object& top, Scenario& s) {
 }
 
 void check_fidelity(const Object& top, const Scenario& s) {
-  if (s.run.fidelity != Fidelity::coarse || s.parallelism.model_parallel()) return;
-  throw ScenarioError(top.file(), top.pointer("run") + "/fidelity",
-                      "\"coarse\" collapses tensor-parallel groups and pipeline stages; this scenario has neither "
-                      "(use \"aggregate\")");
+  if (s.run.fidelity != Fidelity::coarse) return;
+  const std::string pointer = top.pointer("run") + "/fidelity";
+  if (!s.parallelism.model_parallel())
+    throw ScenarioError(top.file(), pointer,
+                        "\"coarse\" collapses tensor-parallel groups and pipeline stages; this scenario has neither "
+                        "(use \"aggregate\")");
+  // Coarse prices a tensor-parallel collective in closed form on the fabric inside a node.
+  const int tensor = s.parallelism.tensor, per_node = s.cluster.gpus_per_node;
+  if (tensor > per_node)
+    throw ScenarioError(top.file(), pointer,
+                        fmt::format("\"coarse\" prices tensor-parallel collectives on the fabric inside a node, and "
+                                    "the tensor-parallel groups of {} GPUs span nodes of {} (use \"aggregate\")",
+                                    tensor, per_node));
 }
 
 std::string_view pipeline_schedule_name(PipelineSchedule p) {

@@ -92,6 +92,9 @@ TrainingSpec read_training(const Object& top);
 // training.strategy and training.compression (strategy.cpp): each a name or an object.
 strategies::StrategySpec read_strategy(const Object& training);
 strategies::CompressionSpec read_compression(const Object& training);
+// The pointer of training.strategy's `path` as far as the document spells it out: a check that fails on a value
+// the name gave ("preset:Petuum" sets two servers) points at the name.
+std::string strategy_pointer(const Object& top, std::initializer_list<std::string_view> path);
 // What the strategy asks of the cluster (after read_cluster and read_training): dedicated server nodes leave a
 // node to train, backup workers are fewer than the workers.
 void check_strategy(const Object& top, const Scenario& scenario);

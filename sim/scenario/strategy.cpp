@@ -130,23 +130,9 @@ st::StrategySpec read_strategy_object(const Object& o) {
   // A preset changed by explicit fields is no longer that system: it keeps the preset's name only while it is it.
   if (!s.preset.empty()) {
     const st::Preset* p = st::find_preset(s.preset);
-    if (p == nullptr || !p->strategy || *p->strategy != s) s.preset.clear();
+    if (p == nullptr || p->strategy != s) s.preset.clear();
   }
   return s;
-}
-
-// The pointer of training.strategy's `path` as far as the document spells it out: a check that fails on a value
-// the name gave ("preset:Petuum" sets two servers) points at the name.
-std::string strategy_pointer(const Object& top, std::initializer_list<std::string_view> path) {
-  std::string pointer = top.pointer("training") + "/strategy";
-  const json* at = top.get("training");
-  at = at != nullptr && at->is_object() && at->contains("strategy") ? &at->at("strategy") : nullptr;
-  for (const auto key : path) {
-    if (at == nullptr || !at->is_object() || !at->contains(key)) break;
-    at = &at->at(std::string(key));
-    pointer += "/" + escape_pointer_token(key);
-  }
-  return pointer;
 }
 
 // "8 workers" or "6 workers (8 GPUs less the 2 of the dedicated server nodes)".
@@ -159,6 +145,18 @@ std::string describe_workers(const Scenario& s) {
 }
 
 } // namespace
+
+std::string strategy_pointer(const Object& top, std::initializer_list<std::string_view> path) {
+  std::string pointer = top.pointer("training") + "/strategy";
+  const json* at = top.get("training");
+  at = at != nullptr && at->is_object() && at->contains("strategy") ? &at->at("strategy") : nullptr;
+  for (const auto key : path) {
+    if (at == nullptr || !at->is_object() || !at->contains(key)) break;
+    at = &at->at(std::string(key));
+    pointer += "/" + escape_pointer_token(key);
+  }
+  return pointer;
+}
 
 st::StrategySpec read_strategy(const Object& training) {
   const json* v = training.get("strategy");

@@ -93,9 +93,7 @@ StrategySpec from_preset(std::string_view preset_name) {
     throw std::invalid_argument(fmt::format(
         "unknown preset \"{}\"; expected preset:NAME with one of {} (dtsim list strategies)", preset_name, names));
   }
-  if (!p->strategy)
-    throw std::invalid_argument(fmt::format("preset \"{}\" has no strategy dtsim can run: {}", p->name, p->note));
-  return *p->strategy;
+  return p->strategy;
 }
 
 } // namespace

@@ -60,9 +60,13 @@ std::vector<Preset> build() {
        .scheduling = "synchronous",
        .exchange = "-",
        .topology = "Dist. array abstraction",
-       .strategy = std::nullopt,
-       .note = "It splits the model along tensor dimensions across the cluster (model/tensor parallelism), which "
-               "dtsim's data-parallel strategies do not model."},
+       .strategy = allreduce(),
+       .splits_model = true,
+       .note = "One model copy split along tensor dimensions over every GPU of the cluster, synchronous SGD: "
+               "Megatron-style tensor parallelism over all the GPUs unless parallelism.tensor says otherwise (data "
+               "parallelism 1: no gradient exchange); the model's ops must say how they split (transformers, MLPs). "
+               "Coates et al.'s distributed arrays fetch only the neighbouring blocks a locally connected layer "
+               "reads; tensor parallelism all-reduces whole activations, so the traffic is an upper estimate."},
       {.name = "D-PSGD",
        .citation = "Lian et al., 2017",
        .parallelism = "DP",
@@ -256,7 +260,7 @@ std::vector<Preset> build() {
                "before one of them pushes and pulls."},
   };
   for (auto& p : out)
-    if (p.strategy) p.strategy->preset = p.name;
+    p.strategy.preset = p.name;
   return out;
 }
 

@@ -155,8 +155,11 @@ struct Preset {
   std::string scheduling;
   std::string exchange;
   std::string topology;
-  std::optional<StrategySpec> strategy; // absent: needs model parallelism, which data-parallel strategies lack
-  std::string note;                     // what dtsim's mapping chooses where the table is silent
+  StrategySpec strategy;
+  // One model copy split over the cluster (COTS HPC): a scenario without parallelism.tensor gets tensor parallelism
+  // over the GPUs that pipeline and context parallelism leave (sim/scenario/parallelism.cpp).
+  bool splits_model = false;
+  std::string note; // what dtsim's mapping chooses where the table is silent
 };
 const std::vector<Preset>& presets();
 // Case, spaces, '-' and '_' ignored ("parameter-server" finds "Parameter Server"); nullptr if unknown.

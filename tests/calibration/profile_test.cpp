@@ -35,8 +35,8 @@ json valid_profile() {
 }
 
 TEST(Profiles, TheShippedGpusAreEmbedded) {
-  EXPECT_EQ(profile_names(),
-            (std::vector<std::string>{"a100-40gb", "a100-80gb", "cpu-xeon-8380x2", "h100-sxm", "h200", "v100"}));
+  EXPECT_EQ(profile_names(), (std::vector<std::string>{"a100-40gb", "a100-80gb", "cpu-xeon-8380x2", "gtx680",
+                                                       "h100-sxm", "h200", "v100"}));
   EXPECT_EQ(find_profile("h200")->compute_units, 132);
   EXPECT_DOUBLE_EQ(find_profile("h200")->memory_bytes, 141e9);
   EXPECT_FALSE(find_profile("v100-32gb").has_value());
@@ -52,11 +52,12 @@ TEST(Profiles, EveryEmbeddedProfileParsesWithSourcesAndProvenance) {
     EXPECT_EQ(g->provenance, "derived");
     EXPECT_GE(g->sources.size(), 5u);
     EXPECT_GT(g->peak(Precision::fp32), 0);
-    const bool cpu = name.starts_with("cpu-"); // a CPU-only node: no tensor cores, no NVLink
-    if (!cpu) EXPECT_GT(g->peak(Precision::amp), g->peak(Precision::fp32)); // tensor cores on every GPU we ship
+    // A CPU-only node and the Kepler GTX 680 (Coates et al. 2013's GPU): no tensor cores, no NVLink.
+    const bool modern = !name.starts_with("cpu-") && name != "gtx680";
+    if (modern) EXPECT_GT(g->peak(Precision::amp), g->peak(Precision::fp32)); // tensor cores on every other GPU
     EXPECT_GT(g->memory_bytes, 0);
     EXPECT_GT(g->memory_bandwidth, 0);
-    if (!cpu) EXPECT_GT(g->nvlink_bandwidth, g->pcie_bandwidth);
+    if (modern) EXPECT_GT(g->nvlink_bandwidth, g->pcie_bandwidth);
     EXPECT_GT(g->launch_overhead, 0);
     for (const auto& [p, peak] : g->peak_flops) {
       EXPECT_GT(g->efficiency(KernelClass::gemm, p), 0);
@@ -86,6 +87,21 @@ TEST(Profiles, ShippedPeaksAreTheDatasheetFigures) {
   const KernelCost gemm{KernelClass::gemm, Precision::bf16, 2 * n * n * n, 0, 1, {{n, n, n, 1}}};
   EXPECT_NEAR(gemm.flops / kernel_time(h100, gemm) / 1e12, 798, 1);
   EXPECT_DOUBLE_EQ(h100.efficiency(KernelClass::memory, Precision::bf16), 0.90); // ~3.0 / 3.35 TB/s
+}
+
+TEST(Profiles, TheGtx680IsItsDatasheet) {
+  // calibration/profiles/gtx680.json: 1536 CUDA cores x 2 FLOP x 1006 MHz; 6.008 Gbps x 256 bits; 2048 MB; PCIe 3.0
+  // x16; 8 SMX. No fp16 math, no NVLink, and no compute capability: collectives are MPI's, not NCCL's.
+  const auto g = *find_profile("gtx680");
+  EXPECT_NEAR(g.peak(Precision::fp32), 1536 * 2 * 1.006e9, 0.001e12);
+  EXPECT_THROW(g.peak(Precision::fp16), std::out_of_range);
+  EXPECT_NEAR(g.memory_bandwidth, 6.008e9 * 256 / 8, 0.1e9);
+  EXPECT_DOUBLE_EQ(g.memory_bytes, 2048.0 * (1u << 20));
+  EXPECT_NEAR(g.pcie_bandwidth, 8e9 * 16 * 128.0 / 130 / 8, 0.01e9);
+  EXPECT_DOUBLE_EQ(g.nvlink_bandwidth, 0);
+  EXPECT_EQ(g.compute_units, 8);
+  EXPECT_EQ(g.compute_capability, 0);
+  EXPECT_GT(g.collective_step_overhead, 0);
 }
 
 TEST(Profiles, TheCpuNodeIsItsHandProducts) {

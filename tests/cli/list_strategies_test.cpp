@@ -42,7 +42,7 @@ TEST(ListStrategies, ShortNamesThenPresets) {
 
   const auto cots = line_starting(out, "COTS HPC");
   EXPECT_TRUE(has(cots, "Coates et al., 2013")) << cots;
-  EXPECT_TRUE(has(cots, "needs model parallelism")) << cots;
+  EXPECT_TRUE(has(cots, "allreduce, tensor parallel over every GPU")) << cots;
 
   EXPECT_TRUE(has(line_starting(out, "Parameter Server"), "W. Dai et al., 2015")) << out;
   EXPECT_TRUE(has(line_starting(out, "GoSGD"), "gossip:0.1")) << out;

@@ -70,6 +70,37 @@ TEST(Mlp, AlternatesLinearAndReluWithNoActivationAfterTheOutput) {
   EXPECT_EQ(w.layers[2].parameters, 8 * 2 + 2);
 }
 
+// Megatron-LM's MLP split (Shoeybi et al. 2019, section 3): column, then row, the activation between them split too,
+// the one after a pair whole; an odd last layer is column-parallel, like Megatron's output layer.
+TEST(Mlp, LinearLayersSplitColumnThenRow) {
+  const Workload w = mlp({784, 1024, 1024, 10});
+  ASSERT_EQ(w.layers.size(), 5u); // fc1 relu1 fc2 relu2 fc3
+  EXPECT_EQ(w.layers[0].tensor_split, TensorSplit::column);
+  EXPECT_EQ(w.layers[1].tensor_split, TensorSplit::inner);
+  EXPECT_EQ(w.layers[2].tensor_split, TensorSplit::row);
+  EXPECT_EQ(w.layers[3].tensor_split, TensorSplit::replicated);
+  EXPECT_EQ(w.layers[4].tensor_split, TensorSplit::column);
+  EXPECT_TRUE(w.tensor_splits());
+  const Workload pair = mlp({4, 8, 4});
+  EXPECT_EQ(pair.layers[0].tensor_split, TensorSplit::column);
+  EXPECT_EQ(pair.layers[1].tensor_split, TensorSplit::inner);
+  EXPECT_EQ(pair.layers[2].tensor_split, TensorSplit::row);
+  EXPECT_EQ(mlp({4, 2}).layers[0].tensor_split, TensorSplit::column);
+  EXPECT_FALSE(resnet50().tensor_splits()); // convolutions say nothing
+}
+
+// The dense stand-in for Coates et al. 2013's largest network: 40,000 pixels -> 140,000 -> 40,000 is
+// 2 x 40,000 x 140,000 = 11.2e9 weights and 140,000 + 40,000 biases; 2 FLOPs per weight per image forward.
+TEST(Zoo, CotsHpcStandInHasThePapersParameters) {
+  const auto w = *build_preset("cots-hpc-11b");
+  EXPECT_EQ(w.parameter_count(), 11'200'180'000);
+  EXPECT_DOUBLE_EQ(w.layers[0].forward_flops, 2.0 * 40'000 * 140'000);
+  EXPECT_EQ(w.layers[0].gemm.n, 140'000);
+  EXPECT_EQ(w.layers[0].gemm.k, 40'000);
+  EXPECT_EQ(w.layers[2].tensor_split, TensorSplit::row);
+  EXPECT_EQ(w.layers[2].output_elements, 40'000);
+}
+
 TEST(Mlp, RejectsFewerThanTwoWidthsOrNonPositiveWidths) {
   EXPECT_THROW(mlp({10}), std::invalid_argument);
   EXPECT_THROW(mlp({10, 0, 5}), std::invalid_argument);

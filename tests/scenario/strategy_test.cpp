@@ -51,7 +51,7 @@ TEST(Strategy, ShortNames) {
   EXPECT_EQ(strategy_of("gossip:0.5").probability, 0.5);
   EXPECT_EQ(strategy_of("local-sgd").period, 8);
   const auto petuum = strategy_of("preset:Petuum");
-  EXPECT_EQ(petuum, *st::find_preset("Petuum")->strategy);
+  EXPECT_EQ(petuum, st::find_preset("Petuum")->strategy);
   EXPECT_EQ(petuum.preset, "Petuum");
   EXPECT_EQ(strategy_of("preset:pytorch").preset, "PyTorch");
 }
@@ -182,7 +182,7 @@ TEST(Strategy, CanonicalFormRoundTrips) {
     expect_round_trip(parse(on_four_nodes({{"strategy", name.substr(0, name.find('['))}})));
   }
   for (const auto& p : st::presets()) {
-    if (!p.strategy || st::dedicated_server_nodes(*p.strategy) >= 4) continue;
+    if (st::dedicated_server_nodes(p.strategy) >= 4) continue;
     SCOPED_TRACE(p.name);
     expect_round_trip(parse(on_four_nodes({{"strategy", "preset:" + p.name}})));
   }
@@ -224,16 +224,68 @@ TEST(BadStrategy, UnknownNameListsTheForms) {
   EXPECT_SCENARIO_ERROR(strategy_error({{"name", 3}}), "/training/strategy/name", "expected a non-empty string");
 }
 
-TEST(BadStrategy, PresetWithoutStrategyQuotesItsNote) {
-  const auto e = strategy_error("preset:COTS HPC");
-  EXPECT_SCENARIO_ERROR(e, "/training/strategy", "preset \"COTS HPC\" has no strategy dtsim can run");
-  EXPECT_TRUE(test::contains(e.detail(), st::find_preset("COTS HPC")->note)) << e.what();
+TEST(BadStrategy, PresetsByWrongName) {
   EXPECT_SCENARIO_ERROR(strategy_error("preset:Caffe"), "/training/strategy", "unknown preset \"Caffe\"");
-  EXPECT_SCENARIO_ERROR(strategy_error({{"preset", "cots hpc"}}), "/training/strategy/preset", "has no strategy");
   EXPECT_SCENARIO_ERROR(strategy_error({{"name", "preset:Petuum"}, {"preset", "MXNet"}}), "/training/strategy/preset",
                         "names preset \"MXNet\", and \"name\" gives \"Petuum\"");
   EXPECT_SCENARIO_ERROR(strategy_error({{"name", "ssp"}, {"preset", "MXNet"}}), "/training/strategy/preset",
                         "\"name\" gives no preset");
+}
+
+// COTS HPC (Coates et al. 2013): one model copy split over every GPU, synchronous SGD. Without parallelism.tensor
+// the preset makes all 4 x 2 = 8 GPUs one tensor-parallel group (of each pipeline stage); a given degree wins.
+TEST(Strategy, CotsHpcSplitsTheModelOverEveryGpu) {
+  const Scenario s = parse(on_four_nodes({{"strategy", "preset:COTS HPC"}}));
+  EXPECT_EQ(s.training.strategy.kind, st::Kind::allreduce);
+  EXPECT_EQ(s.training.strategy.preset, "COTS HPC");
+  EXPECT_EQ(s.parallelism.tensor, 8);
+  EXPECT_EQ(s.parallelism.pipeline, 1);
+  EXPECT_EQ(s.parallelism.data, 1); // one model copy: no gradient all-reduce
+  EXPECT_EQ(s.framework.name, "megatron");
+  EXPECT_EQ(s.global_batch(), 32); // every rank of the group sees the same 32 samples
+
+  auto staged = on_four_nodes({{"strategy", {{"preset", "cots-hpc"}}}});
+  staged["parallelism"] = {{"pipeline", 2}};
+  const Scenario two_stages = parse(staged);
+  EXPECT_EQ(two_stages.parallelism.tensor, 4); // 8 GPUs / 2 stages
+  EXPECT_EQ(two_stages.parallelism.data, 1);
+
+  auto given = on_four_nodes({{"strategy", "preset:COTS HPC"}});
+  given["parallelism"] = {{"tensor", 2}};
+  const Scenario hybrid = parse(given);
+  EXPECT_EQ(hybrid.parallelism.tensor, 2);
+  EXPECT_EQ(hybrid.parallelism.data, 4);
+
+  // Without the preset the same cluster is data parallel.
+  EXPECT_EQ(parse(on_four_nodes({{"strategy", "allreduce"}})).parallelism.tensor, 1);
+}
+
+TEST(BadStrategy, CotsHpcNeedsAModelItCanSplit) {
+  auto cnn = on_four_nodes({{"strategy", "preset:COTS HPC"}});
+  cnn["model"] = {{"preset", "resnet50"}, {"batch_per_gpu", 2}};
+  EXPECT_SCENARIO_ERROR(error_of(cnn), "/training/strategy",
+                        "preset \"COTS HPC\" splits the model over 8 GPUs (tensor parallelism 8), but model "
+                        "\"resnet50\" has no op tensor parallelism splits");
+  cnn["training"]["strategy"] = {{"preset", "COTS HPC"}};
+  EXPECT_SCENARIO_ERROR(error_of(cnn), "/training/strategy/preset", "no op tensor parallelism splits");
+
+  // GPT-3 125M has 12 heads: 8 GPUs cannot split them, 4 can (with 2 copies of the model, or 2 context ranks).
+  auto gpt = on_four_nodes({{"strategy", {{"name", "preset:COTS HPC"}}}});
+  gpt["model"] = {{"preset", "gpt3-125m"}, {"batch_per_gpu", 1}};
+  EXPECT_SCENARIO_ERROR(error_of(gpt), "/training/strategy/name", "must divide the model's 12 attention heads");
+  gpt["parallelism"] = {{"tensor", 4}};
+  EXPECT_EQ(parse(gpt).parallelism.data, 2);
+  gpt["parallelism"] = {{"context", 2}};
+  const Scenario context = parse(gpt);
+  EXPECT_EQ(context.parallelism.tensor, 4); // 8 GPUs / 2 context ranks
+  EXPECT_EQ(context.parallelism.data, 1);
+
+  // Coarse fidelity prices tensor-parallel collectives inside a node; these groups span 4 nodes of 2 GPUs.
+  auto coarse = on_four_nodes({{"strategy", "preset:COTS HPC"}});
+  coarse["run"] = {{"fidelity", "coarse"}};
+  EXPECT_SCENARIO_ERROR(error_of(coarse), "/run/fidelity", "groups of 8 GPUs span nodes of 2");
+  coarse["run"]["fidelity"] = "aggregate";
+  EXPECT_EQ(parse(coarse).run.fidelity, Fidelity::aggregate);
 }
 
 TEST(BadStrategy, FieldsOutOfRange) {

@@ -151,8 +151,9 @@ std::string strategies_list() {
       fmt::format("\nSystems (seed 001's Table 1, then Horovod and BytePS):\n{:<17} {:<26} {:<26} {:<33} {:<27} {}\n",
                   "preset", "citation", "scheduling", "exchange", "topology", "dtsim runs");
   for (const auto& p : strategies::presets())
-    out += fmt::format("{:<17} {:<26} {:<26} {:<33} {:<27} {}\n", p.name, p.citation, p.scheduling, p.exchange,
-                       p.topology, p.strategy ? strategy_summary_of(*p.strategy) : "needs model parallelism");
+    out +=
+        fmt::format("{:<17} {:<26} {:<26} {:<33} {:<27} {}\n", p.name, p.citation, p.scheduling, p.exchange, p.topology,
+                    strategy_summary_of(p.strategy) + (p.splits_model ? ", tensor parallel over every GPU" : ""));
   // The table leaves counts, bounds and periods open; each note says what dtsim chose.
   out += "\nWhat dtsim chose where the table is silent:\n";
   for (const auto& p : strategies::presets())
