@@ -82,8 +82,7 @@ std::shared_ptr<const Schedule> aggregate(const Request& request) {
   // tree's depth (D = the chain plus log2 of the nodes), so a phase of C steps has every link streaming at once,
   // as the pipeline's steady state does, and the steps' flows (C + 2D chunks x 2 trees x channels, for 1024 GPUs
   // millions) are too many to replay one by one.
-  const bool nccl_tree =
-      request.algorithm == Algorithm::double_binary_tree && request.nccl.present() && detail::ring_count(request) > 1;
+  const bool nccl_tree = request.algorithm == Algorithm::double_binary_tree && detail::nccl_node_tree(request);
   const bool pipeline =
       (request.algorithm == Algorithm::double_binary_tree && !nccl_tree) || request.algorithm == Algorithm::in_switch ||
       ((request.op == Operation::broadcast || request.op == Operation::reduce) && request.algorithm == Algorithm::ring);

@@ -167,6 +167,8 @@ SchedulePtr multi_ring(Operation op, const NodeLayout& layout, int rings, double
 // The rings NCCL spreads a ring collective over: one per NIC the node's positions can use when the group spans
 // several nodes with the same number of positions on each, else 1.
 int ring_count(const Request& request);
+// NCCL's tree on nodes of several GPUs (nccl_tree.cpp): a chain in each node under the tree of nodes.
+bool nccl_node_tree(const Request& request);
 
 // nccl_tree.cpp: NCCL's tree all-reduce on nodes of several GPUs: a chain inside each node, the chains' heads in the
 // double binary tree over nodes; `channels` chains per node, each headed by a different position (so NIC), each

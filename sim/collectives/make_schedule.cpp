@@ -93,9 +93,10 @@ SchedulePtr build(const Request& r) {
       return ring_all_reduce(n, S);
     case double_binary_tree:
       // NCCL's tree on GPUs: chains inside the nodes under the tree of nodes (one GPU a node: the tree itself).
-      if (r.nccl.present() && !r.node_of.empty())
-        if (const auto layout = node_layout(n, r.node_of); layout.per_node > 1)
-          return nccl_tree_all_reduce(layout, layout.nodes.size() > 1 ? std::min(layout.per_node, r.nccl.nics) : 1, S);
+      if (nccl_node_tree(r)) {
+        const auto layout = node_layout(n, r.node_of);
+        return nccl_tree_all_reduce(layout, layout.nodes.size() > 1 ? std::min(layout.per_node, r.nccl.nics) : 1, S);
+      }
       return double_binary_tree_all_reduce(n, S);
     case binomial_tree:
       return binomial_all_reduce(n, S);
@@ -139,6 +140,10 @@ SchedulePtr build(const Request& r) {
 }
 
 } // namespace
+
+bool detail::nccl_node_tree(const Request& r) {
+  return r.nccl.present() && !r.node_of.empty() && node_layout(r.ranks, r.node_of).per_node > 1;
+}
 
 int detail::ring_count(const Request& r) {
   if (!r.nccl.present() || r.nccl.nics <= 1 || r.node_of.empty()) return 1;
