@@ -238,8 +238,8 @@ void ModelParallelPlanner::context_attention(std::size_t i, bool forward, const 
 
 // After the last backward: the gradient buckets not reduced under it, then what Megatron-LM's finalize_model_grads
 // adds: the tied embedding's gradient all-reduced between the first and last stage, which both hold the word
-// embeddings (Narayanan et al. 2021; _allreduce_embedding_grads), and the gradient norm for clipping, one fp32
-// all-reduced over the ranks that hold parts of one model copy (get_grad_norm_fp32; with the distributed optimizer
+// embeddings (Narayanan et al. 2021; _allreduce_embedding_grads), and, where gradients are clipped, their norm: one
+// fp32 all-reduced over the ranks that hold parts of one model copy (get_grad_norm_fp32; with the distributed optimizer
 // every rank, each holding a shard of the gradients). Returns what the optimizer waits for.
 std::vector<std::uint32_t> ModelParallelPlanner::finalize_gradients() {
   const auto end = flush();
@@ -258,7 +258,7 @@ std::vector<std::uint32_t> ModelParallelPlanner::finalize_gradients() {
     deps = {add_collective(Operation::all_reduce, words * reduced_gradient_bytes(), g.embedding,
                            "allreduce tied embedding gradients", std::move(deps), Stream::comm, Axis::pipeline)};
   }
-  if (g.model >= 0)
+  if (g.model >= 0 && s_.clips_gradients())
     deps = {add_collective(Operation::all_reduce, 4, g.model, "allreduce gradient norm", std::move(deps), Stream::comm,
                            Axis::data)};
   return deps;

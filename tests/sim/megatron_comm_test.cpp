@@ -119,9 +119,12 @@ TEST(MegatronCollectives, VocabularyParallelLossAllReducesFp32PerToken) {
 }
 
 // finalize_model_grads: the first and last stage all-reduce the tied word embedding's gradient, V h / t values in fp32
-// (GPT's 50257 x 768 over t = 2), then every rank of the model copy all-reduces the gradient norm, one fp32.
+// (GPT's 50257 x 768 over t = 2), then, where gradients are clipped, every rank of the model copy all-reduces their
+// norm, one fp32.
 TEST(MegatronCollectives, TiedEmbeddingAndGradientNormAfterBackward) {
-  const auto plan = plan::make_plan(gpt(2, 2));
+  auto s = gpt(2, 2);
+  s.training.clip_gradients = true; // Megatron-LM's --clip-grad 1.0; without clipping there is no norm to reduce
+  const auto plan = plan::make_plan(s);
   const auto& program = plan.graph.program_of(0);
   const auto* embedding = find(program, "allreduce tied embedding gradients");
   ASSERT_NE(embedding, nullptr);
@@ -132,6 +135,8 @@ TEST(MegatronCollectives, TiedEmbeddingAndGradientNormAfterBackward) {
   ASSERT_NE(norm, nullptr);
   EXPECT_EQ(std::get<graph::Collective>(norm->body).bytes, 4);
   EXPECT_EQ(plan.graph.groups[std::get<graph::Collective>(norm->body).group], (std::vector<int>{0, 1, 2, 3}));
+  s.training.clip_gradients = false;
+  EXPECT_EQ(find(plan::make_plan(s).graph.program_of(0), "allreduce gradient norm"), nullptr);
 }
 
 // fp8 training: Transformer Engine's GEMMs run in fp8, but what crosses the wire between ranks is bf16.
