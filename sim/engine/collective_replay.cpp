@@ -101,6 +101,8 @@ void Replay::run_lane(int rank, const graph::Collective& c, const collectives::S
     if (!wire.eager_sends) {
       waited.insert(waited.end(), sends.begin(), sends.end());
       sends.clear();
+    } else { // delivered sends need no wait at the end: keep only those in flight (a long ring has thousands)
+      std::erase_if(sends, [](const sg4::CommPtr& c) { return c->get_state() == sg4::Activity::State::FINISHED; });
     }
     sg4::Comm::wait_all(waited);
     // When the step's data is there for the GPU: each receive's last byte plus its latency term (the larger of the
