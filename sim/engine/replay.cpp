@@ -108,16 +108,12 @@ void Replay::stream_loop(int rank, int stream) {
   for (std::uint32_t it = 0; it < static_cast<std::uint32_t>(options_.iterations); ++it) {
     status.iteration = it;
     status.wait = StreamStatus::Wait::previous_iteration;
-    wait_until(state, [&] { return state.ops_done >= it * per_iteration; });
+    wait_for_count(state, stream, it * per_iteration);
     for (std::uint32_t index : ops) {
       const auto& op = program.ops[index];
       status.op = index;
       status.wait = StreamStatus::Wait::dependencies;
-      wait_until(state, [&] {
-        for (auto dep : op.deps)
-          if (state.done_iteration[dep] < it) return false;
-        return true;
-      });
+      wait_for_deps(state, stream, op.deps, it);
       status.wait = StreamStatus::Wait::running;
       if ((it + 1) % op.every == 0) { // else skipped this iteration
         const double busy_from = execute(rank, op, it, status);
@@ -131,10 +127,44 @@ void Replay::stream_loop(int rank, int stream) {
   ++finished_streams_;
 }
 
+void Replay::wait_for_count(RankState& state, int stream, std::uint64_t count) {
+  if (state.ops_done >= count) return;
+  auto& wait = state.waits[stream];
+  std::unique_lock lock(*state.mutex);
+  wait.waiting = true;
+  wait.awaited_op = -1;
+  wait.awaited_count = count;
+  while (state.ops_done < count)
+    wait.cv->wait(lock);
+  wait.waiting = false;
+}
+
+void Replay::wait_for_deps(RankState& state, int stream, const std::vector<std::uint32_t>& deps, std::uint32_t it) {
+  const auto unmet = [&]() -> std::int64_t {
+    for (auto dep : deps)
+      if (state.done_iteration[dep] < it) return dep;
+    return -1;
+  };
+  auto awaited = unmet();
+  if (awaited < 0) return;
+  auto& wait = state.waits[stream];
+  std::unique_lock lock(*state.mutex);
+  wait.waiting = true;
+  wait.awaited_count = 0;
+  for (; awaited >= 0; awaited = unmet()) {
+    wait.awaited_op = awaited;
+    wait.cv->wait(lock);
+  }
+  wait.waiting = false;
+}
+
 void Replay::mark_done(RankState& state, std::uint32_t op, std::uint32_t it, std::uint64_t per_iteration) {
   state.done_iteration[op] = it;
   if (++state.ops_done % per_iteration == 0) state.timeline.iteration_end.push_back(sg4::Engine::get_clock());
-  if (state.waiters > 0) state.cv->notify_all();
+  for (auto& wait : state.waits)
+    if (wait.waiting && (wait.awaited_op == static_cast<std::int64_t>(op) ||
+                         (wait.awaited_op < 0 && state.ops_done >= wait.awaited_count)))
+      wait.cv->notify_one();
 }
 
 double Replay::execute(int rank, const graph::Op& op, std::uint32_t it, StreamStatus& status) {

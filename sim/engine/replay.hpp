@@ -36,8 +36,15 @@ struct StreamStatus {
 
 struct RankState {
   sg4::MutexPtr mutex = sg4::Mutex::create();
-  sg4::ConditionVariablePtr cv = sg4::ConditionVariable::create();
-  int waiters = 0;
+  // Each stream waits on a condition of its own, for one thing: an op of this iteration (awaited_op) or the rank's
+  // count of completed ops (awaited_count); mark_done wakes only the stream whose wait it ends.
+  struct StreamWait {
+    sg4::ConditionVariablePtr cv = sg4::ConditionVariable::create();
+    std::int64_t awaited_op = -1;
+    std::uint64_t awaited_count = 0;
+    bool waiting = false;
+  };
+  std::array<StreamWait, graph::kStreamCount> waits;
   std::vector<std::int64_t> done_iteration; // per op: last iteration it completed in (-1: none yet)
   std::uint64_t ops_done = 0;
   RankTimeline timeline;
@@ -64,14 +71,10 @@ private:
   void start_services(); // parameter servers and gossip inboxes, when the graph has them
   void stream_loop(int rank, int stream);
 
-  template <class Pred> void wait_until(RankState& state, Pred ready) {
-    if (ready()) return;
-    std::unique_lock lock(*state.mutex);
-    ++state.waiters;
-    while (!ready())
-      state.cv->wait(lock);
-    --state.waiters;
-  }
+  // Waits until the rank has completed `count` ops in all.
+  void wait_for_count(RankState& state, int stream, std::uint64_t count);
+  // Waits until every op of `deps` has completed iteration `it`.
+  void wait_for_deps(RankState& state, int stream, const std::vector<std::uint32_t>& deps, std::uint32_t it);
 
   void mark_done(RankState& state, std::uint32_t op, std::uint32_t it, std::uint64_t per_iteration);
   // Returns when the op's stream started being busy with it: its start, except for a receive that waited for its
