@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 
 namespace dtsim::scenario {
 namespace {
@@ -93,10 +94,20 @@ ScenarioError::ScenarioError(std::string file, std::string pointer, std::string 
 Scenario parse_scenario(const std::string& json_text, const std::string& origin,
                         const std::vector<Override>& overrides) {
   json document;
+  // No scenario nests deeper than a few levels; a document nested thousands deep would overflow the stack of
+  // everything that walks it (the error messages that quote a value included), so it stops here.
+  constexpr int kMaxDepth = 64;
+  const auto shallow = [](int depth, json::parse_event_t, json&) {
+    if (depth > kMaxDepth) throw std::length_error("nested");
+    return true;
+  };
   try {
-    document = json::parse(json_text);
+    document = json::parse(json_text, shallow);
   } catch (const json::parse_error& e) {
     throw ScenarioError(origin, "", describe_parse_error(json_text, e));
+  } catch (const std::length_error&) {
+    throw ScenarioError(origin, "",
+                        fmt::format("arrays and objects nested more than {} deep; a scenario needs a few", kMaxDepth));
   }
   if (!document.is_object())
     throw ScenarioError(origin, "", "expected a JSON object at the top level, got " + detail::show(document));

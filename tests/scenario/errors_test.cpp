@@ -20,6 +20,16 @@ TEST(BadScenario, NegativeCountReadsLikeTheDocumentedExample) {
   EXPECT_EQ(e.detail(), "expected an integer >= 1, got -2");
 }
 
+// A name nested 60,000 arrays deep once overflowed the stack of the message that quotes it; nesting is bounded at
+// parse time (64 levels, where a scenario needs 4), and a document at the bound still parses as far as its fields.
+TEST(BadScenario, DeepNestingIsRefusedAtParseTime) {
+  const std::string deep = std::string(60000, '[') + std::string(60000, ']');
+  const auto e = error_of_text(R"({"version": 1, "name": )" + deep + "}");
+  EXPECT_SCENARIO_ERROR(e, "", "nested more than 64 deep");
+  const std::string at_bound = std::string(63, '[') + std::string(63, ']');
+  EXPECT_SCENARIO_ERROR(error_of_text(R"({"version": 1, "name": )" + at_bound + "}"), "/name", "expected");
+}
+
 TEST(BadScenario, MissingRequiredField) {
   const auto gpu = error_of(patched({{"cluster", {{"gpu", nullptr}}}}));
   EXPECT_SCENARIO_ERROR(gpu, "/cluster/gpu", "missing; expected a shipped profile (");
