@@ -118,7 +118,7 @@ int calibrate_measurements(const CalibrateArgs& args) {
     throw scenario::ScenarioError("--link-bandwidth", "", "only with --nccl-tests FILE");
   const std::string name = args.name.empty() ? fs::path(args.output).stem().string() : args.name;
   if (name.empty()) throw scenario::ScenarioError("--name", "", "the profile needs a non-empty name");
-  check_writable({args.output});
+  check_writable({args.output}, {args.measurements, args.base});
 
   const MeasurementFile m = load_measurements(args.measurements);
   const GpuProfile base = base_profile(args.base, m);

@@ -120,7 +120,7 @@ int collective_command(const CollectiveArgs& args) {
   }
   if (bench.op == collectives::Operation::all_to_all_v)
     throw scenario::ScenarioError("--op", "", "all-to-all-v needs a size matrix; the benchmark runs all-to-all");
-  check_writable({args.csv_out});
+  check_writable({args.csv_out}, {args.scenario});
 
   const auto cluster = bench_cluster(scenario, bench.ranks);
   const int ranks = bench.ranks > 0 ? bench.ranks : cluster.gpu_count();

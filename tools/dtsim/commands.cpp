@@ -17,10 +17,42 @@ namespace dtsim::cli {
 
 namespace fs = std::filesystem;
 
-void check_writable(const std::vector<std::string>& paths) {
+namespace {
+
+// The file a path writes: a symlink's target, else the path itself, absolute.
+fs::path target_of(const std::string& path) {
+  std::error_code ec;
+  auto absolute = fs::absolute(path);
+  for (int hops = 0; hops < 40 && fs::is_symlink(absolute, ec); ++hops) { // a dangling link too
+    const auto link = fs::read_symlink(absolute, ec);
+    if (ec) break;
+    absolute = link.is_absolute() ? link : absolute.parent_path() / link;
+  }
+  const auto target = fs::weakly_canonical(absolute, ec);
+  return ec ? absolute : target;
+}
+
+} // namespace
+
+void check_writable(const std::vector<std::string>& paths, const std::vector<std::string>& inputs) {
+  std::vector<std::pair<fs::path, std::string>> seen; // target, as given
+  for (const auto& input : inputs)
+    if (!input.empty() && input != "-") seen.emplace_back(target_of(input), "");
+  int to_stdout = 0;
   for (const auto& path : paths) {
     if (path.empty()) continue;
-    const auto parent = fs::absolute(path).parent_path();
+    if (path == "-") {
+      if (++to_stdout > 1) throw scenario::ScenarioError(path, "", "two outputs both go to standard output");
+      continue;
+    }
+    const auto target = target_of(path);
+    for (const auto& [other, given] : seen)
+      if (other == target)
+        throw scenario::ScenarioError(path, "",
+                                      given.empty() ? "is an input of this run; writing would destroy it"
+                                                    : fmt::format("is also the output {}", given));
+    seen.emplace_back(target, path);
+    const auto parent = target.parent_path();
     if (!fs::is_directory(parent))
       throw scenario::ScenarioError(path, "", fmt::format("cannot write here: {} is not a directory", parent.string()));
     if (fs::is_directory(path)) throw scenario::ScenarioError(path, "", "cannot write here: it is a directory");
@@ -32,7 +64,7 @@ void check_writable(const std::vector<std::string>& paths) {
 int finish_table(const std::string& csv_path, const std::string& csv_text, bool every_point_ok) {
   if (!csv_path.empty()) {
     write_files({{csv_path, csv_text}});
-    std::cout << fmt::format("Wrote {}\n", csv_path);
+    std::cout << wrote({{csv_path, csv_text}});
   }
   return every_point_ok ? kExitOk : kExitFailed;
 }
@@ -40,7 +72,18 @@ int finish_table(const std::string& csv_path, const std::string& csv_text, bool 
 void write_files(const std::vector<OutputFile>& files) {
   for (const auto& file : files) {
     if (file.path.empty()) continue;
-    const auto temporary = file.path + fmt::format(".tmp-{}", ::getpid());
+    if (file.path == "-") {
+      std::cout << file.content << std::flush;
+      continue;
+    }
+    const auto target = target_of(file.path);
+    if (fs::exists(target) && !fs::is_regular_file(target)) { // a device or a FIFO: written in place
+      std::ofstream out(target, std::ios::binary);
+      out << file.content;
+      if (!out.flush()) throw std::runtime_error(fmt::format("{}: write failed", file.path));
+      continue;
+    }
+    const auto temporary = target.string() + fmt::format(".tmp-{}", ::getpid());
     {
       std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
       out << file.content;
@@ -50,8 +93,15 @@ void write_files(const std::vector<OutputFile>& files) {
         throw std::runtime_error(fmt::format("{}: write failed", file.path));
       }
     }
-    fs::rename(temporary, file.path);
+    fs::rename(temporary, target);
   }
+}
+
+std::string wrote(const std::vector<OutputFile>& files) {
+  std::string out;
+  for (const auto& f : files)
+    if (!f.path.empty() && f.path != "-") out += fmt::format("Wrote {}\n", f.path);
+  return out;
 }
 
 scenario::Scenario load_with_overrides(const std::string& path, const std::vector<std::string>& sets) {
@@ -77,20 +127,18 @@ void ProgressLine::update(std::size_t done, std::size_t total) const {
 
 int run_command(const RunArgs& args) {
   const auto scenario = load_with_overrides(args.scenario, args.sets);
-  const bool ops_to_stdout = args.ops_out == "-";
-  check_writable({args.json_out, args.trace_out, ops_to_stdout ? std::string() : args.ops_out});
+  check_writable({args.json_out, args.trace_out, args.ops_out}, {args.scenario});
+  // With an output on stdout, stdout carries only it; the report goes to stderr.
+  const bool ops_to_stdout = args.ops_out == "-" || args.json_out == "-" || args.trace_out == "-";
   const auto sim = simulate(scenario, !args.trace_out.empty(), ::isatty(STDERR_FILENO) != 0);
-  // With the kernel table on stdout, stdout carries only the CSV.
   std::ostream& report_stream = ops_to_stdout ? std::cerr : std::cout;
   report_stream << report::format_summary(sim.result);
   std::vector<OutputFile> files;
   if (!args.json_out.empty()) files.push_back({args.json_out, report::to_json(sim.result).dump(2) + "\n"});
   if (!args.trace_out.empty()) files.push_back({args.trace_out, sim.trace.dump() + "\n"});
-  if (!args.ops_out.empty() && !ops_to_stdout) files.push_back({args.ops_out, report::kernels_csv(sim.result)});
+  if (!args.ops_out.empty()) files.push_back({args.ops_out, report::kernels_csv(sim.result)});
   write_files(files);
-  for (const auto& f : files)
-    report_stream << fmt::format("Wrote {}\n", f.path);
-  if (ops_to_stdout) std::cout << report::kernels_csv(sim.result);
+  report_stream << wrote(files);
   return kExitOk;
 }
 

@@ -125,10 +125,14 @@ struct OutputFile {
   std::string path;
   std::string content;
 };
-// Checks that each path can be written before any simulation runs (so bad paths fail fast).
-void check_writable(const std::vector<std::string>& paths);
-// Writes every file via a temporary and a rename, so no half-written file is ever left behind.
+// Every output flag takes a path or `-` (standard output). Before anything runs: each path can be written, no two
+// outputs name one file, and no output names one of the run's `inputs` (writing would destroy it).
+void check_writable(const std::vector<std::string>& paths, const std::vector<std::string>& inputs = {});
+// Writes each file: `-` to standard output; a symlink's target (the link stays); a device or FIFO in place; a regular
+// file via a temporary in its directory and a rename, so no half-written file is ever left behind.
 void write_files(const std::vector<OutputFile>& files);
+// "Wrote PATH" for every file written to a path (not for standard output).
+std::string wrote(const std::vector<OutputFile>& files);
 
 // The end of a command that printed a table of points: writes the CSV (if a path was given, saying so on stdout)
 // and returns kExitFailed when any point failed, kExitOk otherwise.

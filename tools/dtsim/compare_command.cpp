@@ -128,7 +128,7 @@ int compare_command(const CompareArgs& args) {
   } catch (const std::invalid_argument& e) {
     throw scenario::ScenarioError("--strategies", "", e.what());
   }
-  check_writable({args.csv_out, args.json_out});
+  check_writable({args.csv_out, args.json_out}, {args.scenario});
 
   std::vector<ComparePoint> points;
   {
@@ -148,8 +148,7 @@ int compare_command(const CompareArgs& args) {
   if (!args.csv_out.empty()) files.push_back({args.csv_out, csv(points)});
   if (!args.json_out.empty()) files.push_back({args.json_out, json(points)});
   write_files(files);
-  for (const auto& f : files)
-    std::cout << fmt::format("Wrote {}\n", f.path);
+  std::cout << wrote(files);
   // As in a sweep: a strategy that failed makes the status 1, after the others were printed and written.
   return std::all_of(points.begin(), points.end(), [](const auto& p) { return p.ok; }) ? kExitOk : kExitFailed;
 }

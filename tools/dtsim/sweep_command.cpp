@@ -62,7 +62,7 @@ int sweep_command(const SweepArgs& args) {
   } catch (const std::invalid_argument& e) {
     throw scenario::ScenarioError("--nodes", "", e.what());
   }
-  check_writable({args.csv_out});
+  check_writable({args.csv_out}, {args.scenario});
 
   std::vector<SweepPoint> points;
   {
