@@ -105,6 +105,12 @@ Scenario parse_scenario(const std::string& json_text, const std::string& origin,
     document = json::parse(json_text, shallow);
   } catch (const json::parse_error& e) {
     throw ScenarioError(origin, "", describe_parse_error(json_text, e));
+  } catch (const json::out_of_range& e) { // 406: a number literal beyond the range of a double (1e400)
+    const std::string what = e.what();
+    const auto quote = what.find('\'');
+    throw ScenarioError(origin, "",
+                        fmt::format("a number beyond the range of a double (about 1.8e308){}",
+                                    quote == std::string::npos ? "" : ": " + what.substr(quote)));
   } catch (const std::length_error&) {
     throw ScenarioError(origin, "",
                         fmt::format("arrays and objects nested more than {} deep; a scenario needs a few", kMaxDepth));

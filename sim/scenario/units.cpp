@@ -96,7 +96,10 @@ std::optional<double> parse_quantity(std::string_view text, Dimension dim) {
   // The number must be followed by the unit, optionally after blanks: "10 Gbps" but not "10Gbps extra".
   const auto u = find_unit(unit, dim);
   if (!u) return std::nullopt;
-  return number * u->multiply / u->divide;
+  // "1e300Tbps" is finite as written and infinite in bytes/s: refused like any number beyond a double.
+  const double value = number * u->multiply / u->divide;
+  if (!std::isfinite(value)) return std::nullopt;
+  return value;
 }
 
 std::string describe(Dimension dim) {

@@ -30,6 +30,16 @@ TEST(BadScenario, DeepNestingIsRefusedAtParseTime) {
   EXPECT_SCENARIO_ERROR(error_of_text(R"({"version": 1, "name": )" + at_bound + "}"), "/name", "expected");
 }
 
+// Numbers beyond a double: a JSON literal is refused as it is read; a quantity finite as written but infinite in base
+// units (1e300 Tbit/s in bytes/s) is refused at its pointer.
+TEST(BadScenario, NumbersBeyondADoubleAreRefused) {
+  const auto literal = error_of_text(R"({"version": 1, "name": "x", "cluster": {"nodes": 1e400}})");
+  EXPECT_SCENARIO_ERROR(literal, "", "beyond the range of a double");
+  EXPECT_TRUE(test::contains(literal.detail(), "1e400")) << literal.what();
+  EXPECT_SCENARIO_ERROR(error_of(patched({{"cluster", {{"nic", {{"bandwidth", "1e300Tbps"}}}}}})),
+                        "/cluster/nic/bandwidth", "expected a bandwidth");
+}
+
 TEST(BadScenario, MissingRequiredField) {
   const auto gpu = error_of(patched({{"cluster", {{"gpu", nullptr}}}}));
   EXPECT_SCENARIO_ERROR(gpu, "/cluster/gpu", "missing; expected a shipped profile (");
