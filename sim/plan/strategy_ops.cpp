@@ -1,4 +1,4 @@
-// What each strategy makes of the gradients and the model (seed 001's parameter exchange):
+// What each strategy makes of the gradients and the model (Kako et al. 2021's parameter exchange):
 //   allreduce         each bucket all-reduced (compressed formats that cannot be summed are all-gathered)
 //   parameter_server  each bucket pushed to the shards, split by size, and the shard's parameters pulled back; the
 //                     servers run the optimizer (Li et al. 2014, "Scaling distributed machine learning with the

@@ -1,4 +1,4 @@
-// Seed 001's Table 1 (Kako et al.), row by row, with the strategy dtsim runs for each system; Horovod and BytePS
+// Table 1 of Kako et al. 2021, row by row, with the strategy dtsim runs for each system; Horovod and BytePS
 // after it, the two designs most clusters run today. The table's text is copied as printed (its "DPS" is the
 // distributed parameter server, "SPS" a single one, k the number of server shards for n workers); the notes say
 // what dtsim had to choose where the table says nothing.
@@ -247,7 +247,7 @@ std::vector<Preset> build() {
        .exchange = "ring all-reduce",
        .topology = "ring",
        .strategy = allreduce(collectives::Algorithm::ring),
-       .note = "Not in seed 001's table: synchronous ring all-reduce of fused gradient buffers, with no servers."},
+       .note = "Not in Kako et al. 2021's table: synchronous ring all-reduce of fused gradient buffers, with no servers."},
       {.name = "BytePS",
        .citation = "Jiang et al., 2020",
        .parallelism = "DP",
@@ -256,7 +256,7 @@ std::vector<Preset> build() {
        .exchange = "push/pull, in-node reduce first",
        .topology = "DPS (server on every node)",
        .strategy = parameter_server(Schedule::synchronous, 0, on_every_node(/*hierarchical=*/true)),
-       .note = "Not in seed 001's table: a server on every node, and each node's GPUs reduce among themselves "
+       .note = "Not in Kako et al. 2021's table: a server on every node, and each node's GPUs reduce among themselves "
                "before one of them pushes and pulls."},
   };
   for (auto& p : out)

@@ -1,5 +1,5 @@
 #pragma once
-// How workers keep their models in agreement: the synchronization strategy (seed 001's optimization, scheduling and
+// How workers keep their models in agreement: the synchronization strategy (Kako et al. 2021's optimization, scheduling and
 // parameter exchange), gradient compression around it, and stragglers to compare the schemes where they differ.
 // Plain values: parsed by sim/scenario, planned by sim/plan into execution graphs, named for `dtsim compare`.
 #include "sim/collectives/schedule.hpp"
@@ -145,7 +145,7 @@ int worker_count(const StrategySpec& s, int nodes, int gpus_per_node);
 // Workers that do not wait for each other every iteration: asynchronous and bounded servers, AD-PSGD, gossip.
 bool is_asynchronous(const StrategySpec& s);
 
-// Seed 001's Table 1 (and Horovod, BytePS): each system's scheduling, exchange and topology as the table gives
+// Table 1 of Kako et al. 2021 (and Horovod, BytePS): each system's scheduling, exchange and topology as the table gives
 // them, and the strategy dtsim runs for it.
 struct Preset {
   std::string name;        // "Petuum"

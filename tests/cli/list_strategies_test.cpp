@@ -1,4 +1,4 @@
-// `dtsim list strategies`: the short names, then seed 001's systems with what dtsim runs for each.
+// `dtsim list strategies`: the short names, then the systems of Kako et al. 2021 with what dtsim runs for each.
 #include "cli_util.hpp"
 
 #include <gtest/gtest.h>

@@ -146,10 +146,8 @@ TEST(ContextParallelism, RefusesWhatCannotBeSplit) {
   // GPT-3 125M's 2048-token sequence in 2 x 8 chunks divides; its 12 heads over tensor 2 x context 4 do not.
   EXPECT_SCENARIO_ERROR(error_of(gpt({{"tensor", 2}, {"context", 4}, {"context_comm", "a2a"}})),
                         "/parallelism/context_comm", "must divide the 12 attention heads");
-  EXPECT_SCENARIO_ERROR(error_of(gpt({{"context_comm", "a2a"}})), "/parallelism/context_comm",
-                        "needs context > 1");
-  EXPECT_SCENARIO_ERROR(error_of(gpt({{"context", 2}, {"context_comm", "ring"}})), "/parallelism/context_comm",
-                        "p2p");
+  EXPECT_SCENARIO_ERROR(error_of(gpt({{"context_comm", "a2a"}})), "/parallelism/context_comm", "needs context > 1");
+  EXPECT_SCENARIO_ERROR(error_of(gpt({{"context", 2}, {"context_comm", "ring"}})), "/parallelism/context_comm", "p2p");
   auto odd = gpt({{"context", 8}});
   odd["model"] = {{"transformer", {{"base", "gpt3-125m"}, {"sequence", 1000}}}, {"batch_per_gpu", 2}};
   EXPECT_SCENARIO_ERROR(error_of(odd), "/parallelism/context", "must divide the sequence of 1000 tokens");

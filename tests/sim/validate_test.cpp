@@ -277,9 +277,9 @@ TEST(ValidationCases, HeldBackPointsOfAMeasurementFile) {
 }
 
 TEST(ValidationCases, FilterMatchesNameOrFileIgnoringCase) {
-  auto a = parse_case(scenario_case().dump(), "dir/seed003-x.json");
+  auto a = parse_case(scenario_case().dump(), "dir/modak2022-x.json");
   auto b = parse_case(op_case().dump(), "dir/op-y.json");
-  EXPECT_EQ(filter_cases({a, b}, "SEED003").size(), 1u);
+  EXPECT_EQ(filter_cases({a, b}, "MODAK2022").size(), 1u);
   EXPECT_EQ(filter_cases({a, b}, "Gemm").size(), 1u);
   EXPECT_EQ(filter_cases({a, b}, "").size(), 2u);
 }

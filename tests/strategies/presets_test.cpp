@@ -1,4 +1,4 @@
-// Seed 001's Table 1 as presets: every system is there, its row is the table's, and the strategy dtsim runs for it
+// Table 1 of Kako et al. 2021 as presets: every system is there, its row is the table's, and the strategy dtsim runs for it
 // keeps the table's scheduling.
 #include "sim/strategies/strategy.hpp"
 

@@ -148,7 +148,7 @@ std::string strategies_list() {
   for (const auto& form : strategies::strategy_forms())
     out += fmt::format("{:<15} {}\n", form, strategy_summary(form));
   out +=
-      fmt::format("\nSystems (seed 001's Table 1, then Horovod and BytePS):\n{:<17} {:<26} {:<26} {:<33} {:<27} {}\n",
+      fmt::format("\nSystems (Table 1 of Kako et al. 2021, then Horovod and BytePS):\n{:<17} {:<26} {:<26} {:<33} {:<27} {}\n",
                   "preset", "citation", "scheduling", "exchange", "topology", "dtsim runs");
   for (const auto& p : strategies::presets())
     out +=
