@@ -310,20 +310,7 @@ Case parse_case(const std::string& json_text, const std::string& file) {
   } else if (has_scenario) {
     ScenarioRun run;
     run.scenario = r.text(document, "", "scenario");
-    if (document.contains("set")) {
-      const auto& sets = document.at("set");
-      if (!sets.is_array()) r.fail("/set", "expected an array of \"path=value\" strings");
-      for (std::size_t i = 0; i < sets.size(); ++i) {
-        const auto pointer = fmt::format("/set/{}", i);
-        if (!sets[i].is_string()) r.fail(pointer, "expected a \"path=value\" string");
-        run.sets.push_back(sets[i].get<std::string>());
-        try {
-          run.overrides.push_back(scenario::parse_override(run.sets.back()));
-        } catch (const scenario::ScenarioError& e) {
-          r.fail(pointer, e.detail());
-        }
-      }
-    }
+    r.sets(document, "", run.sets, run.overrides);
     c.what = std::move(run);
   } else {
     if (document.contains("set")) r.fail("/set", "\"set\" overrides a scenario; an op case has none");

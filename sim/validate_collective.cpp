@@ -12,39 +12,15 @@ CollectiveRun parse_collective(const Reader& r, const json& object) {
   run.instance = r.text(object, at, "instance");
   run.nodes = static_cast<int>(r.positive(object, at, "nodes"));
   if (run.nodes != r.positive(object, at, "nodes")) r.fail(at + "/nodes", "expected a whole number of nodes");
-  const auto op = collectives::parse_operation(r.text(object, at, "op"));
-  if (!op)
-    r.fail(at + "/op", fmt::format("unknown operation (expected one of: {})", join(collectives::operation_names())));
-  run.op = *op;
-  if (object.contains("algorithm")) {
-    const auto algorithm = collectives::parse_algorithm(r.text(object, at, "algorithm"));
-    if (!algorithm)
-      r.fail(at + "/algorithm",
-             fmt::format("unknown algorithm (expected one of: {})", join(collectives::algorithm_names())));
-    run.algorithm = *algorithm;
-  }
-  if (object.contains("protocol")) {
-    const auto protocol = collectives::parse_protocol(r.text(object, at, "protocol"));
-    if (!protocol)
-      r.fail(at + "/protocol",
-             fmt::format("unknown protocol (expected one of: {})", join(collectives::protocol_names())));
-    run.protocol = *protocol;
-  }
+  run.op = r.name(object, at, "op", collectives::parse_operation, collectives::operation_names(), "operation");
+  if (object.contains("algorithm"))
+    run.algorithm =
+        r.name(object, at, "algorithm", collectives::parse_algorithm, collectives::algorithm_names(), "algorithm");
+  if (object.contains("protocol"))
+    run.protocol =
+        r.name(object, at, "protocol", collectives::parse_protocol, collectives::protocol_names(), "protocol");
   run.bytes = r.positive(object, at, "bytes");
-  if (object.contains("set")) {
-    const auto& sets = object.at("set");
-    if (!sets.is_array()) r.fail(at + "/set", "expected an array of \"path=value\" strings");
-    for (std::size_t i = 0; i < sets.size(); ++i) {
-      const auto pointer = fmt::format("{}/set/{}", at, i);
-      if (!sets[i].is_string()) r.fail(pointer, "expected a \"path=value\" string");
-      run.sets.push_back(sets[i].get<std::string>());
-      try {
-        run.overrides.push_back(scenario::parse_override(run.sets.back()));
-      } catch (const scenario::ScenarioError& e) {
-        r.fail(pointer, e.detail());
-      }
-    }
-  }
+  r.sets(object, at, run.sets, run.overrides);
   return run;
 }
 

@@ -62,6 +62,33 @@ public:
     return value.get<double>();
   }
 
+  // A case's "set": "path=value" overrides, as `dtsim run --set` takes them (absent: none).
+  void sets(const json& parent, const std::string& pointer, std::vector<std::string>& texts,
+            std::vector<scenario::Override>& overrides) const {
+    if (!parent.contains("set")) return;
+    const auto& sets = parent.at("set");
+    if (!sets.is_array()) fail(pointer + "/set", "expected an array of \"path=value\" strings");
+    for (std::size_t i = 0; i < sets.size(); ++i) {
+      const auto at = fmt::format("{}/set/{}", pointer, i);
+      if (!sets[i].is_string()) fail(at, "expected a \"path=value\" string");
+      texts.push_back(sets[i].get<std::string>());
+      try {
+        overrides.push_back(scenario::parse_override(texts.back()));
+      } catch (const scenario::ScenarioError& e) {
+        fail(at, e.detail());
+      }
+    }
+  }
+
+  // A name `parse` knows, or an error listing `names`.
+  template <class Parse>
+  auto name(const json& parent, const std::string& pointer, const std::string& key, Parse parse,
+            const std::vector<std::string>& names, const char* what) const {
+    const auto parsed = parse(text(parent, pointer, key));
+    if (!parsed) fail(pointer + "/" + key, fmt::format("unknown {} (expected one of: {})", what, join(names)));
+    return *parsed;
+  }
+
 private:
   const json& required(const json& parent, const std::string& pointer, const std::string& key,
                        const std::string& expected) const {

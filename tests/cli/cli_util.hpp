@@ -1,5 +1,6 @@
 #pragma once
 // Runs the dtsim binary as a user would and captures what it printed.
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -58,6 +59,27 @@ inline Invocation run_dtsim(const std::string& args, const TempDir& dir) {
   inv.out = read_file(out);
   inv.err = read_file(err);
   return inv;
+}
+
+// The header and the first row of `dtsim collective --csv`.
+struct CollectiveRow {
+  std::string header, text;
+  double size = 0, time = 0, algbw = 0, busbw = 0;
+  std::string algorithm, protocol;
+  int channels = 0;
+  bool parsed = false; // all seven leading fields read
+};
+inline CollectiveRow collective_row(const std::filesystem::path& csv) {
+  CollectiveRow r;
+  std::istringstream lines(read_file(csv));
+  std::getline(lines, r.header);
+  std::getline(lines, r.text);
+  char algorithm[32] = {}, protocol[16] = {};
+  r.parsed = std::sscanf(r.text.c_str(), "%lf,%31[^,],%15[^,],%d,%lf,%lf,%lf", &r.size, algorithm, protocol,
+                         &r.channels, &r.time, &r.algbw, &r.busbw) == 7;
+  r.algorithm = algorithm;
+  r.protocol = protocol;
+  return r;
 }
 
 } // namespace dtsim::testing

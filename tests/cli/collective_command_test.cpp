@@ -25,26 +25,17 @@ TEST(CollectiveCommand, RingBusBandwidthIsThePcieDataRate) {
       run_dtsim("collective '" + file.string() + "' --algo ring --sizes 1GiB --csv '" + csv.string() + "'", dir);
   ASSERT_EQ(inv.status, 0) << inv.err;
   EXPECT_NE(inv.out.find("busbw"), std::string::npos) << inv.out;
-  std::istringstream lines(read_file(csv));
-  std::string header, row;
-  std::getline(lines, header);
-  std::getline(lines, row);
-  EXPECT_EQ(header, "size_bytes,algorithm,protocol,channels,time_seconds,algbw_bytes_per_second,busbw_bytes_per_"
-                    "second,error");
+  const auto r = collective_row(csv);
+  EXPECT_EQ(r.header, "size_bytes,algorithm,protocol,channels,time_seconds,algbw_bytes_per_second,busbw_bytes_per_"
+                      "second,error");
   // size, algorithm, time, algbw, busbw: 2(n-1)/n S / T -> B once the 14 latency terms are negligible (< 0.2%).
-  double size = 0, time = 0, algbw = 0, busbw = 0;
-  char algorithm[32] = {}, protocol[16] = {};
-  int channels = 0;
-  ASSERT_EQ(std::sscanf(row.c_str(), "%lf,%31[^,],%15[^,],%d,%lf,%lf,%lf", &size, algorithm, protocol, &channels, &time,
-                        &algbw, &busbw),
-            7)
-      << row;
-  EXPECT_STREQ(protocol, "Simple"); // a gigabyte: NCCL's bandwidth protocol
-  EXPECT_STREQ(algorithm, "ring");
-  EXPECT_DOUBLE_EQ(size, 1073741824.0);
-  EXPECT_NEAR(algbw, size / time, 1e-6 * algbw);
-  EXPECT_NEAR(busbw, algbw * 2 * 7 / 8, 1e-6 * busbw);
-  EXPECT_NEAR(busbw, 15.75e9 * 0.762, 0.01 * 12e9);
+  ASSERT_TRUE(r.parsed) << r.text;
+  EXPECT_EQ(r.protocol, "Simple"); // a gigabyte: NCCL's bandwidth protocol
+  EXPECT_EQ(r.algorithm, "ring");
+  EXPECT_DOUBLE_EQ(r.size, 1073741824.0);
+  EXPECT_NEAR(r.algbw, r.size / r.time, 1e-6 * r.algbw);
+  EXPECT_NEAR(r.busbw, r.algbw * 2 * 7 / 8, 1e-6 * r.busbw);
+  EXPECT_NEAR(r.busbw, 15.75e9 * 0.762, 0.01 * 12e9);
 }
 
 TEST(CollectiveCommand, BadOptionsAreRefusedWithStatusTwo) {

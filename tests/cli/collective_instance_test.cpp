@@ -59,21 +59,12 @@ TEST(CollectiveInstance, RingBusBandwidthIsTheInstanceNicBandwidth) {
       "collective --instance aws.p3.2xlarge --nodes 2 --algo ring --sizes 1GiB --csv '" + csv.string() + "'", dir);
   ASSERT_EQ(inv.status, 0) << inv.err;
   EXPECT_NE(inv.out.find("2 ranks on 2 nodes of 1 x v100"), std::string::npos) << inv.out;
-  std::istringstream lines(read_file(csv));
-  std::string header, row;
-  std::getline(lines, header);
-  std::getline(lines, row);
-  double size = 0, time = 0, algbw = 0, busbw = 0;
-  char algorithm[32] = {}, protocol[16] = {};
-  int channels = 0;
-  ASSERT_EQ(std::sscanf(row.c_str(), "%lf,%31[^,],%15[^,],%d,%lf,%lf,%lf", &size, algorithm, protocol, &channels, &time,
-                        &algbw, &busbw),
-            7)
-      << row;
-  EXPECT_STREQ(protocol, "Simple"); // a gigabyte: NCCL's bandwidth protocol
-  EXPECT_STREQ(algorithm, "ring");
-  EXPECT_NEAR(busbw, algbw, 1e-6 * busbw); // nccl-tests' factor 2(n-1)/n is 1 for n = 2
-  EXPECT_NEAR(busbw, nic_bytes_per_second, 0.01 * nic_bytes_per_second);
+  const auto r = collective_row(csv);
+  ASSERT_TRUE(r.parsed) << r.text;
+  EXPECT_EQ(r.protocol, "Simple"); // a gigabyte: NCCL's bandwidth protocol
+  EXPECT_EQ(r.algorithm, "ring");
+  EXPECT_NEAR(r.busbw, r.algbw, 1e-6 * r.busbw); // nccl-tests' factor 2(n-1)/n is 1 for n = 2
+  EXPECT_NEAR(r.busbw, nic_bytes_per_second, 0.01 * nic_bytes_per_second);
 }
 
 TEST(CollectiveInstance, UnknownInstanceIsRefusedNamingTheOption) {

@@ -78,10 +78,7 @@ using test::json;
 using test::parse;
 
 json gpt_overlap(const json& overlap, const json& training = json::object()) {
-  json doc = test::minimal();
-  doc["model"] = {{"preset", "gpt3-125m"}, {"batch_per_gpu", 2}, {"precision", "fp16"}};
-  doc["cluster"]["gpus_per_node"] = 4;
-  doc["parallelism"] = {{"tensor", 2}, {"sequence_parallel", true}, {"overlap", overlap}};
+  json doc = gpt({{"tensor", 2}, {"sequence_parallel", true}, {"overlap", overlap}});
   if (!training.empty()) doc["training"] = training;
   return doc;
 }
