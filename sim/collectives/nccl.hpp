@@ -130,5 +130,8 @@ struct WireModel {
 // The request's algorithm and protocol must be resolved (resolve()). Without an NCCL system (CPU ranks: Gloo or
 // MPI), the wire model is the identity: no cap, no latency beyond the links'.
 WireModel wire_model(const Request& request);
+// The share of a GPU's SMs a call holds: NCCL runs each channel as one thread block, an SM of its own, for the whole
+// call; at most half the GPU. 0 where the GPU's SM count is not known.
+double sm_share(const WireModel& wire, int compute_units);
 
 } // namespace dtsim::collectives

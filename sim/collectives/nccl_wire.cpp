@@ -138,4 +138,9 @@ WireModel wire_model(const Request& r) {
   return m;
 }
 
+double sm_share(const WireModel& wire, int compute_units) {
+  if (compute_units <= 0 || wire.channels <= 0) return 0;
+  return std::min(0.5, static_cast<double>(wire.channels) / compute_units);
+}
+
 } // namespace dtsim::collectives

@@ -16,17 +16,14 @@ namespace dtsim::engine::detail {
 // for its receives only; the call ends when its last sends are delivered. A link's latency is then paid on the data's
 // path, not once per step by every position. MPI's algorithms wait for their sends too (rendezvous).
 double Replay::run_collective(int rank, const graph::Collective& c, std::uint32_t it, StreamStatus& status) {
-  if (calls_posted_.empty()) calls_posted_.resize(graph_.rank_count());
   const auto call = std::make_pair(c.group, calls_posted_[rank][c.group]++);
   auto& arrivals = arrivals_[call];
   arrivals.last = std::max(arrivals.last, sg4::Engine::get_clock());
   ++arrivals.posted;
   const auto& entry = schedule_for(c);
   if (entry.algorithm == collectives::Algorithm::in_switch) start_switches(c, entry, it);
-  // NCCL runs each channel as one thread block, an SM of its own, for the whole call: compute kernels that overlap
-  // it get the GPU's other SMs (run_kernel).
-  const double sms =
-      sms_shared() ? std::min(0.5, static_cast<double>(entry.wire.channels) / cluster_.compute_units) : 0;
+  // The SMs NCCL's channels hold for the whole call: compute kernels that overlap it get the others (run_kernel).
+  const double sms = sms_shared() ? collectives::sm_share(entry.wire, cluster_.compute_units) : 0;
   if (sms > 0) hold_sms(ranks_[rank], sms);
   status.wait = StreamStatus::Wait::peer;
   if (entry.wire.base_latency > 0 && entry.schedule->step_count() > 0)

@@ -77,6 +77,7 @@ void Replay::index_programs() {
 
 void Replay::start_actors() {
   ranks_.resize(graph_.rank_count());
+  calls_posted_.assign(graph_.rank_count(), {});
   rank_actors_.resize(graph_.rank_count());
   for (int r = 0; r < graph_.rank_count(); ++r) {
     auto& state = ranks_[r];

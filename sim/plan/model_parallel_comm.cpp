@@ -97,9 +97,7 @@ ModelParallelPlanner::ClosedForm ModelParallelPlanner::tensor_closed_form(Operat
   ClosedForm form;
   form.seconds = collectives::closed_form_time(
       request, wire, link, alpha, fabric.intra.bandwidth * fabric.fabric_efficiency, s_.gpu.reduce_seconds_per_byte());
-  // As the engine holds them (engine/collective_replay.cpp): one SM a channel, at most half the GPU.
-  if (fabric.compute_units > 0 && wire.channels > 0)
-    form.sm_share = std::min(0.5, static_cast<double>(wire.channels) / fabric.compute_units);
+  form.sm_share = collectives::sm_share(wire, fabric.compute_units); // as the engine holds them
   return closed_forms_.emplace(key, form).first->second;
 }
 
