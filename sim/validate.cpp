@@ -2,6 +2,8 @@
 #include "sim/child_runs.hpp"
 #include "sim/validate_detail.hpp"
 
+#include "io/json_text.hpp"
+
 #include "calibration/fit.hpp"
 #include "calibration/precision.hpp"
 #include "calibration/profile.hpp"
@@ -174,15 +176,21 @@ calibration::KernelCost KernelOp::cost() const {
 }
 
 std::vector<Case> held_back_cases(const calibration::MeasurementFile& m, const calibration::GpuProfile& profile,
-                                  const std::string& profile_label) {
+                                  const std::string& profile_label, bool every_point) {
   const auto every = calibration::CurveFitOptions{}.hold_back_every;
   const auto device = fmt::format("dtsim-probe {} on {}, {}", m.probe_version, m.device.name, m.date);
+  const char* prefix = every_point ? "measured" : "held back";
   std::vector<Case> out;
   // A group as the fit sees it: the points it held back (calibration::held_back_positions).
   const auto hold_back = [&](std::vector<std::pair<calibration::TimedSample, Case>> group) {
     std::vector<calibration::TimedSample> samples;
     for (const auto& point : group)
       samples.push_back(point.first);
+    if (every_point) {
+      for (auto& point : group)
+        out.push_back(std::move(point.second));
+      return;
+    }
     for (auto i : calibration::held_back_positions(samples, every))
       out.push_back(std::move(group[i].second));
   };
@@ -191,8 +199,10 @@ std::vector<Case> held_back_cases(const calibration::MeasurementFile& m, const c
     c.file = m.origin;
     c.name = name;
     c.source = fmt::format("{}: {}, median of {} runs ({})", m.origin, what, t.runs, device);
-    c.note = fmt::format("held back from the fit of {} (every {}th point by size); predicted on profile {}", m.origin,
-                         every, profile_label);
+    c.note = every_point
+                 ? fmt::format("measured in {}; predicted on profile {}", m.origin, profile_label)
+                 : fmt::format("held back from the fit of {} (every {}th point by size); predicted on profile {}",
+                               m.origin, every, profile_label);
     c.measured = t.median * 1e6;
     c.unit = "us";
     c.metric = Metric::seconds;
@@ -212,7 +222,7 @@ std::vector<Case> held_back_cases(const calibration::MeasurementFile& m, const c
     op.batch = g.batch;
     const auto shape = g.batch > 1 ? fmt::format("{:.0f} x {:.0f}x{:.0f}x{:.0f}", g.batch, g.m, g.n, g.k)
                                    : fmt::format("{:.0f}x{:.0f}x{:.0f}", g.m, g.n, g.k);
-    auto c = base_case(fmt::format("held back: GEMM {} {}", shape, to_string(g.precision)),
+    auto c = base_case(fmt::format("{}: GEMM {} {}", prefix, shape, to_string(g.precision)),
                        fmt::format("GEMM measurement {} of {}", i + 1, m.gemms.size()), g.stats);
     c.what = std::move(op);
     gemms[g.precision].push_back({{g.flops, g.stats.median}, std::move(c)});
@@ -227,7 +237,7 @@ std::vector<Case> held_back_cases(const calibration::MeasurementFile& m, const c
     op.gpu = profile;
     op.kind = calibration::KernelClass::memory;
     op.bytes = k.bytes;
-    auto c = base_case(fmt::format("held back: memory {} {:.0f} B", k.op, k.bytes),
+    auto c = base_case(fmt::format("{}: memory {} {:.0f} B", prefix, k.op, k.bytes),
                        fmt::format("memory measurement {} of {}", i + 1, m.memory.size()), k.stats);
     c.what = std::move(op);
     memory.push_back({{k.bytes, k.stats.median}, std::move(c)});
@@ -262,9 +272,9 @@ Case parse_case(const std::string& json_text, const std::string& file) {
   const Reader r(file);
   json document;
   try {
-    document = json::parse(json_text);
-  } catch (const json::parse_error& e) {
-    r.fail("", fmt::format("not valid JSON: {}", e.what()));
+    document = io::parse_json(json_text);
+  } catch (const io::JsonTextError& e) {
+    r.fail(e.pointer(), fmt::format("not valid JSON: {}", e.what()));
   }
   if (!document.is_object()) r.fail("", "expected a JSON object (a validation case)");
   r.only(document, "",
@@ -343,11 +353,13 @@ std::vector<Case> load_cases(const std::filesystem::path& directory) {
   std::sort(files.begin(), files.end());
   std::vector<Case> cases;
   for (const auto& path : files) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw CaseError(path.string(), "", "cannot be read");
-    std::stringstream text;
-    text << in.rdbuf();
-    cases.push_back(parse_case(text.str(), path.string()));
+    std::string text;
+    try {
+      text = io::read_text_file(path, "validation case");
+    } catch (const io::FileError& e) {
+      throw CaseError(path.string(), "", e.what());
+    }
+    cases.push_back(parse_case(text, path.string()));
   }
   return cases;
 }

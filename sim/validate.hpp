@@ -106,8 +106,10 @@ std::vector<Case> filter_cases(const std::vector<Case>& cases, const std::string
 // CurveFitOptions::hold_back_every-th point of each group it fits, here the GEMMs of each precision and the memory
 // kernels), as op cases predicted on `profile` (named `profile_label`), metric "seconds" in microseconds. The fit
 // never saw them, so with a profile fitted from the same file they measure how well its curves generalize.
+// `every_point`: every GEMM and memory point instead, named "measured: ..." (for a profile not fitted from the file,
+// such as a shipped one derived from datasheets, every point is out of sample).
 std::vector<Case> held_back_cases(const calibration::MeasurementFile& m, const calibration::GpuProfile& profile,
-                                  const std::string& profile_label);
+                                  const std::string& profile_label, bool every_point = false);
 
 // The units a metric's measured value may be written in, and the factor from each to the metric's base unit
 // (samples/s, tokens/s, seconds, TFLOP/s, bytes/s).

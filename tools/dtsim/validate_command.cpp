@@ -124,15 +124,16 @@ int validate_command(const ValidateArgs& args) {
   if (!args.measurements.empty()) {
     const auto m = calibration::load_measurements(args.measurements);
     const auto [profile, label] = held_back_profile(args.profile, m);
-    auto extra = validate::held_back_cases(m, profile, label);
+    auto extra = validate::held_back_cases(m, profile, label, args.every_point);
     held_back = extra.size();
     held_back_origin = m.origin;
     if (extra.empty())
       std::cerr << fmt::format("note: {} holds back no GEMM or memory point (fewer than {} of a kind)\n",
                                args.measurements, calibration::CurveFitOptions{}.hold_back_every);
     all.insert(all.end(), std::make_move_iterator(extra.begin()), std::make_move_iterator(extra.end()));
-  } else if (!args.profile.empty()) {
-    throw scenario::ScenarioError("--profile", "", "goes with --measurements FILE (the held-back points it predicts)");
+  } else if (!args.profile.empty() || args.every_point) {
+    throw scenario::ScenarioError(args.every_point ? "--every-point" : "--profile", "",
+                                  "goes with --measurements FILE (the measured points it predicts)");
   }
   const auto cases = validate::filter_cases(all, args.filter);
   if (cases.empty())
@@ -193,8 +194,10 @@ int validate_command(const ValidateArgs& args) {
     summary("op-level case(s) (anchors excluded)", op);
   }
   if (!held.empty()) {
-    std::cout << "\nHeld back from the fit of " << held_back_origin << "\n\n" << table(cases, outcomes, held) << "\n";
-    summary("held-back measurement(s)", held);
+    std::cout << (args.every_point ? "\nEvery GEMM and memory point of " : "\nHeld back from the fit of ")
+              << held_back_origin << "\n\n"
+              << table(cases, outcomes, held) << "\n";
+    summary(args.every_point ? "measurement(s)" : "held-back measurement(s)", held);
   }
   if (!collectives.empty()) {
     std::cout << "\nCollectives: one collective over a cloud instance's nodes (dtsim collective) against published "
