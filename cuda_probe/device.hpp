@@ -71,6 +71,25 @@ private:
   cudaStream_t s_ = nullptr;
 };
 
+// Owns a set of CUDA events of the current device.
+class Events {
+public:
+  explicit Events(std::size_t n) : events_(n, nullptr) {
+    for (auto& e : events_)
+      PROBE_CUDA(cudaEventCreate(&e));
+  }
+  ~Events() {
+    for (auto e : events_)
+      if (e) cudaEventDestroy(e);
+  }
+  Events(const Events&) = delete;
+  Events& operator=(const Events&) = delete;
+  cudaEvent_t operator[](std::size_t i) const { return events_[i]; }
+
+private:
+  std::vector<cudaEvent_t> events_;
+};
+
 // Holds a stream until the host releases it, so that a batch of timed runs is queued completely before the GPU
 // starts on it: otherwise a short kernel's time includes the host's launch gaps. A one-thread kernel polls a flag in
 // mapped pinned memory (and gives up after a second, so a host blocked in the queue cannot deadlock).

@@ -13,25 +13,6 @@ namespace dtsim::probe {
 
 namespace {
 
-// Owns a set of CUDA events of the current device.
-class Events {
-public:
-  explicit Events(std::size_t n) : events_(n, nullptr) {
-    for (auto& e : events_)
-      PROBE_CUDA(cudaEventCreate(&e));
-  }
-  ~Events() {
-    for (auto e : events_)
-      if (e) cudaEventDestroy(e);
-  }
-  Events(const Events&) = delete;
-  Events& operator=(const Events&) = delete;
-  cudaEvent_t operator[](std::size_t i) const { return events_[i]; }
-
-private:
-  std::vector<cudaEvent_t> events_;
-};
-
 int runs_for(const Repetitions& reps, double seconds_per_run) {
   if (!(seconds_per_run > 0)) return reps.max_runs;
   const double wanted = std::ceil(reps.target_seconds / seconds_per_run);
