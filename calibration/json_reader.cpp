@@ -1,5 +1,7 @@
 #include "calibration/json_reader.hpp"
 
+#include "io/json_text.hpp"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -33,15 +35,11 @@ std::string pointer(const std::string& parent, std::size_t index) {
 namespace dtsim::calibration {
 
 std::string read_input_file(const std::string& path, const std::string& what) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    throw CalibrationError(path, "", fmt::format("cannot read {}: it is a directory", what));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw CalibrationError(path, "", fmt::format("cannot read {} (no such file, or not readable)", what));
-  std::stringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw CalibrationError(path, "", fmt::format("cannot read {}: a read error", what));
-  return text.str();
+  try {
+    return io::read_text_file(path, what);
+  } catch (const io::FileError& e) {
+    throw CalibrationError(path, "", e.what());
+  }
 }
 
 } // namespace dtsim::calibration
@@ -50,9 +48,9 @@ namespace dtsim::calibration::detail {
 
 json parse_document(const std::string& text, const std::string& origin) {
   try {
-    return json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw CalibrationError(origin, "", fmt::format("invalid JSON: {}", e.what()));
+    return io::parse_json(text);
+  } catch (const io::JsonTextError& e) {
+    throw CalibrationError(origin, e.pointer(), fmt::format("invalid JSON: {}", e.what()));
   }
 }
 

@@ -3,11 +3,13 @@
 // sweep, compare and search share.
 #include "sim/engine/child_process.hpp"
 #include "sim/report/result.hpp"
+#include "sim/resume.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/simulate.hpp"
 
 #include <nlohmann/json.hpp>
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,17 +19,37 @@ namespace dtsim::detail {
 // One simulation in this process, as a child runs it: the result as JSON text for the parent.
 std::string run_here(const scenario::Scenario& s);
 
-// Runs one child per job, `jobs` at a time, reporting progress as points finish.
-std::vector<engine::ChildOutcome> run_points(const std::vector<engine::ChildJob>& work, int jobs,
-                                             const SweepProgress& progress);
+// A point's job, its output tagged: 'R' and the result's JSON, or 'B' and why the input cannot run (the scenario is
+// invalid for the point, the job does not fit in GPU memory: what `dtsim run` exits 2 for). Any other failure is
+// thrown, as before.
+engine::ChildJob point_job(std::function<std::string()> simulate);
 
-// A point's result (the child's JSON), or why it failed.
+// Why a point's outcome cannot be read back (empty: it can); what --resume checks of a kept one.
+std::string unreadable(const engine::ChildOutcome& outcome);
+
+// How a command's points are named and kept: a label per job ("nodes=64") for messages, and with --resume the store
+// and each job's key in it.
+struct PointBook {
+  std::vector<std::string> labels;
+  ResumeStore* store = nullptr;
+  std::vector<std::string> keys; // with a store
+};
+
+// Runs one child per job, `jobs` at a time, reporting progress as points finish. With a store, kept points are read
+// back instead of run, and the others kept as they finish. A child that dies without reporting is said on stderr
+// with its point's label.
+std::vector<engine::ChildOutcome> run_points(const std::vector<engine::ChildJob>& work, int jobs,
+                                             const SweepProgress& progress, const PointBook& book = {});
+
+// A point's result (the child's JSON), or why it failed (and whether because of its input).
 template <class Point> void take_outcome(Point& point, engine::ChildOutcome& outcome) {
-  point.ok = outcome.ok;
-  if (point.ok)
-    point.result = report::run_result_from_json(nlohmann::json::parse(outcome.output));
-  else
-    point.error = std::move(outcome.output);
+  point.ok = outcome.ok && !outcome.output.empty() && outcome.output.front() == 'R';
+  if (point.ok) {
+    point.result = report::run_result_from_json(nlohmann::json::parse(outcome.output.substr(1)));
+    return;
+  }
+  point.bad_input = outcome.ok; // ok with the 'B' tag: the job ran and said its input cannot run
+  point.error = outcome.ok ? outcome.output.substr(1) : std::move(outcome.output);
 }
 
 } // namespace dtsim::detail

@@ -5,6 +5,7 @@
 #include "sim/engine/child_process.hpp"
 #include "sim/engine/engine.hpp"
 #include "sim/graph/collective_request.hpp"
+#include "sim/scenario/limits.hpp"
 #include "sim/scenario/units.hpp"
 #include "sim/series.hpp"
 #include "sim/simulate.hpp"
@@ -12,6 +13,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <stdexcept>
 
 namespace dtsim {
@@ -22,6 +24,11 @@ double parse_size(const std::string& text, const std::string& whole) {
   if (!bytes || *bytes < 0)
     throw std::invalid_argument(fmt::format("bad size \"{}\" in \"{}\": expected {}", text, whole,
                                             scenario::describe(scenario::Dimension::bytes)));
+  // A buffer holds whole bytes, at least one (nccl-tests' smallest is one element), at most the format's 1 PiB.
+  if (*bytes < 1 || *bytes > scenario::limits::kMaxBytes || std::floor(*bytes) != *bytes)
+    throw std::invalid_argument(fmt::format("bad size \"{}\" in \"{}\": expected a whole number of bytes from 1 B "
+                                            "to 1 PiB",
+                                            text, whole));
   return *bytes;
 }
 

@@ -2,10 +2,12 @@
 
 #include "sim/child_runs.hpp"
 #include "sim/plan/plan.hpp"
+#include "sim/simulate.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <set>
 #include <stdexcept>
 #include <utility>
@@ -58,7 +60,9 @@ std::vector<Candidate> enumerate(const Space& space) {
           if (e > 1 && (space.experts == 0 || space.experts % e != 0)) continue;
           for (int b : {1, 2, 4, 8}) {
             if (space.global_batch % (b * d) != 0) continue;
-            const int m = space.global_batch / (b * d);
+            // More micro-batches than an int holds: the screen refuses the candidate (the format's bound).
+            const int m =
+                static_cast<int>(std::min<std::int64_t>(space.global_batch / (b * d), std::numeric_limits<int>::max()));
             std::vector<std::pair<PipelineSchedule, int>> schedules{{PipelineSchedule::one_f_one_b, 1}};
             if (p > 1 && space.blocks % (2 * p) == 0 && m % p == 0)
               schedules.emplace_back(PipelineSchedule::interleaved, 2);
@@ -155,6 +159,10 @@ Result search(const scenario::Scenario& base, const Options& options, const Swee
   if (options.warmup_iterations && *options.warmup_iterations < 0)
     throw std::invalid_argument(fmt::format("warm-up iterations must be >= 0, got {}", *options.warmup_iterations));
   if (options.jobs < 1) throw std::invalid_argument(fmt::format("jobs must be >= 1, got {}", options.jobs));
+  // A node count the scenario cannot have (beyond the format's limits or the topology's) stops the search before
+  // anything runs, as in a sweep.
+  for (int nodes : options.node_counts)
+    (void)with_nodes(base, nodes);
   Result result;
   result.space = space_of(base, options.node_counts);
   result.unit = unit_of(base);
@@ -174,9 +182,19 @@ Result search(const scenario::Scenario& base, const Options& options, const Swee
 
   // The scenario is built again in the child: thousands of resolved scenarios need not sit in the parent.
   std::vector<engine::ChildJob> work;
-  for (const auto& c : runnable)
-    work.push_back([&base, &options, c]() { return detail::run_here(candidate_scenario(base, c, options)); });
-  auto outcomes = detail::run_points(work, options.jobs, progress);
+  detail::PointBook book{{}, options.resume, {}};
+  for (const auto& c : runnable) {
+    work.push_back(
+        detail::point_job([&base, &options, c] { return detail::run_here(candidate_scenario(base, c, options)); }));
+    book.labels.push_back(fmt::format("the candidate at {} node(s), tensor {}, pipeline {}, data {}, expert {}, "
+                                      "micro-batch {} x {}",
+                                      c.nodes, c.tensor, c.pipeline, c.data, c.expert, c.micro_batch, c.micro_batches));
+    // The candidate's own scenario, canonical, decides its outcome (the screen above has read each one already).
+    if (options.resume)
+      book.keys.push_back(
+          options.resume->key("search", scenario::to_json(candidate_scenario(base, c, options)).dump()));
+  }
+  auto outcomes = detail::run_points(work, options.jobs, progress, book);
   for (std::size_t i = 0; i < runnable.size(); ++i) {
     Point p;
     p.candidate = runnable[i];

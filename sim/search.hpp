@@ -13,6 +13,10 @@
 #include <string>
 #include <vector>
 
+namespace dtsim {
+class ResumeStore; // sim/resume.hpp
+}
+
 namespace dtsim::search {
 
 // What bounds the candidates, read from the base scenario by space_of.
@@ -22,7 +26,7 @@ struct Space {
   int heads = 0;                // attention heads tensor parallelism splits; 0: no tensor parallelism
   int blocks = 0;               // transformer blocks pipeline stages split; 0: no pipeline parallelism
   int experts = 0;              // experts of the MoE layers; 0: no expert parallelism
-  int global_batch = 0;         // samples per iteration, the same for every candidate
+  std::int64_t global_batch = 0; // samples per iteration, the same for every candidate
 };
 
 // The base scenario's bounds: heads from the model's transformer (model.transformer, or the published
@@ -67,6 +71,7 @@ struct Options {
   std::optional<int> iterations = 1;
   std::optional<int> warmup_iterations = 1;
   int jobs = 1; // simulations run in parallel processes
+  ResumeStore* resume = nullptr; // --resume: simulated points kept, and read back on the next run
 };
 
 // The fidelity a candidate runs at: the requested one, except that "coarse" needs model parallelism (the others
@@ -109,6 +114,7 @@ struct Point {
   Candidate candidate;
   bool ok = false;
   std::string error; // why the simulation failed
+  bool bad_input = false; // failed because of its input (it does not fit in memory at run time, ...)
   report::RunResult result;
   double throughput = 0;       // units (Unit) per second
   double cost_per_million = 0; // USD per million units; 0 when the cluster has no price

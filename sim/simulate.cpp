@@ -23,22 +23,6 @@ engine::ReplayOptions replay_options(const scenario::Scenario& s) {
   return o;
 }
 
-namespace detail {
-
-std::string run_here(const scenario::Scenario& s) {
-  const auto plan = plan::make_plan(s);
-  const auto replay = engine::replay_in_this_process(s.cluster, plan.graph, replay_options(s));
-  return report::to_json(report::summarize(s, plan, replay)).dump();
-}
-
-std::vector<engine::ChildOutcome> run_points(const std::vector<engine::ChildJob>& work, int jobs,
-                                             const SweepProgress& progress) {
-  return engine::run_in_children(
-      work, jobs, [&](std::size_t done, std::size_t total, std::size_t) { progress ? progress(done, total) : void(); });
-}
-
-} // namespace detail
-
 namespace {
 
 using detail::run_here;
@@ -63,16 +47,31 @@ Simulation simulate(const scenario::Scenario& scenario, bool with_trace, bool sh
   return sim;
 }
 
+scenario::Scenario with_nodes(const scenario::Scenario& base, int nodes) {
+  auto document = scenario::to_json(base);
+  document["cluster"]["nodes"] = nodes;
+  try {
+    return scenario::parse_scenario(document.dump(), base.origin);
+  } catch (const scenario::ScenarioError& e) {
+    throw scenario::ScenarioError(e.file(), e.pointer(), fmt::format("{} (at --nodes {})", e.detail(), nodes));
+  }
+}
+
 std::vector<SweepPoint> sweep(const scenario::Scenario& base, const std::vector<int>& node_counts, int jobs,
-                              const SweepProgress& progress) {
-  std::vector<engine::ChildJob> work;
+                              const SweepProgress& progress, ResumeStore* resume) {
+  // Every point is read in the parent first: a node count the scenario cannot have stops the sweep before anything
+  // runs, with exit status 2, rather than failing its row after the others have run.
+  std::vector<scenario::Scenario> scenarios;
   for (int nodes : node_counts)
-    work.push_back([&base, nodes]() -> std::string {
-      auto s = base;
-      s.cluster.nodes = nodes;
-      return run_here(s);
-    });
-  auto outcomes = run_points(work, jobs, progress);
+    scenarios.push_back(with_nodes(base, nodes));
+  std::vector<engine::ChildJob> work;
+  detail::PointBook book{{}, resume, {}};
+  for (const auto& s : scenarios) {
+    work.push_back(detail::point_job([&s] { return run_here(s); }));
+    book.labels.push_back(fmt::format("the point at {} node(s)", s.cluster.nodes));
+    if (resume) book.keys.push_back(resume->key("sweep", scenario::to_json(s).dump()));
+  }
+  auto outcomes = run_points(work, jobs, progress, book);
   std::vector<SweepPoint> points;
   const SweepPoint* reference = nullptr;
   for (std::size_t i = 0; i < node_counts.size(); ++i) {
@@ -132,14 +131,19 @@ scenario::Scenario with_strategy(const scenario::Scenario& base, std::string_vie
 }
 
 std::vector<ComparePoint> compare(const scenario::Scenario& base, const std::vector<std::string>& strategy_names,
-                                  int jobs, const SweepProgress& progress) {
+                                  int jobs, const SweepProgress& progress, ResumeStore* resume) {
   for (const auto& name : strategy_names)
     strategies::parse_strategy_name(name); // a bad name stops the comparison before anything runs
   std::vector<engine::ChildJob> work;
+  detail::PointBook book{{}, resume, {}};
   // The scenario is re-read with each strategy in the child, so one that does not validate fails its row only.
-  for (const auto& name : strategy_names)
-    work.push_back([&base, name]() -> std::string { return run_here(with_strategy(base, name)); });
-  auto outcomes = run_points(work, jobs, progress);
+  for (const auto& name : strategy_names) {
+    work.push_back(detail::point_job([&base, name] { return run_here(with_strategy(base, name)); }));
+    book.labels.push_back(fmt::format("strategy {}", name));
+    // The key holds what decides the point: the base scenario and the strategy's name.
+    if (resume) book.keys.push_back(resume->key("compare " + name, scenario::to_json(base).dump()));
+  }
+  auto outcomes = run_points(work, jobs, progress, book);
   std::vector<ComparePoint> points;
   for (std::size_t i = 0; i < strategy_names.size(); ++i) {
     ComparePoint p;

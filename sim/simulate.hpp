@@ -12,6 +12,8 @@
 
 namespace dtsim {
 
+class ResumeStore; // sim/resume.hpp
+
 struct Simulation {
   report::RunResult result;
   nlohmann::json trace; // Chrome trace events; null unless asked for
@@ -28,7 +30,8 @@ Simulation simulate(const scenario::Scenario& scenario, bool with_trace = false,
 struct SweepPoint {
   int nodes = 0;
   bool ok = false;
-  std::string error; // why the point failed (does not fit, ...)
+  std::string error;      // why the point failed (does not fit, ...)
+  bool bad_input = false; // it failed because of its input (invalid at this size, does not fit): exit 2, not 1
   report::RunResult result;
   double speedup = 0;    // throughput over the first successful point's
   double efficiency = 0; // speedup over the GPU ratio
@@ -37,8 +40,14 @@ struct SweepPoint {
 using SweepProgress = std::function<void(std::size_t done, std::size_t total)>;
 
 // Runs the scenario at each node count, `jobs` simulations at a time in parallel processes.
+// Every point's scenario is read again with its node count before anything runs, so a count the scenario cannot
+// have (beyond the topology, the format's limits) throws scenario::ScenarioError naming it. With `resume`, points
+// kept by an earlier run of the same sweep are read back, and the others kept as they finish.
 std::vector<SweepPoint> sweep(const scenario::Scenario& base, const std::vector<int>& node_counts, int jobs,
-                              const SweepProgress& progress = {});
+                              const SweepProgress& progress = {}, ResumeStore* resume = nullptr);
+
+// The scenario at another node count, read again (validated) as if the file had said it.
+scenario::Scenario with_nodes(const scenario::Scenario& base, int nodes);
 
 // "1,2,4,8" or "1..64" (doubling from the first to the last). Throws std::invalid_argument.
 std::vector<int> parse_node_counts(const std::string& text);
@@ -57,6 +66,7 @@ struct ComparePoint {
   std::string strategy;
   bool ok = false;
   std::string error; // does not validate with this strategy, does not fit, ...
+  bool bad_input = false;
   report::RunResult result;
 };
 
@@ -64,7 +74,7 @@ struct ComparePoint {
 // points come back in the order of the names. Every name is checked before anything runs: a bad one throws
 // std::invalid_argument.
 std::vector<ComparePoint> compare(const scenario::Scenario& base, const std::vector<std::string>& strategy_names,
-                                  int jobs, const SweepProgress& progress = {});
+                                  int jobs, const SweepProgress& progress = {}, ResumeStore* resume = nullptr);
 
 // "allreduce,ps-sync,ssp:3": short names separated by commas (spaces around them ignored), each checked. Throws
 // std::invalid_argument naming the bad one and the accepted forms.

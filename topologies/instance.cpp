@@ -2,6 +2,8 @@
 #include "topologies/instance.hpp"
 #include "topologies/embedded.hpp"
 
+#include "io/json_text.hpp"
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -52,9 +54,10 @@ Instance parse_instance(const std::string& json_text, const std::string& origin)
   const Reader r(origin);
   json doc;
   try {
-    doc = json::parse(json_text);
-  } catch (const json::parse_error& e) {
-    throw std::runtime_error(fmt::format("{}: invalid JSON: {}", origin, e.what()));
+    doc = io::parse_json(json_text);
+  } catch (const io::JsonTextError& e) {
+    throw std::runtime_error(
+        fmt::format("{}: {}invalid JSON: {}", origin, e.pointer().empty() ? "" : e.pointer() + ": ", e.what()));
   }
   Instance i;
   i.name = r.text(doc, "", "name");

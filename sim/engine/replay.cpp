@@ -57,6 +57,11 @@ void Replay::configure_engine() {
   sg4::Engine::set_config(std::string("network/crosstraffic:") + (options_.cross_traffic ? "1" : "0"));
   // GPU fabrics (NVLink, RDMA) are not window-limited TCP: lift CM02/LV08's TCP-gamma rate bound.
   sg4::Engine::set_config("network/TCP-gamma:1e18");
+  // No guard page under each actor's stack: every guard is a separate memory mapping, and the kernel's limit on
+  // mappings (vm.max_map_count, 65,530 by default) then caps a replay at about 32,000 actors (16,384 single-GPU nodes
+  // aborted). SimGrid's "Configuring SimGrid" page advises this when actors are many, with stacks left large, as
+  // they are here (the default 8 MiB: only the pages an actor touches are ever allocated).
+  sg4::Engine::set_config("contexts/guard-size:0");
 }
 
 void Replay::index_programs() {

@@ -16,7 +16,7 @@ public:
   }
   template <class T> void values(const std::vector<T>& v) {
     value<std::uint64_t>(v.size());
-    out_.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+    if (!v.empty()) out_.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
   }
   void text(const std::string& s) {
     value<std::uint64_t>(s.size());
@@ -39,10 +39,11 @@ public:
     return v;
   }
   template <class T> std::vector<T> values() {
-    auto n = value<std::uint64_t>();
-    need(n * sizeof(T));
+    const auto n = value<std::uint64_t>();
+    if (n > (in_.size() - pos_) / sizeof(T)) need(in_.size() + 1); // n * sizeof(T) would overflow or overrun
     std::vector<T> v(n);
-    std::memcpy(v.data(), in_.data() + pos_, n * sizeof(T));
+    // An empty vector's data() may be null, and memcpy from or to null is undefined even for 0 bytes.
+    if (n > 0) std::memcpy(v.data(), in_.data() + pos_, n * sizeof(T));
     pos_ += n * sizeof(T);
     return v;
   }
@@ -56,7 +57,7 @@ public:
 
 private:
   void need(std::size_t n) const {
-    if (pos_ + n > in_.size()) throw std::runtime_error("truncated simulation result from the child process");
+    if (n > in_.size() - pos_) throw std::runtime_error("truncated simulation result from the child process");
   }
   const std::string& in_;
   std::size_t pos_ = 0;

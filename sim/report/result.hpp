@@ -102,7 +102,7 @@ struct RunResult {
   std::string name;
   int nodes = 0;
   int gpus = 0;
-  int global_batch = 0;
+  std::int64_t global_batch = 0;
   std::string sample_unit;
   std::string framework;    // the framework whose kernels ran (training.framework, "auto" resolved)
   Distribution iteration;   // seconds, measured iterations only

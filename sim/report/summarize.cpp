@@ -219,7 +219,7 @@ RunResult summarize(const scenario::Scenario& s, const plan::Plan& plan, const e
   r.name = s.name;
   r.nodes = s.cluster.nodes;
   r.gpus = s.world_size();
-  r.global_batch = static_cast<int>(plan.workers * plan.samples_per_worker_iteration);
+  r.global_batch = std::llround(plan.workers * plan.samples_per_worker_iteration);
   r.sample_unit = s.model.workload.sample_unit;
   r.framework = s.framework.name;
   r.gradient_bytes = plan.gradient_bytes;

@@ -1,4 +1,5 @@
 // The "cluster" section: nodes, GPUs, and the links between them, with defaults from the GPU profile.
+#include "sim/scenario/limits.hpp"
 #include "sim/scenario/reader.hpp"
 
 #include "topologies/instance.hpp"
@@ -11,8 +12,8 @@
 namespace dtsim::scenario::detail {
 namespace {
 
-constexpr std::int64_t kMaxNodes = std::int64_t{1} << 20;
-constexpr std::int64_t kMaxGpusPerNode = 1024;
+constexpr std::int64_t kMaxNodes = limits::kNodes;
+constexpr std::int64_t kMaxGpusPerNode = limits::kGpusPerNode;
 
 // The model's precision must be one the GPU has a peak rate for.
 void check_precision(const Object& top, const Scenario& s) {
@@ -123,8 +124,14 @@ void read_cluster(const Object& top, Scenario& s) {
   cluster.gpus_per_node =
       static_cast<int>(c.integer("gpus_per_node", 1, instance ? instance->gpus : 1, kMaxGpusPerNode));
   cluster.gpu = gpu_name(c, instance ? std::optional<std::string>(instance->gpu) : std::nullopt);
+  if (static_cast<std::int64_t>(cluster.nodes) * cluster.gpus_per_node > limits::kGpus)
+    c.fail(c.has("gpus_per_node") ? "gpus_per_node" : "nodes",
+           fmt::format("{} nodes x {} GPUs is {} GPUs; the format takes at most {} (2^24) in one cluster",
+                       cluster.nodes, cluster.gpus_per_node,
+                       static_cast<std::int64_t>(cluster.nodes) * cluster.gpus_per_node, limits::kGpus));
   cluster.price_per_node_hour =
-      c.number("price_per_hour", 0, instance ? std::optional<double>(instance->price.on_demand_per_hour) : 0.0);
+      c.number("price_per_hour", 0, instance ? std::optional<double>(instance->price.on_demand_per_hour) : 0.0,
+               limits::kPricePerHour);
   s.gpu = resolve_gpu(c, cluster.gpu);
   cluster.message_overhead = s.gpu.collective_step_overhead;
   cluster.compute_capability = s.gpu.compute_capability;

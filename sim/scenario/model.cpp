@@ -1,6 +1,7 @@
 // The "model" section: a preset name, an inline layer table or a transformer spec (transformer_spec.cpp), the
 // batch and the precision.
 #include "models/zoo.hpp"
+#include "sim/scenario/limits.hpp"
 #include "sim/scenario/reader.hpp"
 
 #include <algorithm>
@@ -35,9 +36,10 @@ models::Workload read_layers(const Object& model, const std::string& scenario_na
     if (const auto [it, fresh] = seen.emplace(layer.name, i); !fresh)
       l.fail("name", fmt::format("duplicate layer name \"{}\" (also layer {})", layer.name, it->second));
     layer.kind = layer_kind_of(l.choice("kind", layer_kind_names(), "layer kind", std::nullopt));
-    layer.forward_flops = l.number("forward_flops", 0, std::nullopt);
-    layer.backward_flops = l.number("backward_flops", 0, models::backward_factor(layer.kind) * layer.forward_flops);
-    constexpr auto kMax = std::numeric_limits<std::int64_t>::max();
+    layer.forward_flops = l.number("forward_flops", 0, std::nullopt, limits::kLayerFlops);
+    layer.backward_flops = l.number("backward_flops", 0, models::backward_factor(layer.kind) * layer.forward_flops,
+                                    3 * limits::kLayerFlops);
+    constexpr auto kMax = limits::kElements;
     layer.parameters = l.integer("parameters", 0, std::nullopt, kMax);
     layer.input_elements = l.integer("input_elements", 0, std::nullopt, kMax);
     layer.output_elements = l.integer("output_elements", 0, std::nullopt, kMax);
@@ -91,7 +93,7 @@ ModelSpec read_model(const Object& top, const std::string& scenario_name) {
   } else {
     read_transformer(model, scenario_name, spec);
   }
-  spec.batch_per_gpu = static_cast<int>(model.integer("batch_per_gpu", 1, std::nullopt));
+  spec.batch_per_gpu = static_cast<int>(model.integer("batch_per_gpu", 1, std::nullopt, limits::kBatchPerGpu));
   const auto precision = model.choice("precision", calibration::precision_names(), "precision", "fp32");
   spec.precision = *calibration::parse_precision(precision);
   const auto attention = model.choice("attention", attention_names(), "attention kernel", "auto");

@@ -1,6 +1,8 @@
 // `--set path=value` overrides: parsing the assignment and applying it to the document before validation.
 #include "sim/scenario/reader.hpp"
 
+#include "io/json_text.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <fmt/format.h>
@@ -42,6 +44,9 @@ Override parse_override(const std::string& assignment) {
   if (eq == std::string::npos)
     throw ScenarioError(kSetFile, "",
                         fmt::format("expected path=value (for example cluster.nodes=8), got \"{}\"", assignment));
+  // Checked here rather than when a result is written: every string dtsim reads or writes is UTF-8.
+  if (!io::is_utf8(assignment))
+    throw ScenarioError(kSetFile, "", "the assignment is not valid UTF-8 text; dtsim reads and writes UTF-8 only");
   Override o{trim(assignment.substr(0, eq)), trim(assignment.substr(eq + 1))};
   if (o.path.empty())
     throw ScenarioError(kSetFile, "",
@@ -67,10 +72,18 @@ std::string pointer_of_path(const std::string& dotted_path) {
 
 void apply_overrides(json& document, const std::vector<Override>& overrides, const std::string& file) {
   for (const auto& o : overrides) {
-    // The value is JSON if it parses as JSON (8, true, "x", {"a": 1}), else a plain string (10Gbps).
-    json value = json::parse(o.value, nullptr, /*allow_exceptions=*/false);
-    if (value.is_discarded()) value = o.value;
+    // The value is JSON if it parses as JSON (8, true, "x", {"a": 1}), else a plain string (10Gbps). JSON that breaks
+    // a limit (too deep, a number beyond a double, a key twice) is refused as it would be in the file.
     const std::string origin = fmt::format(" (from --set {}={})", o.path, o.value);
+    json value;
+    try {
+      value = io::parse_json(o.value);
+    } catch (const io::JsonTextError& e) {
+      if (std::string_view(e.what()).starts_with("malformed JSON"))
+        value = o.value;
+      else
+        throw ScenarioError(file, pointer_of_path(o.path) + e.pointer(), e.what() + origin);
+    }
     const auto tokens = split_path(o.path);
     json* at = &document;
     std::string pointer;

@@ -1,6 +1,7 @@
 // The optional "parallelism" section: tensor, pipeline, data and expert parallel degrees, the micro-batches, the
 // pipeline schedule and stage split, the rank placement order and the MoE routing. Everything that makes a grid
 // impossible is reported here, with the field at fault, before anything is planned.
+#include "sim/scenario/limits.hpp"
 #include "sim/scenario/reader.hpp"
 
 #include <fmt/format.h>
@@ -52,10 +53,10 @@ RoutingSpec read_routing(const Object& section) {
       routing_names(), r.choice("distribution", routing_names(), "routing distribution", std::string("uniform")));
   if (r.has("parameter") && spec.distribution == RoutingDistribution::uniform)
     r.fail("parameter", "uniform routing takes no parameter (zipf: the exponent; dirichlet: the concentration)");
-  spec.parameter = r.number("parameter", 0, 1.0);
+  spec.parameter = r.number("parameter", 0, 1.0, 1e3); // Zipf exponents and Dirichlet concentrations
   if (spec.distribution == RoutingDistribution::dirichlet && spec.parameter <= 0)
     r.fail("parameter", "a Dirichlet concentration must be > 0");
-  if (r.has("capacity_factor")) spec.capacity_factor = r.number("capacity_factor", 0, std::nullopt);
+  if (r.has("capacity_factor")) spec.capacity_factor = r.number("capacity_factor", 0, std::nullopt, 1e3);
   return spec;
 }
 
@@ -163,14 +164,18 @@ void read_parallelism(const Object& top, Scenario& s) {
   if (p.has("global_batch") && p.has("micro_batches"))
     p.fail("micro_batches", "give global_batch or micro_batches, not both");
   if (p.has("global_batch")) {
-    const auto global = p.integer("global_batch", 1, std::nullopt);
+    const auto global = p.integer("global_batch", 1, std::nullopt, limits::kGlobalBatch);
     if (global % (static_cast<std::int64_t>(batch) * spec.data) != 0)
       p.fail("global_batch", fmt::format("must be a multiple of the micro-batch (model.batch_per_gpu {}) x {} "
                                          "data-parallel replicas = {}",
-                                         batch, spec.data, batch * spec.data));
-    spec.micro_batches = static_cast<int>(global / (static_cast<std::int64_t>(batch) * spec.data));
+                                         batch, spec.data, static_cast<std::int64_t>(batch) * spec.data));
+    const auto micro_batches = global / (static_cast<std::int64_t>(batch) * spec.data);
+    if (micro_batches > limits::kMicroBatches)
+      p.fail("global_batch", fmt::format("makes {} micro-batches per pipeline; the format takes at most {}",
+                                         micro_batches, limits::kMicroBatches));
+    spec.micro_batches = static_cast<int>(micro_batches);
   } else {
-    spec.micro_batches = static_cast<int>(p.integer("micro_batches", 1, 1));
+    spec.micro_batches = static_cast<int>(p.integer("micro_batches", 1, 1, limits::kMicroBatches));
   }
 
   if (spec.tensor > 1 && !w.tensor_splits())
@@ -217,12 +222,16 @@ void read_parallelism(const Object& top, Scenario& s) {
                                    "chunk, in model order)",
                                    chunks));
     for (std::size_t i = 0; i < list.size(); ++i) {
-      if (!list[i].is_number_integer() || list[i].get<std::int64_t>() < 1)
-        throw ScenarioError(p.file(), p.pointer("stages") + fmt::format("/{}", i),
-                            fmt::format("expected a block count >= 1, got {}", show(list[i])));
-      spec.stage_blocks.push_back(list[i].get<int>());
+      // At most the model's blocks each, so the sum below cannot overflow and nothing is truncated.
+      const bool in_range =
+          list[i].is_number_integer() && list[i].get<std::int64_t>() >= 1 && list[i].get<std::int64_t>() <= units;
+      if (!in_range)
+        throw ScenarioError(
+            p.file(), p.pointer("stages") + fmt::format("/{}", i),
+            fmt::format("expected a block count from 1 to the model's {} blocks, got {}", units, show(list[i])));
+      spec.stage_blocks.push_back(static_cast<int>(list[i].get<std::int64_t>()));
     }
-    const int total = std::accumulate(spec.stage_blocks.begin(), spec.stage_blocks.end(), 0);
+    const std::int64_t total = std::accumulate(spec.stage_blocks.begin(), spec.stage_blocks.end(), std::int64_t{0});
     if (total != units)
       p.fail("stages", fmt::format("the counts add up to {}; model \"{}\" has {} blocks", total, w.name, units));
   }

@@ -1,4 +1,5 @@
 #include "sim/scenario/reader.hpp"
+#include "sim/scenario/limits.hpp"
 
 #include <algorithm>
 #include <array>
@@ -49,6 +50,26 @@ std::string_view noun(Dimension dim) {
 // "a bandwidth" -> "a bandwidth > 0"; describe() gives the long form with examples.
 std::string bounded(Dimension dim, Bound bound) {
   return fmt::format("a {} {}", noun(dim), bound == Bound::positive ? "> 0" : ">= 0");
+}
+
+// What the format accepts of each dimension, in base units (limits.hpp says why).
+struct Range {
+  double min;
+  double max;
+  const char* text;
+};
+Range range_of(Dimension dim) {
+  switch (dim) {
+  case Dimension::bandwidth:
+    return {limits::kMinBandwidth, limits::kMaxBandwidth, "from 1 kB/s (8 kbit/s) to 1 PB/s (8 Pbit/s)"};
+  case Dimension::bytes:
+    return {1, limits::kMaxBytes, "from 1 B to 1 PiB"};
+  case Dimension::time:
+    return {0, limits::kMaxLatency, "of at most 1 s"};
+  case Dimension::flop_rate:
+    return {1, limits::kMaxFlopRate, "from 1 FLOP/s to 1e21 FLOP/s"};
+  }
+  return {0, std::numeric_limits<double>::max(), ""};
 }
 
 bool is_integer(const json& v) {
@@ -188,11 +209,14 @@ std::uint64_t Object::unsigned_integer(std::string_view key, std::optional<std::
   return v.get<std::uint64_t>();
 }
 
-double Object::number(std::string_view key, double min, std::optional<double> fallback) const {
-  const std::string expected = fmt::format("a number >= {}", min);
+double Object::number(std::string_view key, double min, std::optional<double> fallback, double max) const {
+  const std::string expected = max < std::numeric_limits<double>::max()
+                                   ? fmt::format("a number >= {} and <= {:g}", min, max)
+                                   : fmt::format("a number >= {}", min);
   if (!has(key) && fallback) return *fallback;
   const json& v = required(key, expected);
-  if (!v.is_number() || v.get<double>() < min) fail(key, fmt::format("expected {}, got {}", expected, show(v)));
+  if (!v.is_number() || !(v.get<double>() >= min && v.get<double>() <= max))
+    fail(key, fmt::format("expected {}, got {}", expected, show(v)));
   return v.get<double>();
 }
 
@@ -214,6 +238,8 @@ double Object::quantity(std::string_view key, Dimension dim, Bound bound, std::o
   }
   if (bound == Bound::positive ? !(*q > 0) : !(*q >= 0))
     fail(key, fmt::format("expected {}, got {}", bounded(dim, bound), show(v)));
+  if (*q != 0 && (*q < range_of(dim).min || *q > range_of(dim).max))
+    fail(key, fmt::format("expected a {} {}, got {}", noun(dim), range_of(dim).text, show(v)));
   return *q;
 }
 

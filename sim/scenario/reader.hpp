@@ -54,7 +54,11 @@ public:
   std::int64_t integer(std::string_view key, std::int64_t min, std::optional<std::int64_t> fallback,
                        std::int64_t max = std::numeric_limits<int>::max()) const;
   std::uint64_t unsigned_integer(std::string_view key, std::optional<std::uint64_t> fallback) const;
-  double number(std::string_view key, double min, std::optional<double> fallback) const;
+  // A number in [min, max] (every JSON number dtsim reads is finite: the parser refuses the others).
+  double number(std::string_view key, double min, std::optional<double> fallback,
+                double max = std::numeric_limits<double>::max()) const;
+  // A quantity of `dim` (a unit string or a number in base units), inside the format's range for that dimension
+  // (limits.hpp: bandwidths from 1 kB/s to 1 PB/s, latencies up to 1 s, sizes up to 1 PiB); 0 where `bound` allows.
   double quantity(std::string_view key, Dimension dim, Bound bound, std::optional<double> fallback) const;
   bool boolean(std::string_view key, std::optional<bool> fallback) const;
   std::string string(std::string_view key, std::optional<std::string> fallback, bool allow_empty = false) const;

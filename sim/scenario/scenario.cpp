@@ -2,6 +2,8 @@
 #include "sim/scenario/scenario.hpp"
 #include "sim/scenario/reader.hpp"
 
+#include "io/json_text.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -24,23 +26,6 @@ std::string compose(const std::string& file, const std::string& pointer, const s
   return out + message;
 }
 
-// nlohmann reports the byte after the last one it read; count lines and columns (1-based) from there,
-// pointing at the end of the offending token rather than at the whitespace the lexer read past it.
-std::string describe_parse_error(const std::string& text, const json::parse_error& e) {
-  std::size_t end = std::min<std::size_t>(e.byte, text.size());
-  while (end > 0 && std::isspace(static_cast<unsigned char>(text[end - 1])))
-    --end;
-  std::size_t index = end > 0 ? end - 1 : 0;
-  if (e.byte > text.size()) index = end; // unexpected end of input: just after the last character
-  const std::size_t line = 1 + static_cast<std::size_t>(std::count(text.begin(), text.begin() + index, '\n'));
-  const auto line_start = text.rfind('\n', index == 0 ? std::string::npos : index - 1);
-  const std::size_t column = index - (line_start == std::string::npos || index == 0 ? 0 : line_start + 1) + 1;
-  std::string reason = e.what();
-  if (const auto colon = reason.find(": "); colon != std::string::npos)
-    reason = reason.substr(colon + 2); // drop "[json.exception.parse_error.101] parse error at ...: "
-  return fmt::format("malformed JSON at line {}, column {}: {}", line, column, reason);
-}
-
 void check_version(const std::string& file, const json& document) {
   const auto it = document.find("version");
   const std::string expected = fmt::format("the format version, {}", kFormatVersion);
@@ -56,7 +41,8 @@ void check_version(const std::string& file, const json& document) {
 
 std::string default_name(const std::string& origin) {
   std::string stem = std::filesystem::path(origin).stem().string();
-  return stem.empty() ? std::string("scenario") : stem;
+  // A file name need not be UTF-8; the name is written into JSON results, which must be.
+  return stem.empty() || !io::is_utf8(stem) ? std::string("scenario") : stem;
 }
 
 Scenario read_document(const std::string& origin, const json& document) {
@@ -94,26 +80,10 @@ ScenarioError::ScenarioError(std::string file, std::string pointer, std::string 
 Scenario parse_scenario(const std::string& json_text, const std::string& origin,
                         const std::vector<Override>& overrides) {
   json document;
-  // No scenario nests deeper than a few levels; a document nested thousands deep would overflow the stack of
-  // everything that walks it (the error messages that quote a value included), so it stops here.
-  constexpr int kMaxDepth = 64;
-  const auto shallow = [](int depth, json::parse_event_t, json&) {
-    if (depth > kMaxDepth) throw std::length_error("nested");
-    return true;
-  };
   try {
-    document = json::parse(json_text, shallow);
-  } catch (const json::parse_error& e) {
-    throw ScenarioError(origin, "", describe_parse_error(json_text, e));
-  } catch (const json::out_of_range& e) { // 406: a number literal beyond the range of a double (1e400)
-    const std::string what = e.what();
-    const auto quote = what.find('\'');
-    throw ScenarioError(origin, "",
-                        fmt::format("a number beyond the range of a double (about 1.8e308){}",
-                                    quote == std::string::npos ? "" : ": " + what.substr(quote)));
-  } catch (const std::length_error&) {
-    throw ScenarioError(origin, "",
-                        fmt::format("arrays and objects nested more than {} deep; a scenario needs a few", kMaxDepth));
+    document = io::parse_json(json_text);
+  } catch (const io::JsonTextError& e) {
+    throw ScenarioError(origin, e.pointer(), e.what());
   }
   if (!document.is_object())
     throw ScenarioError(origin, "", "expected a JSON object at the top level, got " + detail::show(document));
@@ -133,14 +103,13 @@ Scenario parse_scenario(const std::string& json_text, const std::string& origin,
 }
 
 Scenario load_scenario(const std::string& path, const std::vector<Override>& overrides) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw ScenarioError(path, "", "cannot read file: it is a directory");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ScenarioError(path, "", fmt::format("cannot read file: {}", std::strerror(errno)));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw ScenarioError(path, "", fmt::format("cannot read file: {}", std::strerror(errno)));
-  return parse_scenario(text.str(), path, overrides);
+  std::string text;
+  try {
+    text = io::read_text_file(path, "file");
+  } catch (const io::FileError& e) {
+    throw ScenarioError(path, "", e.what());
+  }
+  return parse_scenario(text, path, overrides);
 }
 
 std::string_view to_string(Fidelity f) {

@@ -187,9 +187,9 @@ struct Scenario {
   int world_size() const { return cluster.gpu_count(); }
   bool clips_gradients() const { return training.clip_gradients.value_or(framework.clip_gradients); }
   // Samples per iteration: micro-batch x data-parallel replicas x micro-batches per pipeline.
-  int global_batch() const {
-    return parallelism.model_parallel() ? model.batch_per_gpu * parallelism.data * parallelism.micro_batches
-                                        : model.batch_per_gpu * world_size();
+  std::int64_t global_batch() const {
+    const std::int64_t batch = model.batch_per_gpu;
+    return parallelism.model_parallel() ? batch * parallelism.data * parallelism.micro_batches : batch * world_size();
   }
 };
 

@@ -1,5 +1,6 @@
 // The small sections: dataset, training (its strategy and compression in strategy.cpp), run, network; and the names
 // of the scenario's enums.
+#include "sim/scenario/limits.hpp"
 #include "sim/scenario/reader.hpp"
 
 #include <fmt/format.h>
@@ -127,8 +128,9 @@ void resolve_attention(const Object& top, Scenario& s) {
 RunSpec read_run(const Object& top) {
   const Object section = top.object("run", {"iterations", "warmup_iterations", "seed", "fidelity"});
   RunSpec r;
-  r.iterations = static_cast<int>(section.integer("iterations", 1, r.iterations));
-  r.warmup_iterations = static_cast<int>(section.integer("warmup_iterations", 0, r.warmup_iterations));
+  r.iterations = static_cast<int>(section.integer("iterations", 1, r.iterations, limits::kIterations));
+  r.warmup_iterations =
+      static_cast<int>(section.integer("warmup_iterations", 0, r.warmup_iterations, limits::kIterations));
   r.seed = section.unsigned_integer("seed", r.seed);
   r.fidelity = enum_of<Fidelity>(fidelity_names(), section.choice("fidelity", fidelity_names(), "fidelity mode",
                                                                   std::string(to_string(r.fidelity))));

@@ -153,7 +153,9 @@ std::string strategy_pointer(const Object& top, std::initializer_list<std::strin
   for (const auto key : path) {
     if (at == nullptr || !at->is_object() || !at->contains(key)) break;
     at = &at->at(std::string(key));
-    pointer += "/" + escape_pointer_token(key);
+    // Appended in two steps: "/" + token as one expression trips GCC 12's -Wrestrict false positive (GCC bug 105651).
+    pointer += '/';
+    pointer += escape_pointer_token(key);
   }
   return pointer;
 }
@@ -232,12 +234,12 @@ st::StragglerSpec read_stragglers(const Object& top, const Scenario& s) {
   if (!out.ranks.empty() && !section.has("slowdown"))
     section.fail("slowdown", "missing; expected a number >= 1, the listed ranks' compute time factor (2: twice "
                              "as slow)");
-  out.slowdown = section.number("slowdown", 1, out.slowdown);
+  out.slowdown = section.number("slowdown", 1, out.slowdown, 1e6);
   const Object jitter = section.object("jitter", {"distribution", "scale"});
   if (jitter.present()) {
     out.jitter =
         *st::parse_jitter(jitter.choice("distribution", st::jitter_names(), "jitter distribution", std::nullopt));
-    out.scale = jitter.number("scale", 0, out.jitter == st::Jitter::none ? std::optional(0.0) : std::nullopt);
+    out.scale = jitter.number("scale", 0, out.jitter == st::Jitter::none ? std::optional(0.0) : std::nullopt, 1e3);
   }
   return out;
 }

@@ -57,7 +57,7 @@ std::vector<double> ratios(const Object& t, std::size_t tiers) {
     if (over.empty() || over.size() > tiers)
       t.fail("oversubscription", fmt::format("{} ratios for {} tier{}", over.size(), tiers, tiers == 1 ? "" : "s"));
   } else {
-    over.push_back(t.number("oversubscription", 1, 1.0));
+    over.push_back(t.number("oversubscription", 1, 1.0, 1e6));
   }
   over.resize(tiers, over.back());
   return over;
@@ -120,7 +120,7 @@ void read_rails(const Object& t, int instance_nics, topologies::ClusterSpec& clu
   r.rails = count(t, "rails", 1, rails);
   r.nodes_per_group = count(t, "nodes_per_group", 1, 0); // 0: every node, whatever their number
   r.spines = count(t, "spines", 1, 0);                   // 0: one per node of a group
-  r.oversubscription = t.number("oversubscription", 1, 1.0);
+  r.oversubscription = t.number("oversubscription", 1, 1.0, 1e6);
   fail_if_invalid(t, "rails", cluster);
 }
 

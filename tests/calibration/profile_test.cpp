@@ -35,8 +35,9 @@ json valid_profile() {
 }
 
 TEST(Profiles, TheShippedGpusAreEmbedded) {
-  EXPECT_EQ(profile_names(), (std::vector<std::string>{"a100-40gb", "a100-80gb", "cpu-xeon-8380x2", "gtx680",
-                                                       "h100-sxm", "h200", "v100"}));
+  EXPECT_EQ(profile_names(),
+            (std::vector<std::string>{"a100-40gb", "a100-80gb", "cpu-xeon-8380x2", "gtx680", "h100-sxm",
+                                      "h100-sxm-measured", "h200", "h200-measured", "v100"}));
   EXPECT_EQ(find_profile("h200")->compute_units, 132);
   EXPECT_DOUBLE_EQ(find_profile("h200")->memory_bytes, 141e9);
   EXPECT_FALSE(find_profile("v100-32gb").has_value());
@@ -49,7 +50,10 @@ TEST(Profiles, EveryEmbeddedProfileParsesWithSourcesAndProvenance) {
     ASSERT_TRUE(g.has_value());
     EXPECT_EQ(g->name, name);
     EXPECT_FALSE(g->display_name.empty());
-    EXPECT_EQ(g->provenance, "derived");
+    // Derived from datasheets and published measurements, or fitted by dtsim calibrate from dtsim-probe's runs
+    // (calibration/measurements/), which say where they were measured.
+    EXPECT_EQ(g->provenance, name.ends_with("-measured") ? "measured" : "derived");
+    EXPECT_EQ(g->measured.has_value(), name.ends_with("-measured"));
     EXPECT_GE(g->sources.size(), 5u);
     EXPECT_GT(g->peak(Precision::fp32), 0);
     // A CPU-only node and the Kepler GTX 680 (Coates et al. 2013's GPU): no tensor cores, no NVLink.

@@ -25,7 +25,10 @@ TEST(BadScenario, NegativeCountReadsLikeTheDocumentedExample) {
 TEST(BadScenario, DeepNestingIsRefusedAtParseTime) {
   const std::string deep = std::string(60000, '[') + std::string(60000, ']');
   const auto e = error_of_text(R"({"version": 1, "name": )" + deep + "}");
-  EXPECT_SCENARIO_ERROR(e, "", "nested more than 64 deep");
+  std::string too_deep = "/name"; // the top object and 63 arrays are 64 levels; the 64th array is one too many
+  for (int i = 0; i < 63; ++i)
+    too_deep += "/0";
+  EXPECT_SCENARIO_ERROR(e, too_deep, "nested more than 64 deep");
   const std::string at_bound = std::string(63, '[') + std::string(63, ']');
   EXPECT_SCENARIO_ERROR(error_of_text(R"({"version": 1, "name": )" + at_bound + "}"), "/name", "expected");
 }
@@ -38,6 +41,28 @@ TEST(BadScenario, NumbersBeyondADoubleAreRefused) {
   EXPECT_TRUE(test::contains(literal.detail(), "1e400")) << literal.what();
   EXPECT_SCENARIO_ERROR(error_of(patched({{"cluster", {{"nic", {{"bandwidth", "1e300Tbps"}}}}}})),
                         "/cluster/nic/bandwidth", "expected a bandwidth");
+}
+
+// JSON keeps one of two equal keys, so an invalid first value would never be checked: refused with both lines.
+TEST(BadScenario, DuplicateKeysAreRefusedWithBothLines) {
+  const auto e = error_of_text("{\"version\": 1,\n \"cluster\": {\"nodes\": -5,\n \"nodes\": 2}}");
+  EXPECT_SCENARIO_ERROR(e, "/cluster/nodes", "the key \"nodes\" is given twice in one object (line 2 and line 3)");
+}
+
+// A --set value is JSON under the file's limits; the assignment must be UTF-8 (checked when read, not when a result
+// is written).
+TEST(BadScenario, SetValuesObeyTheFileLimits) {
+  EXPECT_SCENARIO_ERROR(error_of(minimal(), {parse_override("cluster.nodes=1e400")}), "/cluster/nodes",
+                        "beyond the range of a double");
+  EXPECT_SCENARIO_ERROR(error_of(minimal(), {parse_override(R"(cluster.nic={"bandwidth": "1Gbps", "bandwidth": 2})")}),
+                        "/cluster/nic/bandwidth", "given twice");
+  try {
+    (void)parse_override("name=\xff\xfe");
+    ADD_FAILURE() << "accepted bytes that are not UTF-8";
+  } catch (const ScenarioError& e) {
+    EXPECT_EQ(e.file(), "--set");
+    EXPECT_TRUE(test::contains(e.detail(), "not valid UTF-8")) << e.what();
+  }
 }
 
 TEST(BadScenario, MissingRequiredField) {

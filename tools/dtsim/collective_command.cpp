@@ -1,6 +1,7 @@
 // `dtsim collective`: one collective over a range of sizes, printed as nccl-tests prints it.
 #include "sim/collective_bench.hpp"
 #include "sim/report/format.hpp"
+#include "sim/simulate.hpp"
 #include "tools/dtsim/commands.hpp"
 
 #include <fmt/format.h>
@@ -121,6 +122,18 @@ int collective_command(const CollectiveArgs& args) {
   if (bench.op == collectives::Operation::all_to_all_v)
     throw scenario::ScenarioError("--op", "", "all-to-all-v needs a size matrix; the benchmark runs all-to-all");
   check_writable({args.csv_out}, {args.scenario});
+  // The nodes --ranks adds are nodes of the scenario's cluster: read again with that count, they meet its limits.
+  if (bench.ranks > scenario.cluster.gpu_count()) {
+    const auto nodes =
+        (static_cast<std::int64_t>(bench.ranks) + scenario.cluster.gpus_per_node - 1) / scenario.cluster.gpus_per_node;
+    try {
+      (void)with_nodes(scenario, static_cast<int>(nodes));
+    } catch (const scenario::ScenarioError& e) {
+      throw scenario::ScenarioError("--ranks", "",
+                                    fmt::format("{} ranks need {} nodes of {} GPUs: {}", bench.ranks, nodes,
+                                                scenario.cluster.gpus_per_node, e.detail()));
+    }
+  }
 
   const auto cluster = bench_cluster(scenario, bench.ranks);
   const int ranks = bench.ranks > 0 ? bench.ranks : cluster.gpu_count();
@@ -142,7 +155,8 @@ int collective_command(const CollectiveArgs& args) {
   }
   std::cout << table(points, bench.op);
   return finish_table(args.csv_out, csv(points),
-                      std::all_of(points.begin(), points.end(), [](const auto& p) { return p.ok; }));
+                      std::all_of(points.begin(), points.end(), [](const auto& p) { return p.ok; }) ? kExitOk
+                                                                                                    : kExitFailed);
 }
 
 } // namespace dtsim::cli

@@ -1,7 +1,9 @@
 #include "tools/dtsim/commands.hpp"
 
+#include "sim/engine/child_process.hpp"
 #include "sim/engine/engine.hpp"
 #include "sim/plan/plan.hpp"
+#include "sim/resume.hpp"
 #include "sim/simulate.hpp"
 
 #include <fmt/format.h>
@@ -61,12 +63,23 @@ void check_writable(const std::vector<std::string>& paths, const std::vector<std
   }
 }
 
-int finish_table(const std::string& csv_path, const std::string& csv_text, bool every_point_ok) {
+int finish_table(const std::string& csv_path, const std::string& csv_text, int status) {
   if (!csv_path.empty()) {
     write_files({{csv_path, csv_text}});
     std::cout << wrote({{csv_path, csv_text}});
   }
-  return every_point_ok ? kExitOk : kExitFailed;
+  return status;
+}
+
+std::unique_ptr<ResumeStore> open_resume(const std::string& dir) {
+  if (dir.empty()) {
+    engine::set_interrupt_note("Run it with --resume DIR to keep finished points across an interruption.");
+    return nullptr;
+  }
+  auto store = std::make_unique<ResumeStore>(dir, DTSIM_VERSION);
+  engine::set_interrupt_note(
+      fmt::format("The finished points are kept in {}: run the same command again to finish the rest.", dir));
+  return store;
 }
 
 void write_files(const std::vector<OutputFile>& files) {

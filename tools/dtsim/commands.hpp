@@ -2,8 +2,10 @@
 // The dtsim subcommands. main.cpp parses argv with CLI11 and calls these; they build a Scenario and call
 // the library. Each returns the process exit status.
 #include "sim/report/format.hpp"
+#include "sim/resume.hpp"
 #include "sim/scenario/scenario.hpp"
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,7 +32,8 @@ struct SweepArgs {
   std::vector<std::string> sets;
   std::string nodes;
   std::string csv_out;
-  int jobs = 0; // 0: one per core
+  int jobs = 0;       // 0: one per core
+  std::string resume; // --resume DIR: finished points kept there, and read back instead of simulated again
 };
 int sweep_command(const SweepArgs& args);
 
@@ -41,6 +44,7 @@ struct CompareArgs {
   std::string csv_out;
   std::string json_out;
   int jobs = 0; // 0: one per core
+  std::string resume;
 };
 int compare_command(const CompareArgs& args);
 
@@ -52,6 +56,7 @@ struct SearchArgs {
   int jobs = 0;         // 0: one per core
   std::string nodes;    // "1,2,4" or "1..8": node counts to search over; empty: the scenario's
   std::string fidelity; // step, aggregate or coarse; empty: coarse with model parallelism, aggregate without
+  std::string resume;
 };
 int search_command(const SearchArgs& args);
 
@@ -98,6 +103,7 @@ struct ValidateArgs {
   std::string measurements; // dtsim-probe's measurement file: its held-back points become op cases too
   std::string profile;      // the profile those are predicted on (a shipped name or a profile file); empty: the
                             // shipped profile of the measured device
+  bool every_point = false; // every GEMM and memory point of the measurements, not only the held-back ones
 };
 int validate_command(const ValidateArgs& args);
 
@@ -134,8 +140,22 @@ void write_files(const std::vector<OutputFile>& files);
 // "Wrote PATH" for every file written to a path (not for standard output).
 std::string wrote(const std::vector<OutputFile>& files);
 
+// The exit status of a command whose points each succeed or fail: kExitFailed when a point failed in the simulation
+// (or its process died), else kExitBadInput when a point's input cannot run (invalid at that point, does not fit in
+// GPU memory), else kExitOk.
+template <class Points> int points_status(const Points& points) {
+  bool failed = false;
+  bool bad_input = false;
+  for (const auto& p : points)
+    if (!p.ok) (p.bad_input ? bad_input : failed) = true;
+  return failed ? kExitFailed : bad_input ? kExitBadInput : kExitOk;
+}
+
 // The end of a command that printed a table of points: writes the CSV (if a path was given, saying so on stdout)
-// and returns kExitFailed when any point failed, kExitOk otherwise.
-int finish_table(const std::string& csv_path, const std::string& csv_text, bool every_point_ok);
+// and returns `status`.
+int finish_table(const std::string& csv_path, const std::string& csv_text, int status);
+
+// --resume DIR: the store of finished points (none without the flag), and what an interruption says about it.
+std::unique_ptr<ResumeStore> open_resume(const std::string& dir);
 
 } // namespace dtsim::cli

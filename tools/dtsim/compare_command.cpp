@@ -129,12 +129,14 @@ int compare_command(const CompareArgs& args) {
     throw scenario::ScenarioError("--strategies", "", e.what());
   }
   check_writable({args.csv_out, args.json_out}, {args.scenario});
+  const auto resume = open_resume(args.resume);
 
   std::vector<ComparePoint> points;
   {
     const ProgressLine progress("compare: strategies simulated");
-    points = compare(base, names, parallel_jobs(args.jobs),
-                     [&](std::size_t done, std::size_t total) { progress.update(done, total); });
+    points = compare(
+        base, names, parallel_jobs(args.jobs),
+        [&](std::size_t done, std::size_t total) { progress.update(done, total); }, resume.get());
   }
 
   std::cout << fmt::format("{}: {} node(s) x {} GPU(s), batch {} per GPU\n\n", base.name, base.cluster.nodes,
@@ -149,8 +151,9 @@ int compare_command(const CompareArgs& args) {
   if (!args.json_out.empty()) files.push_back({args.json_out, json(points)});
   write_files(files);
   std::cout << wrote(files);
-  // As in a sweep: a strategy that failed makes the status 1, after the others were printed and written.
-  return std::all_of(points.begin(), points.end(), [](const auto& p) { return p.ok; }) ? kExitOk : kExitFailed;
+  // As in a sweep: a strategy that failed makes the status 1 (2 when its input cannot run), after the others were
+  // printed and written.
+  return points_status(points);
 }
 
 } // namespace dtsim::cli

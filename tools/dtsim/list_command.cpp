@@ -147,9 +147,9 @@ std::string strategies_list() {
   std::string out = "Strategies (training.strategy; fields of the object form override them):\n";
   for (const auto& form : strategies::strategy_forms())
     out += fmt::format("{:<15} {}\n", form, strategy_summary(form));
-  out +=
-      fmt::format("\nSystems (Table 1 of Kako et al. 2021, then Horovod and BytePS):\n{:<17} {:<26} {:<26} {:<33} {:<27} {}\n",
-                  "preset", "citation", "scheduling", "exchange", "topology", "dtsim runs");
+  out += fmt::format(
+      "\nSystems (Table 1 of Kako et al. 2021, then Horovod and BytePS):\n{:<17} {:<26} {:<26} {:<33} {:<27} {}\n",
+      "preset", "citation", "scheduling", "exchange", "topology", "dtsim runs");
   for (const auto& p : strategies::presets())
     out +=
         fmt::format("{:<17} {:<26} {:<26} {:<33} {:<27} {}\n", p.name, p.citation, p.scheduling, p.exchange, p.topology,

@@ -2,15 +2,51 @@
 #include "calibration/error.hpp"
 #include "sim/engine/engine.hpp"
 #include "sim/plan/plan.hpp"
+#include "sim/scenario/limits.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "tools/dtsim/commands.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <charconv>
+#include <cmath>
+#include <cstdint>
 #include <iostream>
 
 using namespace dtsim;
+
+namespace {
+
+// An integer option in [min, max], said plainly when it is not (CLI11's own range check prints 309 digits).
+CLI::Validator count(std::int64_t min, std::int64_t max) {
+  return CLI::Validator(
+      [min, max](std::string& text) -> std::string {
+        std::int64_t value = 0;
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+        if (ec != std::errc{} || end != text.data() + text.size() || value < min || value > max)
+          return fmt::format("expected an integer from {} to {}, got \"{}\"", min, max, text);
+        return {};
+      },
+      fmt::format("INT in {}..{}", min, max));
+}
+
+// A node's price per hour in USD: a finite number from 0 to the format's bound (NaN compares false to every bound).
+CLI::Validator price_check() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        double value = 0;
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+        if (ec != std::errc{} || end != text.data() + text.size() || !std::isfinite(value) || value < 0 ||
+            value > scenario::limits::kPricePerHour)
+          return fmt::format("expected a price in USD from 0 to {:g}, got \"{}\"", scenario::limits::kPricePerHour,
+                             text);
+        return {};
+      },
+      "USD");
+}
+
+} // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"dtsim: simulate distributed deep-learning training on a modeled cluster before paying for it.\n"
@@ -27,7 +63,12 @@ int main(int argc, char** argv) {
   };
   auto parallel_options = [](CLI::App* cmd, std::string& csv, int& jobs) {
     cmd->add_option("--csv", csv, "Write the table as CSV to FILE");
-    cmd->add_option("--jobs", jobs, "Simulations run in parallel (default: one per core)")->check(CLI::PositiveNumber);
+    cmd->add_option("--jobs", jobs, "Simulations run in parallel (default: one per core)")->check(count(1, 1024));
+  };
+  auto resume_option = [](CLI::App* cmd, std::string& dir) {
+    cmd->add_option("--resume", dir,
+                    "Keep each finished point in DIR, and read back the ones an earlier run kept (finish an "
+                    "interrupted run)");
   };
 
   cli::RunArgs run;
@@ -44,6 +85,7 @@ int main(int argc, char** argv) {
   scenario_options(sweep_cmd, sweep.scenario, sweep.sets);
   sweep_cmd->add_option("--nodes", sweep.nodes, "Node counts: 1,2,4,8 or 1..64 (doubling)")->required();
   parallel_options(sweep_cmd, sweep.csv_out, sweep.jobs);
+  resume_option(sweep_cmd, sweep.resume);
 
   cli::CompareArgs compare;
   auto* compare_cmd = app.add_subcommand(
@@ -55,22 +97,24 @@ int main(int argc, char** argv) {
       ->required();
   parallel_options(compare_cmd, compare.csv_out, compare.jobs);
   compare_cmd->add_option("--json", compare.json_out, "Write every strategy's full result as a JSON array to FILE");
+  resume_option(compare_cmd, compare.resume);
 
   cli::SearchArgs search;
   auto* search_cmd = app.add_subcommand(
       "search", "Search tensor x pipeline x data (x expert) layouts, micro-batch, schedule, ZeRO and recomputation: "
                 "the best by throughput and by cost");
   scenario_options(search_cmd, search.scenario, search.sets);
-  search_cmd->add_option("--top", search.top, "Rows of each ranking (default 10)")->check(CLI::PositiveNumber);
+  search_cmd->add_option("--top", search.top, "Rows of each ranking (default 10)")->check(count(1, 1'000'000));
   search_cmd->add_flag("--csv", search.csv, "Print every simulated candidate as CSV (header first) instead");
   search_cmd->add_option("--jobs", search.jobs, "Simulations run in parallel (default: one per core)")
-      ->check(CLI::PositiveNumber);
+      ->check(count(1, 1024));
   search_cmd->add_option("--nodes", search.nodes, "Node counts to search over too: 1,2,4,8 or 1..64 (doubling)");
   search_cmd
       ->add_option("--fidelity", search.fidelity,
                    "step, aggregate or coarse (default: coarse with tensor, pipeline or expert parallelism, "
                    "aggregate without)")
       ->check(CLI::IsMember({"step", "aggregate", "coarse"}));
+  resume_option(search_cmd, search.resume);
 
   cli::CollectiveArgs coll;
   auto* coll_cmd = app.add_subcommand(
@@ -78,7 +122,8 @@ int main(int argc, char** argv) {
   // The scenario's cluster and network model, or a cloud instance's nodes with the defaults of the format.
   coll_cmd->add_option("scenario", coll.scenario, "Scenario file (JSON); or give --instance instead");
   coll_cmd->add_option("--instance", coll.instance, "Run on a cloud instance preset (dtsim list instances), no file");
-  coll_cmd->add_option("--nodes", coll.nodes, "Nodes of the --instance (default 1)")->check(CLI::PositiveNumber);
+  coll_cmd->add_option("--nodes", coll.nodes, "Nodes of the --instance (default 1)")
+      ->check(count(1, scenario::limits::kNodes));
   coll_cmd->add_option("--set", coll.sets, "Override a field: --set cluster.nodes=8 (repeatable)");
   coll_cmd->add_option("--op", coll.op, "all-reduce, reduce-scatter, all-gather, broadcast, reduce, all-to-all, ...")
       ->capture_default_str();
@@ -87,7 +132,7 @@ int main(int argc, char** argv) {
   coll_cmd->add_option("--proto", coll.protocol, "NCCL's protocol: LL, LL128, Simple or auto (as NCCL_PROTO)")
       ->capture_default_str();
   coll_cmd->add_option("--ranks", coll.ranks, "Ranks (default: every GPU of the cluster; nodes are added to fit)")
-      ->check(CLI::PositiveNumber);
+      ->check(count(1, scenario::limits::kGpus));
   coll_cmd->add_option("--sizes", coll.sizes, "Buffer sizes: 8B..8GiB (doubling) or 1MiB,1GiB")->capture_default_str();
   coll_cmd->add_option("--fidelity", coll.fidelity, "step (every step's flows) or aggregate (a phase at once)")
       ->capture_default_str();
@@ -110,7 +155,7 @@ int main(int argc, char** argv) {
   validate_cmd->add_flag("--csv", validate.csv, "Print every case as CSV (header first) instead");
   validate_cmd->add_option("--filter", validate.filter, "Only the cases whose name or file name contains TEXT");
   validate_cmd->add_option("--jobs", validate.jobs, "Simulations run in parallel (default: one per core)")
-      ->check(CLI::PositiveNumber);
+      ->check(count(1, 1024));
   validate_cmd->add_option("--root", validate.root,
                            "The source tree holding calibration/validation/ and the scenarios (default: found at or "
                            "above the current directory, else the executable's)");
@@ -119,6 +164,9 @@ int main(int argc, char** argv) {
   validate_cmd->add_option("--profile", validate.profile,
                            "Profile the held-back points are predicted on: a shipped name or a profile file "
                            "(default: the shipped profile of the measured GPU)");
+  validate_cmd->add_flag("--every-point", validate.every_point,
+                         "Predict every GEMM and memory point of --measurements, not only the held-back ones (for a "
+                         "profile not fitted from that file)");
 
   cli::CalibrateArgs calibrate;
   auto* calibrate_cmd = app.add_subcommand(
@@ -140,7 +188,7 @@ int main(int argc, char** argv) {
   double price = -1;
   for (auto* cmd : {run_cmd, sweep_cmd, compare_cmd, search_cmd})
     cmd->add_option("--price-per-hour", price, "Price of one node per hour in USD (overrides the instance's)")
-        ->check(CLI::NonNegativeNumber);
+        ->check(price_check());
 
   try {
     app.parse(argc, argv);

@@ -184,6 +184,8 @@ int search_command(const SearchArgs& args) {
   if (overridden(args.sets, "run.iterations")) options.iterations.reset();
   if (overridden(args.sets, "run.warmup_iterations")) options.warmup_iterations.reset();
   options.jobs = parallel_jobs(args.jobs);
+  const auto resume = open_resume(args.resume);
+  options.resume = resume.get();
 
   search::Result result;
   {

@@ -63,20 +63,21 @@ int sweep_command(const SweepArgs& args) {
     throw scenario::ScenarioError("--nodes", "", e.what());
   }
   check_writable({args.csv_out}, {args.scenario});
+  const auto resume = open_resume(args.resume);
 
   std::vector<SweepPoint> points;
   {
     const ProgressLine progress("sweep: points simulated");
-    points = sweep(base, nodes, parallel_jobs(args.jobs),
-                   [&](std::size_t done, std::size_t total) { progress.update(done, total); });
+    points = sweep(
+        base, nodes, parallel_jobs(args.jobs),
+        [&](std::size_t done, std::size_t total) { progress.update(done, total); }, resume.get());
   }
 
   std::cout << fmt::format("{}: {} per GPU, {} GPU(s) per node\n\n", base.name,
                            fmt::format("batch {}", base.model.batch_per_gpu), base.cluster.gpus_per_node);
   std::cout << table(points, base.model.workload.sample_unit, base.dataset.samples > 0,
                      base.cluster.price_per_node_hour > 0);
-  return finish_table(args.csv_out, csv(points),
-                      std::all_of(points.begin(), points.end(), [](const auto& p) { return p.ok; }));
+  return finish_table(args.csv_out, csv(points), points_status(points));
 }
 
 } // namespace dtsim::cli

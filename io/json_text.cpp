@@ -1,0 +1,212 @@
+#include "io/json_text.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <vector>
+
+namespace dtsim::io {
+namespace {
+
+using nlohmann::json;
+
+// 1-based line and column of the byte at `index` (clamped to the text).
+std::pair<std::size_t, std::size_t> line_and_column(std::string_view text, std::size_t index) {
+  index = std::min(index, text.size());
+  const auto before = text.substr(0, index);
+  const std::size_t line = 1 + static_cast<std::size_t>(std::count(before.begin(), before.end(), '\n'));
+  const auto line_start = before.rfind('\n');
+  return {line, index - (line_start == std::string_view::npos ? 0 : line_start + 1) + 1};
+}
+
+// nlohmann reports the byte after the last one it read; point at the end of the offending token rather than at the
+// whitespace the lexer read past it.
+std::string describe_parse_error(std::string_view text, const json::parse_error& e) {
+  std::size_t end = std::min<std::size_t>(e.byte, text.size());
+  while (end > 0 && std::isspace(static_cast<unsigned char>(text[end - 1])))
+    --end;
+  std::size_t index = end > 0 ? end - 1 : 0;
+  if (e.byte > text.size()) index = end; // unexpected end of input: just after the last character
+  const auto [line, column] = line_and_column(text, index);
+  std::string reason = e.what();
+  if (const auto colon = reason.find(": "); colon != std::string::npos)
+    reason = reason.substr(colon + 2); // drop "[json.exception.parse_error.101] parse error at ...: "
+  return fmt::format("malformed JSON at line {}, column {}: {}", line, column, reason);
+}
+
+// An input iterator over the text that records how far the parser has read, so that the parse callback knows the
+// position of the key it is shown (nlohmann's callback is given no position).
+struct TrackedChars {
+  using iterator_category = std::input_iterator_tag;
+  using value_type = char;
+  using difference_type = std::ptrdiff_t;
+  using pointer = const char*;
+  using reference = const char&;
+
+  const char* at = nullptr;
+  const char** furthest = nullptr;
+
+  reference operator*() const { return *at; }
+  TrackedChars& operator++() {
+    *furthest = ++at;
+    return *this;
+  }
+  TrackedChars operator++(int) {
+    auto copy = *this;
+    ++*this;
+    return copy;
+  }
+  bool operator==(const TrackedChars& other) const { return at == other.at; }
+};
+
+// One open object or array while parsing: its pointer, the next element's index or key, and the keys seen so far
+// with the offset just after each.
+struct Container {
+  std::string pointer;
+  bool array = false;
+  std::size_t index = 0;
+  std::string key;
+  std::map<std::string, std::size_t, std::less<>> keys;
+};
+
+class Tracker {
+public:
+  Tracker(std::string_view text, const char** furthest) : text_(text), furthest_(furthest) {}
+
+  bool on_event(json::parse_event_t event, const json& parsed) {
+    switch (event) {
+    case json::parse_event_t::object_start:
+    case json::parse_event_t::array_start:
+      if (open_.size() >= static_cast<std::size_t>(kMaxJsonDepth))
+        throw JsonTextError(child_pointer(), fmt::format("arrays and objects nested more than {} deep; a dtsim "
+                                                         "input needs a few",
+                                                         kMaxJsonDepth));
+      open_.push_back({child_pointer(), event == json::parse_event_t::array_start, 0, {}, {}});
+      break;
+    case json::parse_event_t::key:
+      on_key(parsed.get_ref<const std::string&>());
+      break;
+    case json::parse_event_t::value:
+      next_element();
+      break;
+    case json::parse_event_t::object_end:
+    case json::parse_event_t::array_end:
+      open_.pop_back();
+      next_element();
+      break;
+    }
+    return true;
+  }
+
+private:
+  std::string child_pointer() const {
+    if (open_.empty()) return "";
+    const auto& parent = open_.back();
+    return append_pointer(parent.pointer, parent.array ? std::to_string(parent.index) : parent.key);
+  }
+
+  void next_element() {
+    if (!open_.empty() && open_.back().array) ++open_.back().index;
+  }
+
+  void on_key(const std::string& key) {
+    auto& object = open_.back();
+    const std::size_t offset = static_cast<std::size_t>(*furthest_ - text_.data());
+    object.key = key;
+    const auto [it, inserted] = object.keys.try_emplace(key, offset);
+    if (inserted) return;
+    // The offset is just past the closing quote: step back inside the key for its line.
+    const auto first = line_and_column(text_, it->second - 1).first;
+    const auto again = line_and_column(text_, offset - 1).first;
+    throw JsonTextError(append_pointer(object.pointer, key),
+                        fmt::format("the key \"{}\" is given twice in one object (line {} and line {}); JSON keeps "
+                                    "only one, so say it once",
+                                    key, first, again));
+  }
+
+  std::string_view text_;
+  const char** furthest_;
+  std::vector<Container> open_;
+};
+
+} // namespace
+
+std::string read_text_file(const std::filesystem::path& path, std::string_view what, std::size_t max_bytes) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw FileError(fmt::format("cannot read {}: it is a directory", what));
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw FileError(fmt::format("cannot read {}: {}", what, std::strerror(errno)));
+  // Read at most one byte more than the limit: enough to know the file is too large, whatever its size.
+  std::string text;
+  std::vector<char> chunk(1 << 16);
+  while (text.size() <= max_bytes) {
+    in.read(chunk.data(), static_cast<std::streamsize>(std::min(chunk.size(), max_bytes + 1 - text.size())));
+    text.append(chunk.data(), static_cast<std::size_t>(in.gcount()));
+    if (!in) break;
+  }
+  if (in.bad()) throw FileError(fmt::format("cannot read {}: a read error", what));
+  if (text.size() > max_bytes)
+    throw FileError(fmt::format("the {} is larger than {} MiB; dtsim inputs are kilobytes to a few megabytes", what,
+                                max_bytes >> 20));
+  return text;
+}
+
+json parse_json(std::string_view text) {
+  const char* furthest = text.data();
+  Tracker tracker(text, &furthest);
+  const auto callback = [&tracker](int, json::parse_event_t event, json& parsed) {
+    return tracker.on_event(event, parsed);
+  };
+  try {
+    return json::parse(TrackedChars{text.data(), &furthest}, TrackedChars{text.data() + text.size(), &furthest},
+                       callback);
+  } catch (const json::parse_error& e) {
+    throw JsonTextError("", describe_parse_error(text, e));
+  } catch (const json::out_of_range&) { // 406: a number literal beyond the range of a double (1e400)
+    // The lexer has read one character past the number (and maybe whitespace): step back to the number itself.
+    const auto in_number = [](char c) {
+      return std::isdigit(static_cast<unsigned char>(c)) || std::strchr("+-.eE", c);
+    };
+    const char* end = furthest;
+    while (end > text.data() && !in_number(end[-1]))
+      --end;
+    const char* start = end;
+    while (start > text.data() && in_number(start[-1]))
+      --start;
+    const auto [line, column] = line_and_column(text, static_cast<std::size_t>(start - text.data()));
+    throw JsonTextError("", fmt::format("a number beyond the range of a double (about 1.8e308) at line {}, column {}: "
+                                        "{}",
+                                        line, column, std::string_view(start, static_cast<std::size_t>(end - start))));
+  }
+}
+
+std::string append_pointer(const std::string& pointer, std::string_view token) {
+  std::string out = pointer + "/";
+  for (char c : token) {
+    if (c == '~')
+      out += "~0";
+    else if (c == '/')
+      out += "~1";
+    else
+      out += c;
+  }
+  return out;
+}
+
+bool is_utf8(std::string_view text) {
+  // nlohmann checks UTF-8 when it serializes a string: the same check dtsim's JSON output would fail later.
+  try {
+    (void)json(std::string(text)).dump();
+    return true;
+  } catch (const json::type_error&) {
+    return false;
+  }
+}
+
+} // namespace dtsim::io

@@ -1,0 +1,56 @@
+#pragma once
+// Reading the text of an input file and parsing it as JSON, the same way for every reader (scenarios, GPU
+// profiles, measurements, instances, validation cases), with the limits that keep hostile input from crashing or
+// exhausting the machine: a size limit on the file, a nesting limit, numbers that fit a double, no duplicate keys.
+// Each reader turns these errors into its own error type (file, JSON pointer, message).
+#include <nlohmann/json.hpp>
+
+#include <cstddef>
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace dtsim::io {
+
+// The largest input file read: scenarios and measurement files are kilobytes; a model listed layer by layer or a
+// probe's output runs to a few megabytes.
+inline constexpr std::size_t kMaxInputBytes = std::size_t{64} << 20;
+// Scenarios nest a few levels; a document nested thousands deep would overflow the stack of everything that walks
+// it (the error messages that quote a value included).
+inline constexpr int kMaxJsonDepth = 64;
+
+// Why a file could not be read; the message does not repeat the path.
+class FileError : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+// Why a text is not acceptable JSON: the pointer of the offending value ("" for the document or a syntax error)
+// and the message, which gives line and column where the text has them.
+class JsonTextError : public std::runtime_error {
+public:
+  JsonTextError(std::string pointer, const std::string& message)
+      : std::runtime_error(message), pointer_(std::move(pointer)) {}
+  const std::string& pointer() const { return pointer_; }
+
+private:
+  std::string pointer_;
+};
+
+// The whole file, at most `max_bytes` (a larger one, /dev/zero included, is refused without reading it all).
+// `what` names the kind of file in messages ("scenario", "GPU profile"). Throws FileError.
+std::string read_text_file(const std::filesystem::path& path, std::string_view what,
+                           std::size_t max_bytes = kMaxInputBytes);
+
+// Parses a whole document. Throws JsonTextError for malformed JSON (with line and column), nesting deeper than
+// kMaxJsonDepth, a number beyond the range of a double, or a key given twice in one object (with both lines).
+nlohmann::json parse_json(std::string_view text);
+
+// "/a/b" extended by one reference token, escaped as RFC 6901 says (~ -> ~0, / -> ~1).
+std::string append_pointer(const std::string& pointer, std::string_view token);
+
+// Whether the bytes are valid UTF-8 (every JSON string dtsim reads or writes must be).
+bool is_utf8(std::string_view text);
+
+} // namespace dtsim::io

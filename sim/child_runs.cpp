@@ -1,0 +1,81 @@
+// Points run in child processes, tagged by outcome, and kept for --resume.
+#include "sim/child_runs.hpp"
+
+#include "sim/engine/engine.hpp"
+#include "sim/plan/plan.hpp"
+
+#include <fmt/format.h>
+
+#include <iostream>
+#include <unistd.h>
+
+namespace dtsim::detail {
+
+std::string run_here(const scenario::Scenario& s) {
+  const auto plan = plan::make_plan(s);
+  const auto replay = engine::replay_in_this_process(s.cluster, plan.graph, replay_options(s));
+  return report::to_json(report::summarize(s, plan, replay)).dump();
+}
+
+engine::ChildJob point_job(std::function<std::string()> simulate) {
+  return [simulate = std::move(simulate)]() -> std::string {
+    try {
+      return "R" + simulate();
+    } catch (const scenario::ScenarioError& e) {
+      return "B" + std::string(e.what());
+    } catch (const plan::PlanError& e) {
+      return "B" + std::string(e.what());
+    }
+  };
+}
+
+std::string unreadable(const engine::ChildOutcome& outcome) {
+  if (!outcome.ok) return {}; // a failure's text: nothing to read back
+  if (outcome.output.empty() || (outcome.output.front() != 'R' && outcome.output.front() != 'B'))
+    return "not a point's outcome";
+  if (outcome.output.front() == 'B') return {};
+  try {
+    (void)report::run_result_from_json(nlohmann::json::parse(outcome.output.substr(1)));
+  } catch (const std::exception& e) {
+    return fmt::format("its result cannot be read: {}", e.what());
+  }
+  return {};
+}
+
+std::vector<engine::ChildOutcome> run_points(const std::vector<engine::ChildJob>& work, int jobs,
+                                             const SweepProgress& progress, const PointBook& book) {
+  const auto label = [&](std::size_t i) {
+    return i < book.labels.size() ? book.labels[i] : fmt::format("point {}", i + 1);
+  };
+  std::vector<engine::ChildOutcome> outcomes(work.size());
+  std::vector<std::size_t> pending; // indices of the jobs to run
+  for (std::size_t i = 0; i < work.size(); ++i) {
+    if (book.store)
+      if (auto kept = book.store->load(book.keys.at(i), label(i), unreadable)) {
+        outcomes[i] = std::move(*kept);
+        continue;
+      }
+    pending.push_back(i);
+  }
+  const std::size_t kept = work.size() - pending.size();
+  if (progress && kept > 0) progress(kept, work.size());
+  std::vector<engine::ChildJob> to_run;
+  for (const auto i : pending)
+    to_run.push_back(work[i]);
+  const auto on_finished = [&](std::size_t j, const engine::ChildOutcome& outcome) {
+    const auto i = pending[j];
+    if (book.store) book.store->save(book.keys.at(i), label(i), outcome);
+    if (outcome.abnormal) // said at once: the table shows it too, but only once every point is done
+      std::cerr << fmt::format("{}dtsim: {}: {}\n", ::isatty(STDERR_FILENO) ? "\r\033[K" : "", label(i),
+                               outcome.output);
+  };
+  auto ran = engine::run_in_children(
+      to_run, jobs,
+      [&](std::size_t done, std::size_t, std::size_t) { progress ? progress(kept + done, work.size()) : void(); },
+      on_finished);
+  for (std::size_t j = 0; j < pending.size(); ++j)
+    outcomes[pending[j]] = std::move(ran[j]);
+  return outcomes;
+}
+
+} // namespace dtsim::detail
