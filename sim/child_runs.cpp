@@ -2,6 +2,7 @@
 #include "sim/child_runs.hpp"
 
 #include "sim/engine/engine.hpp"
+#include "sim/engine/footprint.hpp"
 #include "sim/plan/plan.hpp"
 
 #include <fmt/format.h>
@@ -11,9 +12,9 @@
 
 namespace dtsim::detail {
 
-std::string run_here(const scenario::Scenario& s) {
-  const auto plan = plan::make_plan(s);
-  const auto replay = engine::replay_in_this_process(s.cluster, plan.graph, replay_options(s));
+std::string run_here(const scenario::Scenario& s, const MemoryLimit& limit) {
+  const auto plan = checked_plan(s, limit);
+  const auto replay = engine::replay_in_this_process(s.cluster, plan.graph, replay_options(s, limit));
   return report::to_json(report::summarize(s, plan, replay)).dump();
 }
 
@@ -24,6 +25,8 @@ engine::ChildJob point_job(std::function<std::string()> simulate) {
     } catch (const scenario::ScenarioError& e) {
       return "B" + std::string(e.what());
     } catch (const plan::PlanError& e) {
+      return "B" + std::string(e.what());
+    } catch (const engine::ResourceError& e) {
       return "B" + std::string(e.what());
     }
   };
@@ -72,7 +75,7 @@ std::vector<engine::ChildOutcome> run_points(const std::vector<engine::ChildJob>
   auto ran = engine::run_in_children(
       to_run, jobs,
       [&](std::size_t done, std::size_t, std::size_t) { progress ? progress(kept + done, work.size()) : void(); },
-      on_finished);
+      on_finished, book.limits);
   for (std::size_t j = 0; j < pending.size(); ++j)
     outcomes[pending[j]] = std::move(ran[j]);
   return outcomes;

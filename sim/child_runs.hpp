@@ -17,11 +17,11 @@
 namespace dtsim::detail {
 
 // One simulation in this process, as a child runs it: the result as JSON text for the parent.
-std::string run_here(const scenario::Scenario& s);
+std::string run_here(const scenario::Scenario& s, const MemoryLimit& limit = {});
 
 // A point's job, its output tagged: 'R' and the result's JSON, or 'B' and why the input cannot run (the scenario is
-// invalid for the point, the job does not fit in GPU memory: what `dtsim run` exits 2 for). Any other failure is
-// thrown, as before.
+// invalid for the point, the job does not fit in GPU memory, the simulation would pass its memory limit: what
+// `dtsim run` exits 2 for). Any other failure is thrown, as before.
 engine::ChildJob point_job(std::function<std::string()> simulate);
 
 // Why a point's outcome cannot be read back (empty: it can); what --resume checks of a kept one.
@@ -33,6 +33,7 @@ struct PointBook {
   std::vector<std::string> labels;
   ResumeStore* store = nullptr;
   std::vector<std::string> keys; // with a store
+  MemoryLimit limits;            // each child's, watched while it runs
 };
 
 // Runs one child per job, `jobs` at a time, reporting progress as points finish. With a store, kept points are read
@@ -48,7 +49,8 @@ template <class Point> void take_outcome(Point& point, engine::ChildOutcome& out
     point.result = report::run_result_from_json(nlohmann::json::parse(outcome.output.substr(1)));
     return;
   }
-  point.bad_input = outcome.ok; // ok with the 'B' tag: the job ran and said its input cannot run
+  // Ok with the 'B' tag: the job ran and said its input cannot run; or the parent stopped it at its memory limit.
+  point.bad_input = outcome.ok || outcome.over_memory;
   point.error = outcome.ok ? outcome.output.substr(1) : std::move(outcome.output);
 }
 

@@ -4,6 +4,7 @@
 
 #include "sim/engine/child_process.hpp"
 #include "sim/engine/engine.hpp"
+#include "sim/engine/footprint.hpp"
 #include "sim/graph/collective_request.hpp"
 #include "sim/scenario/limits.hpp"
 #include "sim/scenario/units.hpp"
@@ -70,11 +71,12 @@ topologies::ClusterSpec bench_cluster(const scenario::Scenario& s, int ranks) {
 }
 
 std::vector<CollectivePoint> bench_collective(const scenario::Scenario& s, const CollectiveBench& bench, int jobs,
-                                              const std::function<void(std::size_t, std::size_t)>& progress) {
+                                              const std::function<void(std::size_t, std::size_t)>& progress,
+                                              const engine::ChildLimits& limit) {
   const auto cluster = bench_cluster(s, bench.ranks);
   const int ranks = bench.ranks > 0 ? bench.ranks : cluster.gpu_count();
-  auto options = replay_options(s); // the scenario's network model...
-  options.iterations = 1;           // ...but one collective, not the scenario's training iterations
+  auto options = replay_options(s, limit); // the scenario's network model...
+  options.iterations = 1;                  // ...but one collective, not the scenario's training iterations
 
   std::vector<CollectivePoint> points;
   std::vector<engine::ChildJob> work;
@@ -100,8 +102,17 @@ std::vector<CollectivePoint> bench_collective(const scenario::Scenario& s, const
       return fmt::format("{:.17g}", engine::replay_in_this_process(cluster, g, options).simulated_seconds);
     });
   }
+  // Every size replays the same graph but for its bytes: one estimate, in the parent, before anything runs.
+  if (!bench.sizes.empty())
+    engine::check_footprint(
+        engine::estimate_footprint(
+            cluster,
+            one_collective(s, bench, ranks, bench.sizes.front(), points.front().algorithm, points.front().protocol),
+            options),
+        options);
   const auto outcomes = engine::run_in_children(
-      work, jobs, [&](std::size_t done, std::size_t total, std::size_t) { progress ? progress(done, total) : void(); });
+      work, jobs, [&](std::size_t done, std::size_t total, std::size_t) { progress ? progress(done, total) : void(); },
+      {}, limit);
   const double factor = collectives::bus_bandwidth_factor(bench.op, ranks);
   for (std::size_t i = 0; i < points.size(); ++i) {
     auto& p = points[i];

@@ -3,6 +3,7 @@
 // simulated time, algorithm bandwidth (size / time) and bus bandwidth (algbw times nccl-tests' factor,
 // which makes it comparable with the link bandwidth whatever the rank count).
 #include "sim/collectives/schedule.hpp"
+#include "sim/engine/child_process.hpp"
 #include "sim/scenario/scenario.hpp"
 
 #include <functional>
@@ -41,7 +42,8 @@ scenario::Scenario instance_scenario(const std::string& instance, int nodes,
 topologies::ClusterSpec bench_cluster(const scenario::Scenario& scenario, int ranks);
 
 std::vector<CollectivePoint> bench_collective(const scenario::Scenario& scenario, const CollectiveBench& bench,
-                                              int jobs, const std::function<void(std::size_t, std::size_t)>& progress);
+                                              int jobs, const std::function<void(std::size_t, std::size_t)>& progress,
+                                              const engine::ChildLimits& limit = {});
 
 // "8B..8GiB" (doubling, as nccl-tests -f 2) or "1MiB,64MiB,1GiB". Throws std::invalid_argument.
 std::vector<double> parse_sizes(const std::string& text);

@@ -94,8 +94,8 @@ std::optional<engine::ChildOutcome> ResumeStore::load(const std::string& key, co
 
 void ResumeStore::save(const std::string& key, const std::string& label, const engine::ChildOutcome& outcome) const {
   if (outcome.abnormal) return; // a killed process says nothing about its point: the next run tries it again
-  const nlohmann::json doc = {{"format", kFormat}, {"dtsim", version_},   {"key", key},
-                              {"point", label},    {"ok", outcome.ok}, {"output", outcome.output}};
+  const nlohmann::json doc = {{"format", kFormat}, {"dtsim", version_}, {"key", key},
+                              {"point", label},    {"ok", outcome.ok},  {"output", outcome.output}};
   const auto path = fs::path(dir_) / (key + ".json");
   const auto temporary = fs::path(dir_) / fmt::format(".{}.tmp-{}", key, ::getpid());
   {

@@ -161,8 +161,9 @@ Result search(const scenario::Scenario& base, const Options& options, const Swee
   if (options.jobs < 1) throw std::invalid_argument(fmt::format("jobs must be >= 1, got {}", options.jobs));
   // A node count the scenario cannot have (beyond the format's limits or the topology's) stops the search before
   // anything runs, as in a sweep.
+  // Its ranks alone past the memory limit, whatever the layout, stop it too.
   for (int nodes : options.node_counts)
-    (void)with_nodes(base, nodes);
+    check_scenario_size(with_nodes(base, nodes), options.limit, /*with_timelines=*/false);
   Result result;
   result.space = space_of(base, options.node_counts);
   result.unit = unit_of(base);
@@ -182,10 +183,10 @@ Result search(const scenario::Scenario& base, const Options& options, const Swee
 
   // The scenario is built again in the child: thousands of resolved scenarios need not sit in the parent.
   std::vector<engine::ChildJob> work;
-  detail::PointBook book{{}, options.resume, {}};
+  detail::PointBook book{{}, options.resume, {}, options.limit};
   for (const auto& c : runnable) {
-    work.push_back(
-        detail::point_job([&base, &options, c] { return detail::run_here(candidate_scenario(base, c, options)); }));
+    work.push_back(detail::point_job(
+        [&base, &options, c] { return detail::run_here(candidate_scenario(base, c, options), options.limit); }));
     book.labels.push_back(fmt::format("the candidate at {} node(s), tensor {}, pipeline {}, data {}, expert {}, "
                                       "micro-batch {} x {}",
                                       c.nodes, c.tensor, c.pipeline, c.data, c.expert, c.micro_batch, c.micro_batches));

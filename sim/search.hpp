@@ -4,6 +4,7 @@
 // micro-batch, the pipeline schedule, the ZeRO stage and activation recomputation; the candidates that validate and
 // fit in GPU memory are simulated side by side and ranked by throughput and by cost. The model, the cluster and the
 // global batch are the base scenario's; with several node counts each count is a cluster of its own.
+#include "sim/engine/child_process.hpp"
 #include "sim/report/result.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/simulate.hpp"
@@ -22,10 +23,10 @@ namespace dtsim::search {
 // What bounds the candidates, read from the base scenario by space_of.
 struct Space {
   int gpus_per_node = 1;
-  std::vector<int> node_counts; // each its own cluster
-  int heads = 0;                // attention heads tensor parallelism splits; 0: no tensor parallelism
-  int blocks = 0;               // transformer blocks pipeline stages split; 0: no pipeline parallelism
-  int experts = 0;              // experts of the MoE layers; 0: no expert parallelism
+  std::vector<int> node_counts;  // each its own cluster
+  int heads = 0;                 // attention heads tensor parallelism splits; 0: no tensor parallelism
+  int blocks = 0;                // transformer blocks pipeline stages split; 0: no pipeline parallelism
+  int experts = 0;               // experts of the MoE layers; 0: no expert parallelism
   std::int64_t global_batch = 0; // samples per iteration, the same for every candidate
 };
 
@@ -70,8 +71,9 @@ struct Options {
   // run.iterations and run.warmup_iterations of every candidate; empty: the base's.
   std::optional<int> iterations = 1;
   std::optional<int> warmup_iterations = 1;
-  int jobs = 1; // simulations run in parallel processes
+  int jobs = 1;                  // simulations run in parallel processes
   ResumeStore* resume = nullptr; // --resume: simulated points kept, and read back on the next run
+  engine::ChildLimits limit;     // each simulation's memory (simulate.hpp's MemoryLimit); default none
 };
 
 // The fidelity a candidate runs at: the requested one, except that "coarse" needs model parallelism (the others
@@ -113,7 +115,7 @@ Unit unit_of(const scenario::Scenario& base);
 struct Point {
   Candidate candidate;
   bool ok = false;
-  std::string error; // why the simulation failed
+  std::string error;      // why the simulation failed
   bool bad_input = false; // failed because of its input (it does not fit in memory at run time, ...)
   report::RunResult result;
   double throughput = 0;       // units (Unit) per second

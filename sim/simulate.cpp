@@ -4,6 +4,7 @@
 
 #include "sim/engine/child_process.hpp"
 #include "sim/engine/engine.hpp"
+#include "sim/engine/footprint.hpp"
 #include "sim/plan/plan.hpp"
 
 #include <fmt/format.h>
@@ -14,8 +15,42 @@
 #include <utility>
 
 namespace dtsim {
-engine::ReplayOptions replay_options(const scenario::Scenario& s) {
+MemoryLimit memory_limit(double max_memory_flag, int jobs) {
+  const double total = max_memory_flag > 0 ? max_memory_flag : engine::default_memory_limit();
+  const int share = std::max(1, jobs);
+  return {total / share, engine::describe_limit(total / share, max_memory_flag > 0, share)};
+}
+
+void check_scenario_size(const scenario::Scenario& s, const MemoryLimit& limit, bool with_timelines) {
+  const auto options = replay_options(s, limit);
+  if (limit.memory > 0) {
+    // A lower bound from the scenario alone: every simulated rank runs each layer forward and backward (at least)
+    // for each of its micro-batches, every iteration. Coarse fidelity simulates one rank per tensor-parallel group.
+    const auto& p = s.parallelism;
+    engine::Footprint lower;
+    lower.ranks = s.world_size();
+    lower.simulated_ranks =
+        s.run.fidelity == scenario::Fidelity::coarse ? lower.ranks / std::max(1, p.tensor) : lower.ranks;
+    lower.iterations = options.iterations;
+    const double layers = static_cast<double>(s.model.workload.layers.size()) / std::max(1, p.pipeline);
+    lower.intervals = with_timelines ? 2 * std::max(1.0, layers) * std::max(1, p.micro_batches) *
+                                           static_cast<double>(lower.simulated_ranks) * lower.iterations
+                                     : 0;
+    lower.bytes = engine::kProcessBytes + engine::kBytesPerRank * static_cast<double>(lower.ranks) +
+                  engine::kBytesPerInterval * lower.intervals;
+    engine::check_footprint(lower, options);
+  }
+}
+
+plan::Plan checked_plan(const scenario::Scenario& s, const MemoryLimit& limit) {
+  check_scenario_size(s, limit);
+  return plan::make_plan(s);
+}
+
+engine::ReplayOptions replay_options(const scenario::Scenario& s, const MemoryLimit& limit) {
   engine::ReplayOptions o;
+  o.memory_limit = limit.memory;
+  o.memory_limit_text = limit.memory_text;
   o.iterations = s.run.warmup_iterations + s.run.iterations;
   o.network_model =
       s.network.model == scenario::NetworkModel::cm02 ? engine::NetworkModel::cm02 : engine::NetworkModel::lv08;
@@ -37,9 +72,9 @@ std::string trim(const std::string& text) {
 
 } // namespace
 
-Simulation simulate(const scenario::Scenario& scenario, bool with_trace, bool show_progress) {
-  const auto plan = plan::make_plan(scenario);
-  auto options = replay_options(scenario);
+Simulation simulate(const scenario::Scenario& scenario, bool with_trace, bool show_progress, const MemoryLimit& limit) {
+  const auto plan = checked_plan(scenario, limit);
+  auto options = replay_options(scenario, limit);
   options.show_progress = show_progress;
   const auto replay = engine::replay(scenario.cluster, plan.graph, options);
   Simulation sim{report::summarize(scenario, plan, replay), nullptr};
@@ -58,16 +93,18 @@ scenario::Scenario with_nodes(const scenario::Scenario& base, int nodes) {
 }
 
 std::vector<SweepPoint> sweep(const scenario::Scenario& base, const std::vector<int>& node_counts, int jobs,
-                              const SweepProgress& progress, ResumeStore* resume) {
+                              const SweepProgress& progress, ResumeStore* resume, const MemoryLimit& limit) {
   // Every point is read in the parent first: a node count the scenario cannot have stops the sweep before anything
   // runs, with exit status 2, rather than failing its row after the others have run.
   std::vector<scenario::Scenario> scenarios;
-  for (int nodes : node_counts)
+  for (int nodes : node_counts) {
     scenarios.push_back(with_nodes(base, nodes));
+    check_scenario_size(scenarios.back(), limit); // and one too large for the memory limit stops it too
+  }
   std::vector<engine::ChildJob> work;
-  detail::PointBook book{{}, resume, {}};
+  detail::PointBook book{{}, resume, {}, limit};
   for (const auto& s : scenarios) {
-    work.push_back(detail::point_job([&s] { return run_here(s); }));
+    work.push_back(detail::point_job([&s, &limit] { return run_here(s, limit); }));
     book.labels.push_back(fmt::format("the point at {} node(s)", s.cluster.nodes));
     if (resume) book.keys.push_back(resume->key("sweep", scenario::to_json(s).dump()));
   }
@@ -131,14 +168,15 @@ scenario::Scenario with_strategy(const scenario::Scenario& base, std::string_vie
 }
 
 std::vector<ComparePoint> compare(const scenario::Scenario& base, const std::vector<std::string>& strategy_names,
-                                  int jobs, const SweepProgress& progress, ResumeStore* resume) {
+                                  int jobs, const SweepProgress& progress, ResumeStore* resume,
+                                  const MemoryLimit& limit) {
   for (const auto& name : strategy_names)
     strategies::parse_strategy_name(name); // a bad name stops the comparison before anything runs
   std::vector<engine::ChildJob> work;
-  detail::PointBook book{{}, resume, {}};
+  detail::PointBook book{{}, resume, {}, limit};
   // The scenario is re-read with each strategy in the child, so one that does not validate fails its row only.
   for (const auto& name : strategy_names) {
-    work.push_back(detail::point_job([&base, name] { return run_here(with_strategy(base, name)); }));
+    work.push_back(detail::point_job([&base, name, &limit] { return run_here(with_strategy(base, name), limit); }));
     book.labels.push_back(fmt::format("strategy {}", name));
     // The key holds what decides the point: the base scenario and the strategy's name.
     if (resume) book.keys.push_back(resume->key("compare " + name, scenario::to_json(base).dump()));

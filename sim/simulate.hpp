@@ -1,6 +1,8 @@
 #pragma once
 // The library's front door: a scenario in, a RunResult out (plan -> execution graph -> replay -> report).
+#include "sim/engine/child_process.hpp"
 #include "sim/engine/engine.hpp"
+#include "sim/plan/plan.hpp"
 #include "sim/report/result.hpp"
 #include "sim/scenario/scenario.hpp"
 
@@ -19,13 +21,28 @@ struct Simulation {
   nlohmann::json trace; // Chrome trace events; null unless asked for
 };
 
-// The engine's options for a scenario: iterations (warm-up included) and the network model.
-engine::ReplayOptions replay_options(const scenario::Scenario& scenario);
+// The memory each simulation may take and how messages name the limit (engine/footprint.hpp): every entry point
+// below takes one; the default is none (library use and tests); the CLI passes --max-memory or 3/4 of the machine.
+using MemoryLimit = engine::ChildLimits;
+// --max-memory in bytes (0: not given, so 3/4 of this machine's memory), shared by `jobs` simulations at once.
+MemoryLimit memory_limit(double max_memory_flag, int jobs);
+
+// The engine's options for a scenario: iterations (warm-up included), the network model, and the memory limit.
+engine::ReplayOptions replay_options(const scenario::Scenario& scenario, const MemoryLimit& limit = {});
+
+// Throws engine::ResourceError when even a lower bound of the scenario's replay memory, from the scenario alone (its
+// ranks; with `with_timelines`, each rank's layers forward and backward per micro-batch and iteration), passes the
+// limit: a million ranks times a million iterations is never planned. Cheap: sweep and search check every point.
+void check_scenario_size(const scenario::Scenario& scenario, const MemoryLimit& limit, bool with_timelines = true);
+
+// The scenario's plan, refused before it is built by check_scenario_size; the replay checks its own estimate.
+plan::Plan checked_plan(const scenario::Scenario& scenario, const MemoryLimit& limit);
 
 // Runs one simulation (in a child process, as SimGrid needs). Throws plan::PlanError,
 // engine::DeadlockError or std::runtime_error.
 // `show_progress` prints a progress line on stderr during long replays (for a terminal).
-Simulation simulate(const scenario::Scenario& scenario, bool with_trace = false, bool show_progress = false);
+Simulation simulate(const scenario::Scenario& scenario, bool with_trace = false, bool show_progress = false,
+                    const MemoryLimit& limit = {});
 
 struct SweepPoint {
   int nodes = 0;
@@ -44,7 +61,8 @@ using SweepProgress = std::function<void(std::size_t done, std::size_t total)>;
 // have (beyond the topology, the format's limits) throws scenario::ScenarioError naming it. With `resume`, points
 // kept by an earlier run of the same sweep are read back, and the others kept as they finish.
 std::vector<SweepPoint> sweep(const scenario::Scenario& base, const std::vector<int>& node_counts, int jobs,
-                              const SweepProgress& progress = {}, ResumeStore* resume = nullptr);
+                              const SweepProgress& progress = {}, ResumeStore* resume = nullptr,
+                              const MemoryLimit& limit = {});
 
 // The scenario at another node count, read again (validated) as if the file had said it.
 scenario::Scenario with_nodes(const scenario::Scenario& base, int nodes);
@@ -74,7 +92,8 @@ struct ComparePoint {
 // points come back in the order of the names. Every name is checked before anything runs: a bad one throws
 // std::invalid_argument.
 std::vector<ComparePoint> compare(const scenario::Scenario& base, const std::vector<std::string>& strategy_names,
-                                  int jobs, const SweepProgress& progress = {}, ResumeStore* resume = nullptr);
+                                  int jobs, const SweepProgress& progress = {}, ResumeStore* resume = nullptr,
+                                  const MemoryLimit& limit = {});
 
 // "allreduce,ps-sync,ssp:3": short names separated by commas (spaces around them ignored), each checked. Throws
 // std::invalid_argument naming the bad one and the accepted forms.

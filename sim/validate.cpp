@@ -379,7 +379,7 @@ double error_percent(double predicted, double measured) {
 }
 
 std::vector<Outcome> run_cases(const std::vector<Case>& cases, const std::filesystem::path& root, int jobs,
-                               const SweepProgress& progress) {
+                               const SweepProgress& progress, const MemoryLimit& limit) {
   std::vector<Outcome> outcomes(cases.size());
   const auto finish = [&](std::size_t i, double base_value) {
     auto& o = outcomes[i];
@@ -413,11 +413,11 @@ std::vector<Outcome> run_cases(const std::vector<Case>& cases, const std::filesy
   for (const auto i : scenario_cases) {
     const auto& run = std::get<ScenarioRun>(cases[i].what);
     const auto path = (root / run.scenario).string();
-    work.push_back([path, overrides = run.overrides]() -> std::string {
-      return dtsim::detail::run_here(scenario::load_scenario(path, overrides));
+    work.push_back([path, overrides = run.overrides, &limit]() -> std::string {
+      return dtsim::detail::run_here(scenario::load_scenario(path, overrides), limit);
     });
   }
-  auto children = dtsim::detail::run_points(work, jobs, progress);
+  auto children = dtsim::detail::run_points(work, jobs, progress, {{}, nullptr, {}, limit});
   for (std::size_t j = 0; j < scenario_cases.size(); ++j) {
     const auto i = scenario_cases[j];
     if (!children[j].ok) {

@@ -128,7 +128,7 @@ double error_percent(double predicted, double measured);
 // Runs the cases: scenario cases each in a child process, `jobs` at a time (scenario paths relative to `root`);
 // op cases here with calibration::kernel_time. Outcomes come back in the cases' order.
 std::vector<Outcome> run_cases(const std::vector<Case>& cases, const std::filesystem::path& root, int jobs,
-                               const SweepProgress& progress = {});
+                               const SweepProgress& progress = {}, const MemoryLimit& limit = {});
 
 // Over the signed errors (percent) of the cases that ran: the median and maximum of their absolute values, and the
 // index of the case with the largest (the first of equals). count 0: no statistics.

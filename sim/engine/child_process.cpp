@@ -68,7 +68,7 @@ public:
   SignalGuard& operator=(const SignalGuard&) = delete;
 
 private:
-  struct sigaction previous_[std::size(kForwarded)] {};
+  struct sigaction previous_[std::size(kForwarded)]{};
   bool installed_[std::size(kForwarded)] = {};
 };
 
@@ -120,7 +120,19 @@ struct Running {
   pid_t pid = -1;
   int fd = -1;
   std::string buffer;
+  double killed_at_bytes = 0; // > 0: the parent killed it for its memory
+  std::string limit_text;
 };
+
+// A child's resident memory in bytes (/proc/PID/statm's second field is resident pages); 0 if it cannot be read.
+double resident_bytes(pid_t pid) {
+  std::FILE* f = std::fopen(fmt::format("/proc/{}/statm", pid).c_str(), "r");
+  if (!f) return 0;
+  unsigned long size = 0, resident = 0;
+  const bool read = std::fscanf(f, "%lu %lu", &size, &resident) == 2;
+  std::fclose(f);
+  return read ? static_cast<double>(resident) * static_cast<double>(::sysconf(_SC_PAGE_SIZE)) : 0;
+}
 
 std::string describe_exit(int status) {
   if (WIFSIGNALED(status)) return "the simulation process was " + describe_signal(WTERMSIG(status));
@@ -132,8 +144,15 @@ ChildOutcome finish(Running& child) {
   int status = 0;
   while (::waitpid(child.pid, &status, 0) < 0 && errno == EINTR) {
   }
-  if (child.buffer.empty()) return {false, describe_exit(status), true};
-  return {child.buffer.front() == kOk, child.buffer.substr(1), false};
+  if (child.killed_at_bytes > 0)
+    return {false,
+            fmt::format("stopped when its resident memory reached {:.1f} GiB, over the limit of {}: the estimate "
+                        "before it ran was lower; give more with --max-memory, or simulate less (fewer nodes or "
+                        "iterations, or run.fidelity \"coarse\")",
+                        child.killed_at_bytes / double(1 << 30), child.limit_text),
+            false, true};
+  if (child.buffer.empty()) return {false, describe_exit(status), true, false};
+  return {child.buffer.front() == kOk, child.buffer.substr(1), false, false};
 }
 
 Running start(const ChildJob& job, std::size_t index) {
@@ -164,7 +183,11 @@ Running start(const ChildJob& job, std::size_t index) {
     throw std::runtime_error(fmt::format("cannot fork a simulation process: {}", std::strerror(fork_error)));
   }
   ::close(fds[1]);
-  return Running{index, pid, fds[0], {}};
+  Running child;
+  child.index = index;
+  child.pid = pid;
+  child.fd = fds[0];
+  return child;
 }
 
 // Stops and reaps every running child, says so, and dies of `signal` as if it had not been caught.
@@ -219,7 +242,8 @@ std::string describe_signal(int signal) {
 }
 
 std::vector<ChildOutcome> run_in_children(const std::vector<ChildJob>& jobs, int parallel,
-                                          const ChildProgress& progress, const ChildFinished& finished) {
+                                          const ChildProgress& progress, const ChildFinished& finished,
+                                          const ChildLimits& limits) {
   std::vector<ChildOutcome> outcomes(jobs.size());
   std::vector<Running> running;
   std::size_t next = 0;
@@ -237,7 +261,8 @@ std::vector<ChildOutcome> run_in_children(const std::vector<ChildJob>& jobs, int
     std::vector<pollfd> fds{{signal_pipe[0], POLLIN, 0}};
     for (const auto& r : running)
       fds.push_back({r.fd, POLLIN, 0});
-    if (::poll(fds.data(), fds.size(), -1) < 0) {
+    // With a memory limit the parent wakes every 100 ms to look at each child's resident memory.
+    if (::poll(fds.data(), fds.size(), limits.memory > 0 ? 100 : -1) < 0) {
       if (errno == EINTR) continue;
       throw std::runtime_error(fmt::format("poll failed: {}", std::strerror(errno)));
     }
@@ -245,6 +270,13 @@ std::vector<ChildOutcome> run_in_children(const std::vector<ChildJob>& jobs, int
       unsigned char signal = 0;
       if (::read(signal_pipe[0], &signal, 1) == 1) interrupted(running, signal, done, jobs.size());
     }
+    if (limits.memory > 0)
+      for (auto& child : running)
+        if (const double bytes = resident_bytes(child.pid); child.killed_at_bytes == 0 && bytes > limits.memory) {
+          child.killed_at_bytes = bytes;
+          child.limit_text = limits.memory_text;
+          ::kill(child.pid, SIGKILL); // its pipe closes: the loop below finishes it
+        }
     for (std::size_t i = running.size(); i-- > 0;) {
       if (!(fds[i + 1].revents & (POLLIN | POLLHUP | POLLERR))) continue;
       ssize_t n = ::read(running[i].fd, chunk, sizeof chunk);

@@ -14,6 +14,15 @@ struct ChildOutcome {
   // The child died without reporting (killed by a signal, the OOM killer, an exit of its own): the outcome says
   // nothing about the job itself, and running it again may succeed.
   bool abnormal = false;
+  // Stopped by the parent for going past its memory limit (ChildLimits): the input is too large for the limit.
+  bool over_memory = false;
+};
+
+// What each child may take: its resident memory in bytes (0: no limit), watched every 100 ms; a child past it is
+// killed and its outcome says so. `memory_text` describes the limit in that message.
+struct ChildLimits {
+  double memory = 0;
+  std::string memory_text;
 };
 
 using ChildJob = std::function<std::string()>; // runs in the child; may throw (the message is returned)
@@ -30,7 +39,8 @@ using ChildFinished = std::function<void(std::size_t finished_index, const Child
 // line on stderr ("dtsim: interrupted by SIGTERM ..." and the interrupt_note, if set) and dies of the same signal, so
 // its status is the conventional 128 + the signal's number.
 std::vector<ChildOutcome> run_in_children(const std::vector<ChildJob>& jobs, int parallel,
-                                          const ChildProgress& progress = {}, const ChildFinished& finished = {});
+                                          const ChildProgress& progress = {}, const ChildFinished& finished = {},
+                                          const ChildLimits& limits = {});
 
 // A sentence the interruption line ends with, such as how to finish the work later; empty: none. Set by the command.
 void set_interrupt_note(std::string note);

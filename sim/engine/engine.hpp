@@ -19,6 +19,11 @@ struct ReplayOptions {
   NetworkModel network_model = NetworkModel::lv08;
   bool cross_traffic = true;
   bool show_progress = false; // print a progress line on stderr (for a terminal) during long replays
+  // The most memory the simulation process may take, in bytes (0: no limit): checked against the estimate before the
+  // replay (footprint.hpp), and against the child's resident memory while it runs. `memory_limit_text` says where
+  // the figure comes from, for messages ("--max-memory", or 3/4 of this machine's memory).
+  double memory_limit = 0;
+  std::string memory_limit_text;
 };
 
 // One op's execution on a stream.

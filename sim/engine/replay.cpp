@@ -2,6 +2,7 @@
 // Activities are created lazily (only the ready frontier exists), as SimGrid 3.32 needs for speed.
 #include "sim/engine/replay.hpp"
 #include "sim/engine/child_process.hpp"
+#include "sim/engine/footprint.hpp"
 
 #include <fmt/format.h>
 #include <simgrid/s4u.hpp>
@@ -333,12 +334,14 @@ using detail::Replay;
 ReplayResult replay_in_this_process(const topologies::ClusterSpec& cluster, const graph::ExecutionGraph& graph,
                                     const ReplayOptions& options) {
   graph::validate(graph);
+  check_footprint(estimate_footprint(cluster, graph, options), options);
   return Replay(cluster, graph, options).run();
 }
 
 ReplayResult replay(const topologies::ClusterSpec& cluster, const graph::ExecutionGraph& graph,
                     const ReplayOptions& options) {
   graph::validate(graph); // fail fast, in the parent, on a malformed plan
+  check_footprint(estimate_footprint(cluster, graph, options), options); // and on one too large to replay
   const ChildJob job = [&]() -> std::string {
     try {
       return kResultTag + encode(Replay(cluster, graph, options).run());
@@ -346,7 +349,8 @@ ReplayResult replay(const topologies::ClusterSpec& cluster, const graph::Executi
       return kDeadlockTag + std::string(e.what());
     }
   };
-  auto outcome = run_in_children({job}, 1).front();
+  auto outcome = run_in_children({job}, 1, {}, {}, {options.memory_limit, options.memory_limit_text}).front();
+  if (outcome.over_memory) throw ResourceError("the simulation process was " + outcome.output);
   if (!outcome.ok) throw std::runtime_error(outcome.output);
   if (outcome.output.empty() || outcome.output.front() != kResultTag) {
     if (!outcome.output.empty() && outcome.output.front() == kDeadlockTag)

@@ -385,13 +385,13 @@ TEST(BadStragglers, EachPointer) {
                         "expected an array of worker ranks");
   EXPECT_SCENARIO_ERROR(stragglers_error({{"ranks", {3}}}), "/stragglers/slowdown", "missing; expected a number >= 1");
   EXPECT_SCENARIO_ERROR(stragglers_error({{"ranks", {3}}, {"slowdown", 0.5}}), "/stragglers/slowdown",
-                        "expected a number >= 1, got 0.5");
+                        "expected a number >= 1 and <= 1e+06, got 0.5");
   EXPECT_SCENARIO_ERROR(stragglers_error({{"jitter", {{"distribution", "normal"}, {"scale", 1}}}}),
                         "/stragglers/jitter/distribution", "unknown jitter distribution \"normal\"");
   EXPECT_SCENARIO_ERROR(stragglers_error({{"jitter", {{"scale", 1}}}}), "/stragglers/jitter/distribution",
                         "missing; expected one of \"none\", \"lognormal\"");
   EXPECT_SCENARIO_ERROR(stragglers_error({{"jitter", {{"distribution", "uniform"}, {"scale", -0.1}}}}),
-                        "/stragglers/jitter/scale", "expected a number >= 0, got -0.1");
+                        "/stragglers/jitter/scale", "expected a number >= 0 and <= 1000, got -0.1");
   EXPECT_SCENARIO_ERROR(stragglers_error({{"jitter", {{"distribution", "uniform"}}}}), "/stragglers/jitter/scale",
                         "missing");
   EXPECT_SCENARIO_ERROR(stragglers_error({{"rank", {1}}}), "/stragglers/rank", "did you mean \"ranks\"?");

@@ -130,8 +130,8 @@ int collective_command(const CollectiveArgs& args) {
       (void)with_nodes(scenario, static_cast<int>(nodes));
     } catch (const scenario::ScenarioError& e) {
       throw scenario::ScenarioError("--ranks", "",
-                                    fmt::format("{} ranks need {} nodes of {} GPUs: {}", bench.ranks, nodes,
-                                                scenario.cluster.gpus_per_node, e.detail()));
+                                    fmt::format("{} ranks need {} nodes of {} GPUs: {}: {}", bench.ranks, nodes,
+                                                scenario.cluster.gpus_per_node, e.pointer(), e.detail()));
     }
   }
 
@@ -147,8 +147,10 @@ int collective_command(const CollectiveArgs& args) {
   {
     const ProgressLine progress("collective: sizes simulated");
     try {
-      points = bench_collective(scenario, bench, parallel_jobs(args.jobs),
-                                [&](std::size_t done, std::size_t total) { progress.update(done, total); });
+      const int jobs = parallel_jobs(args.jobs);
+      points = bench_collective(
+          scenario, bench, jobs, [&](std::size_t done, std::size_t total) { progress.update(done, total); },
+          memory_limit_of(args.max_memory, std::min<int>(jobs, static_cast<int>(bench.sizes.size()))));
     } catch (const std::invalid_argument& e) { // a forced protocol the cluster's collectives cannot run
       throw scenario::ScenarioError("--proto", "", e.what());
     }

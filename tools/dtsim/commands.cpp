@@ -2,8 +2,10 @@
 
 #include "sim/engine/child_process.hpp"
 #include "sim/engine/engine.hpp"
+#include "sim/engine/footprint.hpp"
 #include "sim/plan/plan.hpp"
 #include "sim/resume.hpp"
+#include "sim/scenario/units.hpp"
 #include "sim/simulate.hpp"
 
 #include <fmt/format.h>
@@ -69,6 +71,16 @@ int finish_table(const std::string& csv_path, const std::string& csv_text, int s
     std::cout << wrote({{csv_path, csv_text}});
   }
   return status;
+}
+
+MemoryLimit memory_limit_of(const std::string& flag, int jobs) {
+  if (flag.empty()) return memory_limit(0, jobs);
+  const auto bytes = scenario::parse_quantity(flag, scenario::Dimension::bytes);
+  // At least what an empty replay takes; at most what a 64-bit machine addresses.
+  if (!bytes || *bytes < engine::kProcessBytes || *bytes > 0x1p62)
+    throw scenario::ScenarioError("--max-memory", "",
+                                  fmt::format("expected a size from 40 MiB up, such as \"16GiB\", got \"{}\"", flag));
+  return memory_limit(*bytes, jobs);
 }
 
 std::unique_ptr<ResumeStore> open_resume(const std::string& dir) {
@@ -141,9 +153,15 @@ void ProgressLine::update(std::size_t done, std::size_t total) const {
 int run_command(const RunArgs& args) {
   const auto scenario = load_with_overrides(args.scenario, args.sets);
   check_writable({args.json_out, args.trace_out, args.ops_out}, {args.scenario});
+  const auto limit = memory_limit_of(args.max_memory, 1);
   // With an output on stdout, stdout carries only it; the report goes to stderr.
   const bool ops_to_stdout = args.ops_out == "-" || args.json_out == "-" || args.trace_out == "-";
-  const auto sim = simulate(scenario, !args.trace_out.empty(), ::isatty(STDERR_FILENO) != 0);
+  Simulation sim;
+  try {
+    sim = simulate(scenario, !args.trace_out.empty(), ::isatty(STDERR_FILENO) != 0, limit);
+  } catch (const plan::PlanError& e) { // does not fit, cannot be planned: the scenario's to change, so it is named
+    throw scenario::ScenarioError(args.scenario, "", e.what());
+  }
   std::ostream& report_stream = ops_to_stdout ? std::cerr : std::cout;
   report_stream << report::format_summary(sim.result);
   std::vector<OutputFile> files;

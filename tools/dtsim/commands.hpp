@@ -4,6 +4,7 @@
 #include "sim/report/format.hpp"
 #include "sim/resume.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "sim/simulate.hpp"
 
 #include <memory>
 #include <optional>
@@ -23,7 +24,8 @@ struct RunArgs {
   std::vector<std::string> sets;
   std::string json_out;
   std::string trace_out;
-  std::string ops_out; // the kernel table as CSV; "-": on stdout (the summary then goes to stderr)
+  std::string ops_out;    // the kernel table as CSV; "-": on stdout (the summary then goes to stderr)
+  std::string max_memory; // --max-memory SIZE; empty: 3/4 of this machine's memory
 };
 int run_command(const RunArgs& args);
 
@@ -32,8 +34,9 @@ struct SweepArgs {
   std::vector<std::string> sets;
   std::string nodes;
   std::string csv_out;
-  int jobs = 0;       // 0: one per core
-  std::string resume; // --resume DIR: finished points kept there, and read back instead of simulated again
+  int jobs = 0;           // 0: one per core
+  std::string resume;     // --resume DIR: finished points kept there, and read back instead of simulated again
+  std::string max_memory; // --max-memory SIZE; empty: 3/4 of this machine's memory
 };
 int sweep_command(const SweepArgs& args);
 
@@ -45,6 +48,7 @@ struct CompareArgs {
   std::string json_out;
   int jobs = 0; // 0: one per core
   std::string resume;
+  std::string max_memory; // --max-memory SIZE; empty: 3/4 of this machine's memory
 };
 int compare_command(const CompareArgs& args);
 
@@ -57,6 +61,7 @@ struct SearchArgs {
   std::string nodes;    // "1,2,4" or "1..8": node counts to search over; empty: the scenario's
   std::string fidelity; // step, aggregate or coarse; empty: coarse with model parallelism, aggregate without
   std::string resume;
+  std::string max_memory; // --max-memory SIZE; empty: 3/4 of this machine's memory
 };
 int search_command(const SearchArgs& args);
 
@@ -73,6 +78,7 @@ struct CollectiveArgs {
   std::string sizes = "8B..1GiB";
   std::string csv_out;
   int jobs = 0;
+  std::string max_memory; // --max-memory SIZE; empty: 3/4 of this machine's memory
 };
 int collective_command(const CollectiveArgs& args);
 
@@ -104,6 +110,7 @@ struct ValidateArgs {
   std::string profile;      // the profile those are predicted on (a shipped name or a profile file); empty: the
                             // shipped profile of the measured device
   bool every_point = false; // every GEMM and memory point of the measurements, not only the held-back ones
+  std::string max_memory;   // --max-memory SIZE; empty: 3/4 of this machine's memory
 };
 int validate_command(const ValidateArgs& args);
 
@@ -154,6 +161,10 @@ template <class Points> int points_status(const Points& points) {
 // The end of a command that printed a table of points: writes the CSV (if a path was given, saying so on stdout)
 // and returns `status`.
 int finish_table(const std::string& csv_path, const std::string& csv_text, int status);
+
+// --max-memory: each simulation's memory limit, the flag's size (or 3/4 of this machine's memory) shared by `jobs`
+// simulations at once. A bad size is bad input.
+MemoryLimit memory_limit_of(const std::string& flag, int jobs);
 
 // --resume DIR: the store of finished points (none without the flag), and what an interruption says about it.
 std::unique_ptr<ResumeStore> open_resume(const std::string& dir);

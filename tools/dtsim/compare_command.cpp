@@ -130,13 +130,15 @@ int compare_command(const CompareArgs& args) {
   }
   check_writable({args.csv_out, args.json_out}, {args.scenario});
   const auto resume = open_resume(args.resume);
+  const int jobs = parallel_jobs(args.jobs);
+  const auto limit = memory_limit_of(args.max_memory, std::min<int>(jobs, static_cast<int>(names.size())));
 
   std::vector<ComparePoint> points;
   {
     const ProgressLine progress("compare: strategies simulated");
     points = compare(
-        base, names, parallel_jobs(args.jobs),
-        [&](std::size_t done, std::size_t total) { progress.update(done, total); }, resume.get());
+        base, names, jobs, [&](std::size_t done, std::size_t total) { progress.update(done, total); }, resume.get(),
+        limit);
   }
 
   std::cout << fmt::format("{}: {} node(s) x {} GPU(s), batch {} per GPU\n\n", base.name, base.cluster.nodes,

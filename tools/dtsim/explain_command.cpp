@@ -1,8 +1,10 @@
 // `dtsim explain`: what a scenario's cluster is (its fabric, links, bottlenecks, price) and what the plan puts on
 // each GPU, without simulating it.
+#include "sim/engine/footprint.hpp"
 #include "sim/plan/parallel_layout.hpp"
 #include "sim/plan/plan.hpp"
 #include "sim/report/format.hpp"
+#include "sim/simulate.hpp"
 #include "tools/dtsim/commands.hpp"
 #include "topologies/instance.hpp"
 #include "topologies/network_graph.hpp"
@@ -172,6 +174,22 @@ int explain_command(const ExplainArgs& args) {
                                            : "\nMemory per GPU (model parallel)\n")
              : "\nMemory per GPU (data parallel)\n";
   out += report::format_memory(plan::estimate_memory(s));
+
+  // What the simulation itself will take on this machine (engine/footprint.hpp), against the default limit.
+  out += "\nSimulation (this machine's memory, for dtsim itself)\n";
+  const auto limit = memory_limit(0, 1);
+  try {
+    const auto plan = checked_plan(s, limit);
+    const auto options = replay_options(s, limit);
+    const auto f = engine::estimate_footprint(s.cluster, plan.graph, options);
+    line("estimated peak", fmt::format("{}, of a limit of {}", report::format_bytes(f.bytes), limit.memory_text));
+    line("ranks",
+         fmt::format("{} ({} simulated) x {:.0f} KiB", f.ranks, f.simulated_ranks, engine::kBytesPerRank / 1024));
+    line("timeline entries", fmt::format("{:.0f} ({} iterations with the warm-up) x {:.0f} B", f.intervals,
+                                         f.iterations, engine::kBytesPerInterval));
+  } catch (const std::exception& e) { // does not fit in GPU memory, or past the limit: the reason instead
+    line("estimated peak", fmt::format("not estimated: {}", e.what()));
+  }
 
   if (!args.path.empty()) {
     const auto [a, b] = parse_pair(args.path);

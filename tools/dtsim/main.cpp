@@ -1,6 +1,7 @@
 // dtsim: command-line front end. Only this folder parses argv (DESIGN.md).
 #include "calibration/error.hpp"
 #include "sim/engine/engine.hpp"
+#include "sim/engine/footprint.hpp"
 #include "sim/plan/plan.hpp"
 #include "sim/scenario/limits.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -65,6 +66,11 @@ int main(int argc, char** argv) {
     cmd->add_option("--csv", csv, "Write the table as CSV to FILE");
     cmd->add_option("--jobs", jobs, "Simulations run in parallel (default: one per core)")->check(count(1, 1024));
   };
+  auto memory_option = [](CLI::App* cmd, std::string& size) {
+    cmd->add_option("--max-memory", size,
+                    "Memory the simulations may take together, such as 16GiB (default: 3/4 of this machine's); a "
+                    "larger one is refused before it runs, or stopped");
+  };
   auto resume_option = [](CLI::App* cmd, std::string& dir) {
     cmd->add_option("--resume", dir,
                     "Keep each finished point in DIR, and read back the ones an earlier run kept (finish an "
@@ -74,6 +80,7 @@ int main(int argc, char** argv) {
   cli::RunArgs run;
   auto* run_cmd = app.add_subcommand("run", "Simulate one scenario and print where the time goes");
   scenario_options(run_cmd, run.scenario, run.sets);
+  memory_option(run_cmd, run.max_memory);
   run_cmd->add_option("--json", run.json_out, "Write the full result as JSON to FILE");
   run_cmd->add_option("--trace", run.trace_out, "Write a Chrome trace-event timeline (open in Perfetto) to FILE");
   run_cmd->add_option("--ops", run.ops_out,
@@ -86,6 +93,7 @@ int main(int argc, char** argv) {
   sweep_cmd->add_option("--nodes", sweep.nodes, "Node counts: 1,2,4,8 or 1..64 (doubling)")->required();
   parallel_options(sweep_cmd, sweep.csv_out, sweep.jobs);
   resume_option(sweep_cmd, sweep.resume);
+  memory_option(sweep_cmd, sweep.max_memory);
 
   cli::CompareArgs compare;
   auto* compare_cmd = app.add_subcommand(
@@ -98,6 +106,7 @@ int main(int argc, char** argv) {
   parallel_options(compare_cmd, compare.csv_out, compare.jobs);
   compare_cmd->add_option("--json", compare.json_out, "Write every strategy's full result as a JSON array to FILE");
   resume_option(compare_cmd, compare.resume);
+  memory_option(compare_cmd, compare.max_memory);
 
   cli::SearchArgs search;
   auto* search_cmd = app.add_subcommand(
@@ -115,6 +124,7 @@ int main(int argc, char** argv) {
                    "aggregate without)")
       ->check(CLI::IsMember({"step", "aggregate", "coarse"}));
   resume_option(search_cmd, search.resume);
+  memory_option(search_cmd, search.max_memory);
 
   cli::CollectiveArgs coll;
   auto* coll_cmd = app.add_subcommand(
@@ -137,6 +147,7 @@ int main(int argc, char** argv) {
   coll_cmd->add_option("--fidelity", coll.fidelity, "step (every step's flows) or aggregate (a phase at once)")
       ->capture_default_str();
   parallel_options(coll_cmd, coll.csv_out, coll.jobs);
+  memory_option(coll_cmd, coll.max_memory);
 
   cli::ExplainArgs explain;
   auto* explain_cmd = app.add_subcommand(
@@ -164,6 +175,7 @@ int main(int argc, char** argv) {
   validate_cmd->add_option("--profile", validate.profile,
                            "Profile the held-back points are predicted on: a shipped name or a profile file "
                            "(default: the shipped profile of the measured GPU)");
+  memory_option(validate_cmd, validate.max_memory);
   validate_cmd->add_flag("--every-point", validate.every_point,
                          "Predict every GEMM and memory point of --measurements, not only the held-back ones (for a "
                          "profile not fitted from that file)");
@@ -217,9 +229,9 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << "\n";
     // Bad input (the scenario, an override, a plan that cannot run) is the user's to fix: status 2.
-    const bool bad_input = dynamic_cast<const scenario::ScenarioError*>(&e) ||
-                           dynamic_cast<const plan::PlanError*>(&e) ||
-                           dynamic_cast<const calibration::CalibrationError*>(&e);
+    const bool bad_input =
+        dynamic_cast<const scenario::ScenarioError*>(&e) || dynamic_cast<const plan::PlanError*>(&e) ||
+        dynamic_cast<const calibration::CalibrationError*>(&e) || dynamic_cast<const engine::ResourceError*>(&e);
     return bad_input ? cli::kExitBadInput : cli::kExitFailed;
   }
   return cli::kExitOk;

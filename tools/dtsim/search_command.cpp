@@ -186,6 +186,7 @@ int search_command(const SearchArgs& args) {
   options.jobs = parallel_jobs(args.jobs);
   const auto resume = open_resume(args.resume);
   options.resume = resume.get();
+  options.limit = memory_limit_of(args.max_memory, options.jobs);
 
   search::Result result;
   {

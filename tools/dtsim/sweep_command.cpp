@@ -64,13 +64,15 @@ int sweep_command(const SweepArgs& args) {
   }
   check_writable({args.csv_out}, {args.scenario});
   const auto resume = open_resume(args.resume);
+  const int jobs = parallel_jobs(args.jobs);
+  const auto limit = memory_limit_of(args.max_memory, std::min<int>(jobs, static_cast<int>(nodes.size())));
 
   std::vector<SweepPoint> points;
   {
     const ProgressLine progress("sweep: points simulated");
     points = sweep(
-        base, nodes, parallel_jobs(args.jobs),
-        [&](std::size_t done, std::size_t total) { progress.update(done, total); }, resume.get());
+        base, nodes, jobs, [&](std::size_t done, std::size_t total) { progress.update(done, total); }, resume.get(),
+        limit);
   }
 
   std::cout << fmt::format("{}: {} per GPU, {} GPU(s) per node\n\n", base.name,

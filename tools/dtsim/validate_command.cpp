@@ -144,8 +144,10 @@ int validate_command(const ValidateArgs& args) {
   std::vector<validate::Outcome> outcomes;
   {
     const ProgressLine progress("validate: scenario cases simulated");
-    outcomes = validate::run_cases(cases, root, parallel_jobs(args.jobs),
-                                   [&](std::size_t done, std::size_t total) { progress.update(done, total); });
+    const int jobs = parallel_jobs(args.jobs);
+    outcomes = validate::run_cases(
+        cases, root, jobs, [&](std::size_t done, std::size_t total) { progress.update(done, total); },
+        memory_limit_of(args.max_memory, jobs));
   }
   const bool every_case_ran = std::all_of(outcomes.begin(), outcomes.end(), [](const auto& o) { return o.ok; });
   if (args.csv) {

@@ -1,0 +1,213 @@
+// Faults a batch system or a user deals a long run: SIGTERM or SIGINT to the parent alone, the parent killed
+// outright, and the run finished later with --resume. The children never outlive their parent, and a resumed run
+// prints and writes exactly what an uninterrupted one does.
+#include "cli_util.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace dtsim::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+// Points that each take a second or so (a thousand single-GPU nodes, step fidelity), so that a run can be caught
+// in the middle.
+const std::string kSlow = R"({
+  "version": 1,
+  "name": "faults",
+  "model": {"preset": "mlp-small", "batch_per_gpu": 16},
+  "cluster": {"nodes": 2, "gpu": "v100", "nic": {"bandwidth": "10Gbps"}},
+  "run": {"iterations": 2, "warmup_iterations": 0}
+})";
+const std::string kNodes = "256,512,768,1024";
+
+// The processes whose parent is `pid` (from /proc/PID/stat's fourth field).
+std::set<pid_t> children_of(pid_t pid) {
+  std::set<pid_t> out;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const auto name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(entry.path() / "stat");
+    std::string text;
+    std::getline(stat, text);
+    const auto close = text.rfind(')');
+    if (close == std::string::npos) continue;
+    char state = 0;
+    int parent = 0;
+    if (std::sscanf(text.c_str() + close + 1, " %c %d", &state, &parent) == 2 && parent == pid)
+      out.insert(static_cast<pid_t>(std::stoi(name)));
+  }
+  return out;
+}
+
+bool alive(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  std::getline(stat, text);
+  const auto close = text.rfind(')');
+  return stat && close != std::string::npos && text.size() > close + 2 && text[close + 2] != 'Z';
+}
+
+// dtsim started in the background; its pid, then its exit status once waited for.
+struct Background {
+  pid_t pid = -1;
+  int wait() const {
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+};
+
+Background start_dtsim(const std::vector<std::string>& args, const fs::path& err) {
+  std::vector<std::string> argv_text{DTSIM_BINARY};
+  argv_text.insert(argv_text.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : argv_text)
+    argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    std::freopen("/dev/null", "w", stdout);
+    std::freopen(err.c_str(), "w", stderr);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  return {pid};
+}
+
+// Waits until `pid` has a child (a simulation started), at most 20 s.
+std::set<pid_t> wait_for_children(pid_t pid) {
+  for (int i = 0; i < 400; ++i) {
+    if (auto kids = children_of(pid); !kids.empty()) return kids;
+    std::this_thread::sleep_for(50ms);
+  }
+  return {};
+}
+
+bool all_gone_within(const std::set<pid_t>& pids, std::chrono::milliseconds limit) {
+  const auto until = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < until) {
+    bool any = false;
+    for (auto p : pids)
+      any = any || alive(p);
+    if (!any) return true;
+    std::this_thread::sleep_for(20ms);
+  }
+  return false;
+}
+
+TEST(Faults, SigtermToTheParentStopsEveryChildAndSaysSo) {
+  for (int signal : {SIGTERM, SIGINT}) {
+    SCOPED_TRACE(signal);
+    TempDir dir;
+    const auto scenario = dir.write("s.json", kSlow);
+    const auto err = dir.path() / "err.txt";
+    const auto run = start_dtsim({"sweep", scenario.string(), "--nodes", kNodes, "--jobs", "2"}, err);
+    const auto kids = wait_for_children(run.pid);
+    ASSERT_FALSE(kids.empty());
+    ::kill(run.pid, signal);
+    // The parent dies of the same signal, as a shell expects of a job it interrupted: status 128 + the signal.
+    EXPECT_EQ(run.wait(), 128 + signal);
+    EXPECT_TRUE(all_gone_within(kids, 2s));
+    const auto text = read_file(err);
+    EXPECT_NE(text.find(signal == SIGTERM ? "interrupted by SIGTERM" : "interrupted by SIGINT"), std::string::npos)
+        << text;
+    EXPECT_NE(text.find("--resume DIR"), std::string::npos) << text;
+  }
+}
+
+TEST(Faults, ChildrenDieWithAParentKilledOutright) {
+  TempDir dir;
+  const auto scenario = dir.write("s.json", kSlow);
+  const auto run = start_dtsim({"sweep", scenario.string(), "--nodes", kNodes, "--jobs", "2"}, dir.path() / "err");
+  const auto kids = wait_for_children(run.pid);
+  ASSERT_FALSE(kids.empty());
+  ::kill(run.pid, SIGKILL); // no handler runs: only the kernel's PR_SET_PDEATHSIG can end the children
+  EXPECT_EQ(run.wait(), 128 + SIGKILL);
+  EXPECT_TRUE(all_gone_within(kids, 2s));
+}
+
+// Interrupted after its first point, then resumed: the same bytes on stdout and in the CSV as one uninterrupted run;
+// a third run reads every point back and simulates none.
+TEST(Faults, AResumedSweepEqualsAnUninterruptedOne) {
+  TempDir dir;
+  const auto scenario = dir.write("s.json", kSlow);
+  const auto keep = dir.path() / "kept";
+  const auto whole = run_dtsim("sweep '" + scenario.string() + "' --nodes " + kNodes + " --csv '" +
+                                   (dir.path() / "whole.csv").string() + "'",
+                               dir);
+  ASSERT_EQ(whole.status, 0) << whole.err;
+
+  const auto first =
+      start_dtsim({"sweep", scenario.string(), "--nodes", kNodes, "--jobs", "1", "--resume", keep.string()},
+                  dir.path() / "first.err");
+  // Stopped once a point is kept and before they all are.
+  bool some_kept = false;
+  for (int i = 0; i < 600 && !some_kept; ++i) {
+    std::this_thread::sleep_for(50ms);
+    some_kept = fs::exists(keep) && std::distance(fs::directory_iterator(keep), fs::directory_iterator{}) >= 1;
+  }
+  ASSERT_TRUE(some_kept);
+  ::kill(first.pid, SIGTERM);
+  EXPECT_EQ(first.wait(), 128 + SIGTERM);
+  const auto kept = std::distance(fs::directory_iterator(keep), fs::directory_iterator{});
+  EXPECT_GE(kept, 1);
+  EXPECT_LT(kept, 4);
+  EXPECT_NE(read_file(dir.path() / "first.err").find("kept in"), std::string::npos);
+
+  const auto resumed = run_dtsim("sweep '" + scenario.string() + "' --nodes " + kNodes + " --resume '" + keep.string() +
+                                     "' --csv '" + (dir.path() / "resumed.csv").string() + "'",
+                                 dir);
+  ASSERT_EQ(resumed.status, 0) << resumed.err;
+  EXPECT_EQ(read_file(dir.path() / "resumed.csv"), read_file(dir.path() / "whole.csv"));
+  // stdout ends with "Wrote PATH": the paths differ, everything before them must not.
+  const auto body = [](const std::string& out) { return out.substr(0, out.rfind("Wrote ")); };
+  EXPECT_EQ(body(resumed.out), body(whole.out));
+  EXPECT_EQ(std::distance(fs::directory_iterator(keep), fs::directory_iterator{}), 4);
+
+  // Everything kept: nothing runs (no child process at all), the same table again.
+  const auto again =
+      run_dtsim("sweep '" + scenario.string() + "' --nodes " + kNodes + " --resume '" + keep.string() + "'", dir);
+  EXPECT_EQ(again.status, 0);
+  EXPECT_EQ(body(again.out), body(whole.out));
+}
+
+// A kept point that is not what dtsim wrote (truncated by a crash mid-write of another tool, edited) is said and
+// simulated again; a changed scenario does not reuse the old points.
+TEST(Faults, ResumeIgnoresDamagedAndStalePoints) {
+  TempDir dir;
+  const auto scenario = dir.write("s.json", kSlow);
+  const auto keep = dir.path() / "kept";
+  const std::string base = "sweep '" + scenario.string() + "' --nodes 2,4 --resume '" + keep.string() + "'";
+  const auto first = run_dtsim(base, dir);
+  ASSERT_EQ(first.status, 0) << first.err;
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(keep))
+    files.push_back(e.path());
+  ASSERT_EQ(files.size(), 2u);
+  std::ofstream(files[0], std::ios::trunc) << "{\"format\": \"dtsim-resume-1\", \"ok\": tr";
+  const auto second = run_dtsim(base, dir);
+  EXPECT_EQ(second.status, 0);
+  EXPECT_NE(second.err.find("ignoring"), std::string::npos) << second.err;
+  EXPECT_NE(second.err.find("simulated again"), std::string::npos) << second.err;
+  EXPECT_EQ(second.out, first.out);
+  // Another scenario (the NIC changed): new keys, the old files stay and are not read.
+  const auto third = run_dtsim(base + " --set cluster.nic.bandwidth=25Gbps", dir);
+  EXPECT_EQ(third.status, 0);
+  EXPECT_EQ(third.err.find("ignoring"), std::string::npos) << third.err;
+  EXPECT_NE(third.out, first.out);
+  EXPECT_EQ(std::distance(fs::directory_iterator(keep), fs::directory_iterator{}), 4);
+}
+
+} // namespace
+} // namespace dtsim::testing
