@@ -1,5 +1,5 @@
 #pragma once
-// Fitting a GPU profile from measurements (issue 8): efficiency curves, launch overhead, link bandwidths and
+// Fitting a GPU profile from measurements: efficiency curves, launch overhead, link bandwidths and
 // collective alpha-beta costs. Plain functions of plain values; `dtsim calibrate` prints and writes what they give.
 //
 // Efficiency curves. A point's efficiency is its work over the time it took at the reference rate:

@@ -14,16 +14,7 @@
 namespace dtsim::calibration::detail {
 
 std::string pointer(const std::string& parent, std::string_view key) {
-  std::string token;
-  for (char c : key) {
-    if (c == '~')
-      token += "~0";
-    else if (c == '/')
-      token += "~1";
-    else
-      token += c;
-  }
-  return parent + "/" + token;
+  return io::append_pointer(parent, key);
 }
 
 std::string pointer(const std::string& parent, std::size_t index) {

@@ -186,8 +186,8 @@ json parse_json(std::string_view text) {
   }
 }
 
-std::string append_pointer(const std::string& pointer, std::string_view token) {
-  std::string out = pointer + "/";
+std::string escape_pointer_token(std::string_view token) {
+  std::string out;
   for (char c : token) {
     if (c == '~')
       out += "~0";
@@ -197,6 +197,10 @@ std::string append_pointer(const std::string& pointer, std::string_view token) {
       out += c;
   }
   return out;
+}
+
+std::string append_pointer(const std::string& pointer, std::string_view token) {
+  return pointer + "/" + escape_pointer_token(token);
 }
 
 bool is_utf8(std::string_view text) {

@@ -47,7 +47,9 @@ std::string read_text_file(const std::filesystem::path& path, std::string_view w
 // kMaxJsonDepth, a number beyond the range of a double, or a key given twice in one object (with both lines).
 nlohmann::json parse_json(std::string_view text);
 
-// "/a/b" extended by one reference token, escaped as RFC 6901 says (~ -> ~0, / -> ~1).
+// One JSON pointer reference token, escaped as RFC 6901 says (~ -> ~0, / -> ~1).
+std::string escape_pointer_token(std::string_view token);
+// "/a/b" extended by one reference token, escaped.
 std::string append_pointer(const std::string& pointer, std::string_view token);
 
 // Whether the bytes are valid UTF-8 (every JSON string dtsim reads or writes must be).

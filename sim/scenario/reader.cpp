@@ -1,6 +1,8 @@
 #include "sim/scenario/reader.hpp"
 #include "sim/scenario/limits.hpp"
 
+#include "io/json_text.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -131,16 +133,7 @@ std::string did_you_mean(std::string_view word, const std::vector<std::string>& 
 }
 
 std::string escape_pointer_token(std::string_view token) {
-  std::string out;
-  for (char c : token) {
-    if (c == '~')
-      out += "~0";
-    else if (c == '/')
-      out += "~1";
-    else
-      out += c;
-  }
-  return out;
+  return io::escape_pointer_token(token);
 }
 
 Object::Object(const std::string& file, const json* value, std::string pointer, std::vector<std::string> known)

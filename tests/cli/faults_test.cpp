@@ -198,15 +198,35 @@ TEST(Faults, ResumeIgnoresDamagedAndStalePoints) {
   std::ofstream(files[0], std::ios::trunc) << "{\"format\": \"dtsim-resume-1\", \"ok\": tr";
   const auto second = run_dtsim(base, dir);
   EXPECT_EQ(second.status, 0);
-  EXPECT_NE(second.err.find("ignoring"), std::string::npos) << second.err;
+  EXPECT_NE(second.err.find("--resume: ignoring"), std::string::npos) << second.err;
   EXPECT_NE(second.err.find("simulated again"), std::string::npos) << second.err;
   EXPECT_EQ(second.out, first.out);
   // Another scenario (the NIC changed): new keys, the old files stay and are not read.
   const auto third = run_dtsim(base + " --set cluster.nic.bandwidth=25Gbps", dir);
   EXPECT_EQ(third.status, 0);
-  EXPECT_EQ(third.err.find("ignoring"), std::string::npos) << third.err;
+  EXPECT_EQ(third.err.find("--resume: ignoring"), std::string::npos) << third.err;
   EXPECT_NE(third.out, first.out);
   EXPECT_EQ(std::distance(fs::directory_iterator(keep), fs::directory_iterator{}), 4);
+}
+
+// compare and search keep and read back their points as a sweep does: a second run with the same store simulates
+// nothing and prints the same bytes.
+TEST(Faults, CompareAndSearchResumeToTheSameBytes) {
+  TempDir dir;
+  const auto scenario = dir.write("s.json", kSlow);
+  for (const std::string command : {"compare '" + scenario.string() + "' --strategies allreduce,ps-sync",
+                                    "search '" + scenario.string() + "' --nodes 2,4"}) {
+    SCOPED_TRACE(command);
+    const auto keep = dir.path() / ("kept-" + command.substr(0, 6));
+    const auto first = run_dtsim(command + " --resume '" + keep.string() + "'", dir);
+    ASSERT_EQ(first.status, 0) << first.err;
+    const auto kept = std::distance(fs::directory_iterator(keep), fs::directory_iterator{});
+    EXPECT_GE(kept, 2);
+    const auto second = run_dtsim(command + " --resume '" + keep.string() + "'", dir);
+    EXPECT_EQ(second.status, 0) << second.err;
+    EXPECT_EQ(second.out, first.out);
+    EXPECT_EQ(std::distance(fs::directory_iterator(keep), fs::directory_iterator{}), kept);
+  }
 }
 
 } // namespace

@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -96,6 +98,24 @@ TEST(ChildLimits, AChildPastItsMemoryIsStoppedAndSaidSo) {
   EXPECT_NE(outcomes[0].output.find("over the limit of 384 MiB (a test)"), std::string::npos) << outcomes[0].output;
   EXPECT_TRUE(outcomes[1].ok);
   EXPECT_EQ(outcomes[1].output, "small");
+}
+
+// A child that dies without reporting (a crash, the kernel's OOM killer) is told apart from a failed job: its
+// outcome is abnormal and says which signal.
+TEST(ChildLimits, AChildKilledBySignalIsReportedAsSuch) {
+  const ChildJob crash = []() -> std::string {
+    ::raise(SIGKILL);
+    return "not reached";
+  };
+  const ChildJob fails = []() -> std::string { throw std::runtime_error("the job's own error"); };
+  const auto outcomes = run_in_children({crash, fails}, 2);
+  EXPECT_FALSE(outcomes[0].ok);
+  EXPECT_TRUE(outcomes[0].abnormal);
+  EXPECT_NE(outcomes[0].output.find("killed (SIGKILL: out of memory or killed by an operator)"), std::string::npos)
+      << outcomes[0].output;
+  EXPECT_FALSE(outcomes[1].ok);
+  EXPECT_FALSE(outcomes[1].abnormal);
+  EXPECT_EQ(outcomes[1].output, "the job's own error");
 }
 
 TEST(ChildLimits, TheDefaultIsThreeQuartersOfThisMachine) {

@@ -187,8 +187,9 @@ int explain_command(const ExplainArgs& args) {
          fmt::format("{} ({} simulated) x {:.0f} KiB", f.ranks, f.simulated_ranks, engine::kBytesPerRank / 1024));
     line("timeline entries", fmt::format("{:.0f} ({} iterations with the warm-up) x {:.0f} B", f.intervals,
                                          f.iterations, engine::kBytesPerInterval));
-  } catch (const std::exception& e) { // does not fit in GPU memory, or past the limit: the reason instead
-    line("estimated peak", fmt::format("not estimated: {}", e.what()));
+  } catch (const std::exception& e) { // does not fit in GPU memory, or past the limit: the reason, to its first colon
+    const std::string why = e.what();
+    line("estimated peak", fmt::format("not estimated: {}", why.substr(0, why.find(": "))));
   }
 
   if (!args.path.empty()) {
