@@ -51,8 +51,9 @@ void Replay::configure_engine() {
   // gives each actor a real thread, which it understands; slower, and only the sanitizer build's small replays use
   // it. The factory is chosen as the engine starts, so it goes on its command line.
   char factory[] = "--cfg=contexts/factory:thread";
-  int argc = 2;
-  char* argv[] = {name, factory, nullptr};
+  char quiet[] = "--log=xbt_cfg.thresh:warning"; // else SimGrid announces the change on stderr
+  int argc = 3;
+  char* argv[] = {name, quiet, factory, nullptr};
 #else
   int argc = 1;
   char* argv[] = {name, nullptr};
