@@ -18,7 +18,9 @@ std::string format_seconds(double s) {
 std::string format_duration(double s) {
   if (s < 120) return format_seconds(s);
   if (s < 2 * 3600) return fmt::format("{:.1f} min", s / 60);
-  return fmt::format("{:.2f} h", s / 3600);
+  if (s < 2 * 86400) return fmt::format("{:.2f} h", s / 3600);
+  if (s < 2 * 365 * 86400.0) return fmt::format("{:.2f} d", s / 86400);
+  return fmt::format("{:.1f} y", s / (365 * 86400.0));
 }
 
 std::string format_bytes(double b) {

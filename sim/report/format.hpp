@@ -7,9 +7,9 @@
 namespace dtsim::report {
 
 std::string format_seconds(double seconds);
-std::string format_duration(double seconds);                         // long spans: "52.4 min", "3.1 h"
-std::string format_bytes(double bytes);                              // binary prefixes (MiB, GiB)
-std::string format_bandwidth(double bytes_per_second);               // network convention: bits per second (Gbps)
+std::string format_duration(double seconds);           // long spans: "52.4 min", "3.10 h", "12.50 d", "9.0 y"
+std::string format_bytes(double bytes);                // binary prefixes (MiB, GiB)
+std::string format_bandwidth(double bytes_per_second); // network convention: bits per second (Gbps)
 std::string format_rate(double per_second, const std::string& unit); // "1234.5 images/s"
 std::string format_percent(double fraction);
 // A CSV field: quoted, with quotes doubled and newlines flattened.

@@ -45,6 +45,8 @@ std::string_view noun(Dimension dim) {
     return "time";
   case Dimension::flop_rate:
     return "FLOP rate";
+  case Dimension::duration:
+    return "duration";
   }
   return "quantity";
 }
@@ -70,6 +72,8 @@ Range range_of(Dimension dim) {
     return {0, limits::kMaxLatency, "of at most 1 s"};
   case Dimension::flop_rate:
     return {1, limits::kMaxFlopRate, "from 1 FLOP/s to 1e21 FLOP/s"};
+  case Dimension::duration:
+    return {0, limits::kMaxDuration, "of at most 10,000 years"};
   }
   return {0, std::numeric_limits<double>::max(), ""};
 }
@@ -224,7 +228,8 @@ double Object::quantity(std::string_view key, Dimension dim, Bound bound, std::o
   if (!q) {
     std::string hint;
     if (v.is_string())
-      for (auto other : {Dimension::bandwidth, Dimension::bytes, Dimension::time, Dimension::flop_rate})
+      for (auto other :
+           {Dimension::bandwidth, Dimension::bytes, Dimension::time, Dimension::flop_rate, Dimension::duration})
         if (other != dim && parse_quantity(v.get<std::string>(), other))
           hint = fmt::format(" (that is a {}, not a {})", noun(other), noun(dim));
     fail(key, fmt::format("expected {}, got {}{}", describe(dim), show(v), hint));

@@ -116,6 +116,10 @@ void resolve_framework(const Object& top, Scenario& scenario);
 // Full recomputation needs transformer blocks to recompute (after read_model and read_training).
 void check_recompute(const Object& top, const Scenario& scenario);
 RunSpec read_run(const Object& top);
+// The whole run's sections (lifecycle.cpp): "checkpoint", "storage", "failures", "restart", "spot", and
+// training.steps (after read_cluster and read_training); lifecycle_json adds them to a canonical scenario.
+void read_lifecycle(const Object& top, Scenario& scenario);
+json lifecycle_json(const Scenario& scenario, json out);
 // The optional "parallelism" section (parallelism.cpp; after read_model, read_cluster and read_training).
 void read_parallelism(const Object& top, Scenario& scenario);
 // run.fidelity "coarse" needs tensor, pipeline or expert parallelism (after read_parallelism and read_run).

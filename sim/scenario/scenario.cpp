@@ -49,7 +49,8 @@ Scenario read_document(const std::string& origin, const json& document) {
   check_version(origin, document);
   const detail::Object top(origin, &document, "",
                            {"version", "name", "description", "model", "dataset", "cluster", "training", "run",
-                            "network", "input", "stragglers", "parallelism"});
+                            "network", "input", "stragglers", "parallelism", "checkpoint", "storage", "failures",
+                            "restart", "spot"});
   Scenario s;
   s.origin = origin;
   s.name = top.string("name", default_name(origin));
@@ -68,6 +69,7 @@ Scenario read_document(const std::string& origin, const json& document) {
   detail::check_fidelity(top, s);
   s.network = detail::read_network(top);
   s.input = detail::read_input(top, s);
+  detail::read_lifecycle(top, s);
   return s;
 }
 

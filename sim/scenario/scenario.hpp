@@ -6,6 +6,7 @@
 #include "models/layer.hpp"
 #include "models/transformer.hpp"
 #include "sim/collectives/schedule.hpp"
+#include "sim/lifecycle/lifecycle.hpp"
 #include "sim/strategies/strategy.hpp"
 #include "topologies/cluster.hpp"
 
@@ -75,6 +76,7 @@ struct TrainingSpec {
   // that a changed layout (dtsim search) resolves them again.
   std::string framework = "auto";
   std::optional<bool> clip_gradients; // clip by the global gradient norm every iteration; absent: the framework's
+  std::int64_t steps = 0;             // iterations of the whole run (dtsim train); 0: from the dataset's epochs
 };
 
 // How collectives are replayed: every step's flows, or each phase as one set of flows with the latency
@@ -183,6 +185,9 @@ struct Scenario {
   ParallelismSpec parallelism;
   std::optional<InputSpec> input;       // absent: no input stage
   strategies::StragglerSpec stragglers; // slower workers; none by default
+  // The whole run (dtsim train): its length, checkpoints, storage, failures, restarts, spot capacity. Empty sections
+  // by default: one run with no failures and no checkpoints.
+  lifecycle::RunPlan lifecycle;
 
   int world_size() const { return cluster.gpu_count(); }
   bool clips_gradients() const { return training.clip_gradients.value_or(framework.clip_gradients); }

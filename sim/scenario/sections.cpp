@@ -51,9 +51,9 @@ const std::vector<std::string>& fabric_names() {
 namespace {
 const std::vector<std::string>& training_keys() {
   static const std::vector<std::string> keys{
-      "strategy",    "algorithm", "bucket_size",   "first_bucket_size", "overlap",
-      "optimizer",   "recompute", "zero_stage",    "offload",           "host_memory_bandwidth",
-      "compression", "framework", "clip_gradients"};
+      "strategy",       "algorithm",  "bucket_size", "first_bucket_size",     "overlap",     "optimizer",
+      "recompute",      "zero_stage", "offload",     "host_memory_bandwidth", "compression", "framework",
+      "clip_gradients", "steps"};
   return keys;
 }
 } // namespace
@@ -86,6 +86,7 @@ TrainingSpec read_training(const Object& top) {
       offload_names(), section.choice("offload", offload_names(), "offload mode", std::string(to_string(t.offload))));
   t.host_memory_bandwidth =
       section.quantity("host_memory_bandwidth", Dimension::bandwidth, Bound::positive, t.host_memory_bandwidth);
+  t.steps = section.integer("steps", 1, 0, limits::kSteps);
   return t;
 }
 

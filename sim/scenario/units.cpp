@@ -43,6 +43,11 @@ constexpr std::array kTimeUnits{
     Unit{"\u03bcs", 1, 1e6}, Unit{"ms", 1, 1e3}, Unit{"s", 1},
 };
 
+// Days of 24 hours and years of 365 days: what failure studies and cloud bills count in.
+constexpr std::array kDurationUnits{
+    Unit{"ms", 1, 1e3}, Unit{"s", 1}, Unit{"min", 60}, Unit{"h", 3600}, Unit{"d", 86400}, Unit{"y", 365 * 86400.0},
+};
+
 constexpr std::array kFlopRateUnits{
     Unit{"FLOPS", 1},     Unit{"FLOP/s", 1},    Unit{"MFLOPS", 1e6},   Unit{"MFLOP/s", 1e6}, Unit{"GFLOPS", 1e9},
     Unit{"GFLOP/s", 1e9}, Unit{"TFLOPS", 1e12}, Unit{"TFLOP/s", 1e12}, Unit{"PFLOPS", 1e15}, Unit{"PFLOP/s", 1e15},
@@ -76,6 +81,8 @@ std::optional<Unit> find_unit(std::string_view symbol, Dimension dim) {
     return find_unit(symbol, kTimeUnits);
   case Dimension::flop_rate:
     return find_unit(symbol, kFlopRateUnits);
+  case Dimension::duration:
+    return find_unit(symbol, kDurationUnits);
   }
   return std::nullopt;
 }
@@ -112,6 +119,8 @@ std::string describe(Dimension dim) {
     return "a time such as \"5us\" or \"1.5ms\"";
   case Dimension::flop_rate:
     return "a FLOP rate such as \"125TFLOPS\" or \"15.7 TFLOP/s\"";
+  case Dimension::duration:
+    return "a duration such as \"90s\", \"30min\", \"2h\", \"54d\" or \"5y\"";
   }
   return "a quantity";
 }

@@ -7,7 +7,8 @@
 
 namespace dtsim::scenario {
 
-enum class Dimension { bandwidth, bytes, time, flop_rate };
+// `time` is a latency or a kernel's time (at most a second); `duration` a span of a whole run: "30min", "2h", "54d".
+enum class Dimension { bandwidth, bytes, time, flop_rate, duration };
 
 // Parses `text` as a quantity of `dim`, in base units. nullopt if it is not one (wrong unit, garbage).
 std::optional<double> parse_quantity(std::string_view text, Dimension dim);

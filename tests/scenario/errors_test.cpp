@@ -145,7 +145,7 @@ TEST(BadScenario, UnknownKeyListsKnownKeysWhenNothingIsClose) {
   EXPECT_SCENARIO_ERROR(e, "/run/epochs", "unknown key \"epochs\"; known keys: ");
   EXPECT_TRUE(test::contains(e.detail(), "\"iterations\", \"seed\", \"warmup_iterations\"")) << e.what();
   // A short word is not "close" to another short word two letters away ("foo" is not "run").
-  EXPECT_SCENARIO_ERROR(error_of(patched({{"foo", 1}})), "/foo", "unknown key \"foo\"; known keys: \"cluster\"");
+  EXPECT_SCENARIO_ERROR(error_of(patched({{"foo", 1}})), "/foo", "unknown key \"foo\"; known keys: \"checkpoint\"");
 }
 
 TEST(BadScenario, BadUnit) {

@@ -52,6 +52,19 @@ struct CompareArgs {
 };
 int compare_command(const CompareArgs& args);
 
+struct TrainArgs {
+  std::string scenario;
+  std::vector<std::string> sets;
+  int trials = 100;
+  std::optional<std::uint64_t> seed; // absent: the scenario's run.seed
+  std::string iteration_time;        // a measured step time ("6.1s"); empty: simulated
+  std::string csv_out;               // one row per trial
+  std::string json_out;
+  int jobs = 0;
+  std::string max_memory;
+};
+int train_command(const TrainArgs& args);
+
 struct SearchArgs {
   std::string scenario;
   std::vector<std::string> sets;

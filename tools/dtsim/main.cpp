@@ -108,6 +108,19 @@ int main(int argc, char** argv) {
   resume_option(compare_cmd, compare.resume);
   memory_option(compare_cmd, compare.max_memory);
 
+  cli::TrainArgs train;
+  auto* train_cmd = app.add_subcommand(
+      "train", "Simulate the whole training run with checkpoints, failures and spot interruptions: time and cost to "
+               "train over seeded trials");
+  scenario_options(train_cmd, train.scenario, train.sets);
+  train_cmd->add_option("--trials", train.trials, "Seeded trials of the run (default 100)")->check(count(1, 1'000'000));
+  train_cmd->add_option("--seed", train.seed, "Seed of the first trial (default: the scenario's run.seed)");
+  train_cmd->add_option("--iteration-time", train.iteration_time,
+                        "Seconds per iteration measured on a real run (such as 6.1s), used instead of simulating it");
+  parallel_options(train_cmd, train.csv_out, train.jobs);
+  train_cmd->add_option("--json", train.json_out, "Write the result and every trial as JSON to FILE");
+  memory_option(train_cmd, train.max_memory);
+
   cli::SearchArgs search;
   auto* search_cmd = app.add_subcommand(
       "search", "Search tensor x pipeline x data (x expert) layouts, micro-batch, schedule, ZeRO and recomputation: "
@@ -198,7 +211,7 @@ int main(int argc, char** argv) {
 
   // A price per node-hour for run, sweep, compare and search: the same as --set cluster.price_per_hour=USD.
   double price = -1;
-  for (auto* cmd : {run_cmd, sweep_cmd, compare_cmd, search_cmd})
+  for (auto* cmd : {run_cmd, sweep_cmd, compare_cmd, search_cmd, train_cmd})
     cmd->add_option("--price-per-hour", price, "Price of one node per hour in USD (overrides the instance's)")
         ->check(price_check());
 
@@ -215,6 +228,7 @@ int main(int argc, char** argv) {
     sweep.sets.push_back(set);
     compare.sets.push_back(set);
     search.sets.push_back(set);
+    train.sets.push_back(set);
   }
   try {
     if (*explain_cmd) return cli::explain_command(explain);
@@ -223,6 +237,7 @@ int main(int argc, char** argv) {
     if (*sweep_cmd) return cli::sweep_command(sweep);
     if (*compare_cmd) return cli::compare_command(compare);
     if (*search_cmd) return cli::search_command(search);
+    if (*train_cmd) return cli::train_command(train);
     if (*coll_cmd) return cli::collective_command(coll);
     if (*calibrate_cmd) return cli::calibrate_command(calibrate);
     if (*validate_cmd) return cli::validate_command(validate);

@@ -1,0 +1,275 @@
+// The job controller and what interrupts it, as SimGrid actors on one host. The controller waits, for each phase of
+// the run (training until the next checkpoint, a checkpoint, a restart), on a condition with that phase's deadline;
+// a failure source or the cloud pushes an event and wakes it. Whatever was trained since the last complete checkpoint
+// is lost at an interruption; wall = useful + checkpoints + down + lost by construction (lost is the rest: work
+// redone, warm-ups, checkpoints cut short).
+#include "sim/engine/job_replay.hpp"
+
+#include <simgrid/s4u.hpp>
+#include <xbt/log.h>
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <queue>
+#include <random>
+
+namespace sg4 = simgrid::s4u;
+
+namespace dtsim::engine {
+namespace {
+
+using lifecycle::JobTimes;
+using lifecycle::TrialResult;
+
+constexpr int kSpot = -1; // Event::source of a spot interruption notice
+
+struct Event {
+  double time = 0;
+  int source = 0; // index in JobTimes::failures, or kSpot
+};
+
+// Uniform in [0, 1) from 53 random bits (bit for bit the same with every standard library).
+double uniform(std::mt19937_64& rng) {
+  return static_cast<double>(rng() >> 11) * 0x1.0p-53;
+}
+double exponential(std::mt19937_64& rng, double rate) {
+  return -std::log1p(-uniform(rng)) / rate;
+}
+// Weibull with shape k and the given mean: scale = mean / Gamma(1 + 1/k).
+double weibull(std::mt19937_64& rng, double shape, double mean) {
+  return mean / std::tgamma(1 + 1 / shape) * std::pow(-std::log1p(-uniform(rng)), 1 / shape);
+}
+
+class Job {
+public:
+  Job(const JobTimes& job, std::uint64_t seed) : job_(job), seed_(seed) {
+    result_.failures_by_source.assign(job.failures.size(), 0);
+  }
+
+  TrialResult run() {
+    char name[] = "dtsim";
+    int argc = 1;
+    char* argv[] = {name, nullptr};
+    sg4::Engine engine(&argc, argv);
+    xbt_log_control_set("root.thresh:critical");
+    mutex_ = sg4::Mutex::create(); // SimGrid's synchronization objects belong to a running engine
+    wake_ = sg4::ConditionVariable::create();
+    auto* zone = sg4::create_full_zone("job");
+    host_ = zone->create_host("controller", 1e9)->seal();
+    zone->seal();
+    for (std::size_t i = 0; i < job_.failures.size(); ++i)
+      sg4::Actor::create("failures", host_, [this, i] { failure_source(static_cast<int>(i)); })->daemonize();
+    if (job_.spot.enabled && job_.spot.interruptions_per_month > 0)
+      sg4::Actor::create("spot", host_, [this] { spot_source(); })->daemonize();
+    sg4::Actor::create("controller", host_, [this] { control(); });
+    engine.run();
+    result_.useful = static_cast<double>(job_.steps) * job_.iteration;
+    result_.lost = result_.wall - result_.useful - result_.checkpoint_time - result_.down;
+    if (result_.lost < 1e-9 * result_.wall) result_.lost = 0; // rounding of the sums, not work lost
+    const double price =
+        job_.spot.enabled && job_.spot.price_per_hour > 0 ? job_.spot.price_per_hour : job_.price_per_hour;
+    result_.cost = price * job_.nodes * result_.wall / 3600.0;
+    return result_;
+  }
+
+private:
+  std::mt19937_64 stream(int source) const { return std::mt19937_64(seed_ * 1000003 + 7919 * (source + 2)); }
+
+  void push(int source) {
+    std::unique_lock lock(*mutex_);
+    events_.push_back({sg4::Engine::get_clock(), source});
+    wake_->notify_all();
+  }
+
+  // Exponential units superpose into one exponential of rate N / MTBF; Weibull units are renewed one by one (a failed
+  // unit is replaced by a new one), each with its own clock.
+  void failure_source(int index) {
+    const auto& f = job_.failures[static_cast<std::size_t>(index)];
+    auto rng = stream(index);
+    const double units = f.units_per_node * job_.nodes;
+    if (f.distribution == lifecycle::Distribution::exponential) {
+      for (;;) {
+        sg4::this_actor::sleep_for(exponential(rng, units / f.mtbf));
+        push(index);
+      }
+    }
+    std::priority_queue<double, std::vector<double>, std::greater<>> next;
+    for (long u = 0; u < std::max(1L, std::lround(units)); ++u)
+      next.push(weibull(rng, f.weibull_shape, f.mtbf));
+    for (;;) {
+      const double at = next.top();
+      next.pop();
+      sg4::this_actor::sleep_until(at);
+      push(index);
+      next.push(at + weibull(rng, f.weibull_shape, f.mtbf));
+    }
+  }
+
+  void spot_source() {
+    auto rng = stream(kSpot);
+    const double rate = job_.spot.rate() * job_.nodes;
+    for (;;) {
+      sg4::this_actor::sleep_for(exponential(rng, rate));
+      push(kSpot);
+    }
+  }
+
+  // Waits `seconds`; true (and the event in `event`) if something interrupted it first.
+  bool wait(double seconds, Event& event) {
+    std::unique_lock lock(*mutex_);
+    const double deadline = sg4::Engine::get_clock() + seconds;
+    while (events_.empty() && seconds > 0)
+      if (wake_->wait_until(lock, deadline) == std::cv_status::timeout) break;
+    if (events_.empty()) return false;
+    event = events_.front();
+    events_.pop_front();
+    return true;
+  }
+
+  double now() const { return sg4::Engine::get_clock(); }
+
+  // Seconds to train `steps` iterations from now, slower while an asynchronous checkpoint drains.
+  double training_seconds(double steps) const {
+    const double window = drain_pending_ ? std::max(0.0, drain_end_ - now()) : 0.0;
+    const double slow = job_.iteration_draining;
+    if (steps * slow <= window) return steps * slow;
+    return window + (steps - window / slow) * job_.iteration;
+  }
+  // Iterations completed `elapsed` seconds into a training phase that began with `window` seconds of drain left.
+  double steps_after(double elapsed, double window) const {
+    const double slow = std::min(elapsed, window);
+    return slow / job_.iteration_draining + (elapsed - slow) / job_.iteration;
+  }
+
+  // An asynchronous checkpoint whose drain has ended is complete.
+  void settle_drain() {
+    if (!drain_pending_ || drain_end_ > now()) return;
+    drain_pending_ = false;
+    committed_ = drain_steps_;
+    ++result_.checkpoints;
+    result_.checkpoint_time += job_.checkpoint_blocking + drain_slowdown_;
+  }
+
+  void control() {
+    while (done_ < job_.steps) {
+      const std::int64_t target = std::min(job_.steps, done_ + job_.interval_steps);
+      const double window = drain_pending_ ? std::max(0.0, drain_end_ - now()) : 0.0;
+      const double seconds = training_seconds(static_cast<double>(target - done_));
+      // A synchronous checkpoint follows the steps in the same wait (half the waits of a long run).
+      const bool write = job_.checkpoints && !job_.async && target < job_.steps;
+      const double start = now();
+      Event event;
+      const bool interrupted = wait(seconds + (write ? job_.checkpoint_blocking : 0.0), event);
+      const double elapsed = now() - start;
+      // What the drain's traffic took from training: the drained seconds' iterations, had they run at full speed.
+      const double drained = std::min(elapsed, window);
+      drain_slowdown_ += drained - drained / job_.iteration_draining * job_.iteration;
+      if (interrupted) {
+        // Cut short in training, or in the checkpoint after it (which then does not count).
+        done_ =
+            elapsed >= seconds
+                ? target
+                : std::min(target, done_ + static_cast<std::int64_t>(std::floor(steps_after(elapsed, window) + 1e-9)));
+        settle_drain();
+        interrupt(event);
+        continue;
+      }
+      done_ = target;
+      settle_drain();
+      if (write) {
+        committed_ = done_;
+        ++result_.checkpoints;
+        result_.checkpoint_time += job_.checkpoint_blocking;
+      } else if (done_ < job_.steps && job_.checkpoints) {
+        checkpoint();
+      }
+    }
+    // The run ends with its last step; a drain still running is not waited for (the model is already trained).
+    result_.wall = now();
+  }
+
+  // An asynchronous checkpoint: the snapshot into host memory, then the drain in the background.
+  void checkpoint() {
+    Event event;
+    if (job_.async && drain_pending_) { // one snapshot in host memory at a time: the last drain finishes first
+      const double start = now();
+      if (wait(drain_end_ - now(), event)) return interrupt(event);
+      result_.checkpoint_time += now() - start;
+      settle_drain();
+    }
+    if (wait(job_.checkpoint_blocking, event)) return interrupt(event);
+    drain_pending_ = true;
+    drain_steps_ = done_;
+    drain_end_ = now() + job_.checkpoint_drain;
+    drain_slowdown_ = 0;
+  }
+
+  // Waits a phase of a restart; counted as down time unless it is a warm-up. False if interrupted again.
+  bool phase(double seconds, bool down, Event& event) {
+    const double start = now();
+    const bool interrupted = wait(seconds, event);
+    if (down) result_.down += now() - start;
+    return !interrupted;
+  }
+
+  void interrupt(Event event) {
+    for (;;) {
+      drain_pending_ = false; // a snapshot in host memory does not survive the restart
+      bool calm = true;
+      if (event.source == kSpot) {
+        ++result_.preemptions;
+        // A checkpoint that fits in the notice saves what was trained; the rest of the notice is lost to training.
+        const double write = job_.async ? job_.checkpoint_blocking + job_.checkpoint_drain : job_.checkpoint_blocking;
+        const double notice_left = std::max(0.0, event.time + job_.spot.notice - now());
+        if (job_.checkpoints && job_.spot.checkpoint_on_notice && write <= notice_left && done_ > committed_) {
+          const double start = now();
+          Event next;
+          if (!wait(write, next)) {
+            committed_ = done_;
+            ++result_.checkpoints;
+            result_.checkpoint_time += now() - start;
+          } else {
+            event = next, calm = false;
+          }
+        }
+        if (calm) calm = phase(std::max(0.0, event.time + job_.spot.notice - now()), false, event);
+        if (calm) calm = phase(job_.spot.replacement, true, event);
+      } else {
+        ++result_.failures;
+        ++result_.failures_by_source[static_cast<std::size_t>(event.source)];
+        const double detection = job_.failures[static_cast<std::size_t>(event.source)].detection;
+        calm = phase(std::max(0.0, event.time + detection - now()), true, event);
+      }
+      done_ = committed_;
+      if (calm) {
+        ++result_.restarts;
+        calm = phase(job_.restart + job_.checkpoint_load * (committed_ > 0), true, event) &&
+               phase(job_.warmup_iterations * job_.iteration, false, event);
+      }
+      if (calm) return;
+    }
+  }
+
+  const JobTimes& job_;
+  std::uint64_t seed_;
+  TrialResult result_;
+  sg4::Host* host_ = nullptr;
+  sg4::MutexPtr mutex_;
+  sg4::ConditionVariablePtr wake_;
+  std::deque<Event> events_;
+  std::int64_t done_ = 0;      // steps trained since the start of the run, kept or not
+  std::int64_t committed_ = 0; // steps the last complete checkpoint holds
+  bool drain_pending_ = false;
+  double drain_end_ = 0;
+  std::int64_t drain_steps_ = 0;
+  double drain_slowdown_ = 0;
+};
+
+} // namespace
+
+lifecycle::TrialResult replay_job(const lifecycle::JobTimes& job, std::uint64_t seed) {
+  return Job(job, seed).run();
+}
+
+} // namespace dtsim::engine

@@ -1,0 +1,353 @@
+#include "sim/train.hpp"
+
+#include "sim/engine/child_process.hpp"
+#include "sim/engine/job_replay.hpp"
+#include "sim/plan/op_cost.hpp"
+#include "sim/report/format.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace dtsim {
+namespace {
+
+using lifecycle::TrialResult;
+using nlohmann::json;
+
+// A trial's seed from the run's seed and its number (SplitMix64's finalizer: neighbouring trials draw unrelated
+// streams).
+std::uint64_t trial_seed(std::uint64_t seed, std::uint64_t trial) {
+  std::uint64_t z = seed + 0x9e3779b97f4a7c15ULL * (trial + 1);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+json trial_json(const TrialResult& t) {
+  return {{"wall_seconds", t.wall},
+          {"useful_seconds", t.useful},
+          {"checkpoint_seconds", t.checkpoint_time},
+          {"lost_seconds", t.lost},
+          {"down_seconds", t.down},
+          {"failures", t.failures},
+          {"failures_by_component", t.failures_by_source},
+          {"preemptions", t.preemptions},
+          {"checkpoints", t.checkpoints},
+          {"restarts", t.restarts},
+          {"cost_usd", t.cost},
+          {"goodput", t.wall > 0 ? t.useful / t.wall : 0.0}};
+}
+
+TrialResult trial_from_json(const json& j) {
+  TrialResult t;
+  t.wall = j.at("wall_seconds");
+  t.useful = j.at("useful_seconds");
+  t.checkpoint_time = j.at("checkpoint_seconds");
+  t.lost = j.at("lost_seconds");
+  t.down = j.at("down_seconds");
+  t.failures = j.at("failures");
+  t.failures_by_source = j.at("failures_by_component").get<std::vector<int>>();
+  t.preemptions = j.at("preemptions");
+  t.checkpoints = j.at("checkpoints");
+  t.restarts = j.at("restarts");
+  t.cost = j.at("cost_usd");
+  return t;
+}
+
+template <class Field> std::vector<double> column(const std::vector<TrialResult>& trials, Field field) {
+  std::vector<double> values;
+  for (const auto& t : trials)
+    values.push_back(static_cast<double>(field(t)));
+  return values;
+}
+
+double goodput(const TrialResult& t) {
+  return t.wall > 0 ? t.useful / t.wall : 0;
+}
+
+json stats_json(const TrialStats& s) {
+  return {{"mean", s.mean}, {"p50", s.p50}, {"p90", s.p90}, {"p99", s.p99}};
+}
+
+} // namespace
+
+TrialStats trial_stats(std::vector<double> values) {
+  TrialStats s;
+  if (values.empty()) return s;
+  std::sort(values.begin(), values.end());
+  double sum = 0;
+  for (double v : values)
+    sum += v;
+  s.mean = sum / static_cast<double>(values.size());
+  const auto rank = [&](double p) { // nearest rank: the smallest value with at least p of them at or below it
+    const auto n = static_cast<double>(values.size());
+    return values[static_cast<std::size_t>(std::max(1.0, std::ceil(p * n)) - 1)];
+  };
+  s.p50 = rank(0.50), s.p90 = rank(0.90), s.p99 = rank(0.99);
+  return s;
+}
+
+std::int64_t run_steps(const scenario::Scenario& s, std::string* from) {
+  if (s.lifecycle.steps > 0) {
+    if (from) *from = "training.steps";
+    return s.lifecycle.steps;
+  }
+  if (s.dataset.samples <= 0)
+    throw scenario::ScenarioError(s.origin, "/training/steps",
+                                  "missing; a whole run needs its length: \"steps\" (iterations), or \"dataset\" with "
+                                  "\"samples\" per epoch and \"epochs\"");
+  const std::int64_t batch = s.global_batch();
+  const std::int64_t per_epoch = (s.dataset.samples + batch - 1) / batch;
+  if (from)
+    *from = fmt::format("{} epoch{} of {} samples in global batches of {}", s.dataset.epochs,
+                        s.dataset.epochs == 1 ? "" : "s", s.dataset.samples, batch);
+  return per_epoch * s.dataset.epochs;
+}
+
+lifecycle::CheckpointSize checkpoint_size(const scenario::Scenario& s) {
+  // Each parameter's weights and optimizer states once, however the ranks shard or replicate them: PyTorch's
+  // distributed checkpoint and Megatron-Core's save each shard once and spread replicas' writes over the ranks.
+  const auto bytes = plan::model_state_bytes(s.training.optimizer, s.model.precision);
+  lifecycle::CheckpointSize size;
+  size.total = static_cast<double>(s.model.workload.parameter_count()) * (bytes.weights + bytes.optimizer());
+  size.per_node = size.total / s.cluster.nodes;
+  size.per_gpu = size.total / s.world_size();
+  return size;
+}
+
+scenario::Scenario while_draining(const scenario::Scenario& s, double* drain_rate) {
+  const auto& st = s.lifecycle.storage;
+  const auto nodes = s.cluster.nodes;
+  const double nic = s.cluster.nic.bandwidth; // the node's NICs together
+  double rate = st.write_bandwidth;
+  if (st.aggregate_write > 0) rate = std::min(rate, st.aggregate_write / nodes);
+  if (st.shares_nic) rate = std::min(rate, nic / 2);
+  if (drain_rate) *drain_rate = rate;
+  auto draining = s;
+  if (st.shares_nic) draining.cluster.nic.bandwidth *= 1 - rate / nic;
+  return draining;
+}
+
+lifecycle::JobTimes job_times(const scenario::Scenario& s, double iteration, double iteration_draining, bool* young) {
+  const auto& run = s.lifecycle;
+  lifecycle::JobTimes job;
+  job.steps = run_steps(s);
+  job.nodes = s.cluster.nodes;
+  job.gpus = s.world_size();
+  job.iteration = iteration;
+  job.iteration_draining = iteration_draining;
+  job.failures = run.failures;
+  job.spot = run.spot;
+  job.price_per_hour = s.cluster.price_per_node_hour;
+  job.restart = run.restart.reschedule + run.restart.startup + run.restart.startup_per_gpu * job.gpus;
+  job.warmup_iterations = run.restart.warmup_iterations;
+  job.interval_steps = job.steps;
+  if (!run.checkpoint.enabled) return job;
+
+  const auto size = checkpoint_size(s);
+  const auto& st = run.storage;
+  job.async = run.checkpoint.mode == lifecycle::CheckpointMode::async;
+  job.checkpoint_load =
+      lifecycle::storage_seconds(size.per_node, job.nodes, st.read_bandwidth, st.aggregate_read, st.latency);
+  if (job.async) {
+    double rate = 0;
+    while_draining(s, &rate);
+    job.checkpoint_blocking = size.per_gpu / run.checkpoint.snapshot_bandwidth;
+    job.checkpoint_drain = size.per_node / rate + st.latency;
+  } else {
+    job.checkpoint_blocking =
+        lifecycle::storage_seconds(size.per_node, job.nodes, st.write_bandwidth, st.aggregate_write, st.latency);
+  }
+  const double mtbi = 1 / lifecycle::interruption_rate(run.failures, run.spot, job.nodes);
+  if (young) *young = !run.checkpoint.interval;
+  // An asynchronous snapshot waits for the last one's drain (host memory holds one): no interval is shorter than it.
+  job.checkpoint_interval = run.checkpoint.interval.value_or(
+      std::max(lifecycle::young_interval(lifecycle::checkpoint_cost(job), mtbi), job.checkpoint_drain));
+  job.checkpoints = std::isfinite(job.checkpoint_interval);
+  if (job.checkpoints)
+    job.interval_steps = std::clamp<std::int64_t>(std::llround(job.checkpoint_interval / iteration), 1, job.steps);
+  return job;
+}
+
+TrainResult train(const scenario::Scenario& s, int trials, std::uint64_t seed, int jobs, const SweepProgress& progress,
+                  const MemoryLimit& limit, std::optional<double> given_iteration) {
+  TrainResult r;
+  r.name = s.name;
+  r.nodes = s.cluster.nodes;
+  r.gpus = s.world_size();
+  r.steps = run_steps(s, &r.steps_from);
+  r.seed = seed;
+  r.scenario = scenario::to_json(s);
+  r.storage_tier = s.lifecycle.storage.tier;
+  r.checkpoint_size = checkpoint_size(s);
+  for (const auto& f : s.lifecycle.failures)
+    r.failure_components.push_back(f.component);
+
+  // The iteration on this cluster shape, and while a checkpoint drains over the same NICs.
+  r.iteration_given = given_iteration.has_value();
+  const double iteration = given_iteration ? *given_iteration : simulate(s, false, false, limit).result.iteration.mean;
+  double draining = iteration;
+  // A drain that takes under 0.1% of the NICs slows the iteration by less than that: not simulated again.
+  double drain_rate = 0;
+  const auto drained = while_draining(s, &drain_rate);
+  if (!given_iteration && s.lifecycle.checkpoint.enabled &&
+      s.lifecycle.checkpoint.mode == lifecycle::CheckpointMode::async && s.lifecycle.storage.shares_nic &&
+      drain_rate > 1e-3 * s.cluster.nic.bandwidth)
+    draining = simulate(drained, false, false, limit).result.iteration.mean;
+  r.job = job_times(s, iteration, draining, &r.young);
+  r.mtbi = 1 / lifecycle::interruption_rate(r.job.failures, r.job.spot, r.nodes);
+  if (r.job.checkpoints && std::isfinite(r.mtbi))
+    r.expected_waste = lifecycle::first_order_waste(lifecycle::checkpoint_cost(r.job), r.job.checkpoint_interval,
+                                                    r.mtbi, r.job.restart + r.job.checkpoint_load);
+
+  std::vector<engine::ChildJob> work;
+  for (int i = 0; i < trials; ++i)
+    work.emplace_back([job = r.job, seed = trial_seed(seed, static_cast<std::uint64_t>(i))] {
+      return trial_json(engine::replay_job(job, seed)).dump();
+    });
+  auto outcomes = engine::run_in_children(
+      work, jobs,
+      [&](std::size_t done, std::size_t total, std::size_t) {
+        if (progress) progress(done, total);
+      },
+      {}, limit);
+  for (std::size_t i = 0; i < outcomes.size(); ++i) {
+    if (!outcomes[i].ok) throw std::runtime_error(fmt::format("trial {}: {}", i, outcomes[i].output));
+    r.trials.push_back(trial_from_json(json::parse(outcomes[i].output)));
+  }
+  return r;
+}
+
+std::string format_train(const TrainResult& r) {
+  using report::format_bytes;
+  using report::format_duration;
+  using report::format_percent;
+  using report::format_seconds;
+  const auto& job = r.job;
+  std::string out =
+      fmt::format("{}: {} GPUs on {} nodes, {} steps ({})\n", r.name, r.gpus, r.nodes, r.steps, r.steps_from);
+  out += fmt::format("  iteration      {} ({}", format_seconds(job.iteration),
+                     r.iteration_given ? "given by --iteration-time" : "simulated");
+  if (job.async && job.iteration_draining > job.iteration)
+    out += fmt::format("; {} while a checkpoint drains", format_seconds(job.iteration_draining));
+  out += fmt::format("); uninterrupted run {}\n", format_duration(job.iteration * static_cast<double>(r.steps)));
+  if (job.checkpoints || job.checkpoint_blocking > 0) {
+    out += fmt::format("  checkpoint     {} ({} per node) to {}, ", format_bytes(r.checkpoint_size.total),
+                       format_bytes(r.checkpoint_size.per_node), r.storage_tier);
+    out += job.async ? fmt::format("async: snapshot {}, drain {}", format_seconds(job.checkpoint_blocking),
+                                   format_duration(job.checkpoint_drain))
+                     : fmt::format("sync: write {}", format_duration(job.checkpoint_blocking));
+    out += fmt::format(", load {}\n", format_duration(job.checkpoint_load));
+  }
+  if (std::isfinite(r.mtbi)) {
+    out += fmt::format("  interruptions  every {} on average (", format_duration(r.mtbi));
+    for (std::size_t i = 0; i < job.failures.size(); ++i) {
+      const double rate = job.failures[i].units_per_node * r.nodes / job.failures[i].mtbf;
+      out += fmt::format("{}{} every {}", i ? ", " : "", job.failures[i].component, format_duration(1 / rate));
+    }
+    if (job.spot.enabled)
+      out += fmt::format("{}spot every {}", job.failures.empty() ? "" : ", ",
+                         format_duration(1 / (job.spot.rate() * r.nodes)));
+    out += ")\n";
+  } else {
+    out += "  interruptions  none modeled (no \"failures\" or \"spot\" section)\n";
+  }
+  if (job.checkpoints)
+    out +=
+        fmt::format("  interval       {} ({} steps){}\n", format_duration(job.checkpoint_interval), job.interval_steps,
+                    r.young ? fmt::format(": Young's sqrt(2 C M), C {} the checkpoint's cost to training",
+                                          format_seconds(lifecycle::checkpoint_cost(job)))
+                            : "");
+  else if (r.job.checkpoint_blocking > 0 || r.young)
+    out += "  interval       none: with no interruptions, Young's interval is unbounded\n";
+  if (r.expected_waste > 0)
+    out += fmt::format("  waste          {} of wall time at first order (checkpoints, work redone, restarts)\n",
+                       format_percent(r.expected_waste));
+  out += fmt::format("  restart        {} (reschedule, start-up) + checkpoint load; {} warm-up iterations\n",
+                     format_duration(job.restart), job.warmup_iterations);
+
+  out += fmt::format("\n{} trial{} (seed {})\n  {:<22}{:>14} {:>14} {:>14} {:>14}\n", r.trials.size(),
+                     r.trials.size() == 1 ? "" : "s", r.seed, "", "mean", "p50", "p90", "p99");
+  const auto row = [&](const std::string& label, const std::vector<double>& values, auto show) {
+    const auto s = trial_stats(values);
+    out += fmt::format("  {:<22}{:>14} {:>14} {:>14} {:>14}\n", label, show(s.mean), show(s.p50), show(s.p90),
+                       show(s.p99));
+  };
+  const auto duration = [](double v) { return report::format_duration(v); };
+  const auto count = [](double v) { return fmt::format("{:.1f}", v); };
+  row("time to train", column(r.trials, [](const TrialResult& t) { return t.wall; }), duration);
+  row("goodput", column(r.trials, goodput), [](double v) { return report::format_percent(v); });
+  if (job.price_per_hour > 0 || job.spot.price_per_hour > 0)
+    row("cost", column(r.trials, [](const TrialResult& t) { return t.cost; }),
+        [](double v) { return fmt::format("${:.0f}", v); });
+  row("checkpoint time", column(r.trials, [](const TrialResult& t) { return t.checkpoint_time; }), duration);
+  row("work lost", column(r.trials, [](const TrialResult& t) { return t.lost; }), duration);
+  row("down", column(r.trials, [](const TrialResult& t) { return t.down; }), duration);
+  row("failures", column(r.trials, [](const TrialResult& t) { return t.failures; }), count);
+  if (job.spot.enabled) row("preemptions", column(r.trials, [](const TrialResult& t) { return t.preemptions; }), count);
+  row("restarts", column(r.trials, [](const TrialResult& t) { return t.restarts; }), count);
+  row("checkpoints", column(r.trials, [](const TrialResult& t) { return t.checkpoints; }), count);
+  return out;
+}
+
+json to_json(const TrainResult& r) {
+  const auto& job = r.job;
+  json trials = json::array();
+  for (const auto& t : r.trials)
+    trials.push_back(trial_json(t));
+  json summary = {
+      {"wall_seconds", stats_json(trial_stats(column(r.trials, [](const TrialResult& t) { return t.wall; })))},
+      {"goodput", stats_json(trial_stats(column(r.trials, goodput)))},
+      {"cost_usd", stats_json(trial_stats(column(r.trials, [](const TrialResult& t) { return t.cost; })))},
+      {"lost_seconds", stats_json(trial_stats(column(r.trials, [](const TrialResult& t) { return t.lost; })))},
+      {"down_seconds", stats_json(trial_stats(column(r.trials, [](const TrialResult& t) { return t.down; })))},
+      {"failures", stats_json(trial_stats(column(r.trials, [](const TrialResult& t) { return t.failures; })))},
+      {"preemptions", stats_json(trial_stats(column(r.trials, [](const TrialResult& t) { return t.preemptions; })))},
+      {"checkpoints", stats_json(trial_stats(column(r.trials, [](const TrialResult& t) { return t.checkpoints; })))}};
+  const auto finite = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
+  return {{"name", r.name},
+          {"nodes", r.nodes},
+          {"gpus", r.gpus},
+          {"steps", r.steps},
+          {"steps_from", r.steps_from},
+          {"seed", r.seed},
+          {"iteration_seconds", job.iteration},
+          {"iteration_given", r.iteration_given},
+          {"iteration_draining_seconds", job.iteration_draining},
+          {"checkpoint",
+           {{"bytes", r.checkpoint_size.total},
+            {"bytes_per_node", r.checkpoint_size.per_node},
+            {"mode", job.async ? "async" : "sync"},
+            {"storage_tier", r.storage_tier},
+            {"blocking_seconds", job.checkpoint_blocking},
+            {"drain_seconds", job.checkpoint_drain},
+            {"load_seconds", job.checkpoint_load},
+            {"interval_seconds", finite(job.checkpoint_interval)},
+            {"interval_steps", job.interval_steps},
+            {"young", r.young},
+            {"enabled", job.checkpoints}}},
+          {"mean_time_between_interruptions_seconds", finite(r.mtbi)},
+          {"expected_waste_first_order", r.expected_waste},
+          {"restart_seconds", job.restart},
+          {"failure_components", r.failure_components},
+          {"summary", std::move(summary)},
+          {"trials", std::move(trials)},
+          {"scenario", r.scenario}};
+}
+
+std::string train_csv(const TrainResult& r) {
+  std::string out = "trial,wall_seconds,useful_seconds,checkpoint_seconds,lost_seconds,down_seconds,failures,"
+                    "preemptions,checkpoints,restarts,cost_usd,goodput\n";
+  for (std::size_t i = 0; i < r.trials.size(); ++i) {
+    const auto& t = r.trials[i];
+    out += fmt::format("{},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{},{},{:.9g},{:.6g}\n", i, t.wall, t.useful,
+                       t.checkpoint_time, t.lost, t.down, t.failures, t.preemptions, t.checkpoints, t.restarts, t.cost,
+                       goodput(t));
+  }
+  return out;
+}
+
+} // namespace dtsim

@@ -1,0 +1,170 @@
+// `dtsim train` as a user runs it: the shipped whole-run scenarios, byte-identical output for a seed, and bad input
+// refused with exit 2 naming the field.
+#include "cli_util.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <gtest/gtest.h>
+
+namespace dtsim::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const fs::path kScenarios = fs::path(DTSIM_SOURCE_DIR) / "scenarios";
+
+std::string small_run() {
+  return R"({
+    "version": 1, "name": "small-run",
+    "model": {"preset": "mlp-small", "batch_per_gpu": 64},
+    "cluster": {"nodes": 4, "gpus_per_node": 1, "gpu": "v100", "nic": {"bandwidth": "10Gbps"}, "price_per_hour": 3},
+    "training": {"steps": 200000},
+    "storage": {"write_bandwidth": "1GB/s", "latency": "1s"},
+    "checkpoint": {"interval": "young"},
+    "failures": {"sources": [{"component": "node", "mtbf": "2h"}]},
+    "restart": {"reschedule": "2min"},
+    "run": {"iterations": 2}
+  })";
+}
+
+TEST(TrainCommand, PrintsTheRunsDistributionAndWritesEveryTrial) {
+  TempDir dir;
+  const auto scenario = dir.write("s.json", small_run());
+  const auto inv = run_dtsim("train '" + scenario.string() + "' --trials 6 --json '" +
+                                 (dir.path() / "r.json").string() + "' --csv '" + (dir.path() / "r.csv").string() + "'",
+                             dir);
+  ASSERT_EQ(inv.status, 0) << inv.err;
+  EXPECT_NE(inv.out.find("time to train"), std::string::npos) << inv.out;
+  EXPECT_NE(inv.out.find("Young's sqrt(2 C M)"), std::string::npos) << inv.out;
+  const auto result = json::parse(read_file(dir.path() / "r.json"));
+  ASSERT_EQ(result.at("trials").size(), 6u);
+  for (const auto& t : result.at("trials")) // the accounting adds up in every trial
+    EXPECT_NEAR(t.at("wall_seconds").get<double>(),
+                t.at("useful_seconds").get<double>() + t.at("checkpoint_seconds").get<double>() +
+                    t.at("lost_seconds").get<double>() + t.at("down_seconds").get<double>(),
+                1e-6 * t.at("wall_seconds").get<double>());
+  // The CSV: a header and one row per trial.
+  const auto csv = read_file(dir.path() / "r.csv");
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 7);
+}
+
+TEST(TrainCommand, TheSameSeedGivesTheSameBytesAndAnotherSeedOtherTrials) {
+  TempDir dir;
+  const auto scenario = dir.write("s.json", small_run());
+  std::string out[3];
+  for (int i = 0; i < 3; ++i) {
+    const auto j = dir.path() / ("r" + std::to_string(i) + ".json");
+    const auto inv = run_dtsim("train '" + scenario.string() + "' --trials 4 --jobs 2 --seed " +
+                                   std::to_string(i < 2 ? 7 : 8) + " --json '" + j.string() + "'",
+                               dir);
+    ASSERT_EQ(inv.status, 0) << inv.err;
+    out[i] = read_file(j);
+  }
+  EXPECT_EQ(out[0], out[1]);
+  EXPECT_NE(out[0], out[2]);
+}
+
+TEST(TrainCommand, ShippedSpotScenarioCostsTheSpotPriceAndOnDemandWithoutInterruptionsMatchesIt) {
+  TempDir dir;
+  const auto path = (kScenarios / "resnet50-p3.2xlarge-spot.json").string();
+  const auto spot =
+      run_dtsim("train '" + path + "' --trials 20 --json '" + (dir.path() / "spot.json").string() + "'", dir);
+  ASSERT_EQ(spot.status, 0) << spot.err;
+  // Spot with no interruptions at the on-demand price is the on-demand run: the same time, the on-demand dollars.
+  const auto calm = run_dtsim("train '" + path +
+                                  "' --trials 1 --set spot.interruptions_per_month=0 --set spot.price_per_hour=3.06 "
+                                  "--json '" +
+                                  (dir.path() / "calm.json").string() + "'",
+                              dir);
+  ASSERT_EQ(calm.status, 0) << calm.err;
+  const auto s = json::parse(read_file(dir.path() / "spot.json"));
+  const auto c = json::parse(read_file(dir.path() / "calm.json"));
+  const double wall = c.at("trials").at(0).at("wall_seconds");
+  EXPECT_NEAR(c.at("trials").at(0).at("cost_usd").get<double>(), 3.06 * 8 * wall / 3600, 1e-6);
+  for (const auto& t : s.at("trials")) {
+    EXPECT_GE(t.at("wall_seconds").get<double>(), wall - 1e-6); // interruptions only add time
+    EXPECT_NEAR(t.at("cost_usd").get<double>(), 0.92 * 8 * t.at("wall_seconds").get<double>() / 3600, 1e-6);
+  }
+}
+
+TEST(TrainCommand, ShippedLlama3RunMeetsFailuresAtThePublishedRate) {
+  TempDir dir;
+  const auto path = (kScenarios / "llama3-405b-h100x16384-train.json").string();
+  const auto inv = run_dtsim("train '" + path + "' --trials 4 --json '" + (dir.path() / "r.json").string() + "'", dir);
+  ASSERT_EQ(inv.status, 0) << inv.err;
+  const auto r = json::parse(read_file(dir.path() / "r.json"));
+  // 419 interruptions in 54 days on this cluster (Dubey et al. 2024, Table 5).
+  EXPECT_NEAR(r.at("mean_time_between_interruptions_seconds").get<double>(), 54 * 86400.0 / 419, 1e-3);
+  for (const auto& t : r.at("trials")) {
+    const double days = t.at("wall_seconds").get<double>() / 86400;
+    EXPECT_NEAR(t.at("failures").get<double>(), days * 419 / 54, 4 * std::sqrt(days * 419 / 54));
+  }
+}
+
+TEST(TrainCommand, AGivenIterationTimeReplacesTheSimulatedOne) {
+  TempDir dir;
+  const auto scenario = dir.write("s.json", small_run());
+  const auto j = dir.path() / "r.json";
+  auto inv = run_dtsim("train '" + scenario.string() + "' --trials 2 --iteration-time 0.5s --json '" + j.string() + "'",
+                       dir);
+  ASSERT_EQ(inv.status, 0) << inv.err;
+  const auto r = json::parse(read_file(j));
+  EXPECT_EQ(r.at("iteration_seconds"), 0.5);
+  EXPECT_EQ(r.at("trials").at(0).at("useful_seconds"), 200000 * 0.5); // steps x the given time
+  inv = run_dtsim("train '" + scenario.string() + "' --iteration-time 5GB", dir);
+  EXPECT_EQ(inv.status, 2);
+  EXPECT_NE(inv.err.find("--iteration-time: expected a duration"), std::string::npos) << inv.err;
+}
+
+struct BadRun {
+  const char* what;
+  const char* set; // a --set assignment that breaks the small run
+  const char* pointer;
+};
+
+class TrainBadInput : public ::testing::TestWithParam<BadRun> {};
+
+TEST_P(TrainBadInput, ExitsTwoNamingTheField) {
+  TempDir dir;
+  const auto scenario = dir.write("s.json", small_run());
+  const auto inv = run_dtsim("train '" + scenario.string() + "' --trials 1 --set '" + GetParam().set + "'", dir);
+  EXPECT_EQ(inv.status, 2) << inv.out << inv.err;
+  EXPECT_NE(inv.err.find(GetParam().pointer), std::string::npos) << inv.err;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Fields, TrainBadInput,
+    ::testing::Values(BadRun{"interval0", "checkpoint.interval=0", "/checkpoint/interval"},
+                      BadRun{"negativeMtbf", "failures.sources.0.mtbf=-5", "/failures/sources/0/mtbf"},
+                      BadRun{"noBandwidth", "storage.write_bandwidth=0", "/storage/write_bandwidth"},
+                      BadRun{"negativeSpotRate", "spot.interruptions_per_month=-1", "/spot/interruptions_per_month"},
+                      BadRun{"unknownPreset", "failures.preset=llama", "/failures/preset"},
+                      BadRun{"shapeWithoutWeibull", "failures.sources.0.weibull_shape=2",
+                             "/failures/sources/0/weibull_shape"},
+                      BadRun{"zeroSteps", "training.steps=0", "/training/steps"},
+                      BadRun{"latencyAsBandwidth", "storage.latency=5GB/s", "/storage/latency"}),
+    [](const auto& info) { return std::string(info.param.what); });
+
+TEST(TrainCommand, ACheckpointWithoutStorageIsRefused) {
+  TempDir dir;
+  auto document = json::parse(small_run());
+  document.erase("storage");
+  const auto scenario = dir.write("s.json", document.dump());
+  const auto inv = run_dtsim("train '" + scenario.string() + "' --trials 1", dir);
+  EXPECT_EQ(inv.status, 2);
+  EXPECT_NE(inv.err.find("/checkpoint: checkpoints need a \"storage\" section"), std::string::npos) << inv.err;
+}
+
+TEST(TrainCommand, ARunWithoutALengthIsRefusedBeforeItSimulates) {
+  TempDir dir;
+  auto document = json::parse(small_run());
+  document["training"].erase("steps");
+  const auto scenario = dir.write("s.json", document.dump());
+  const auto inv = run_dtsim("train '" + scenario.string() + "' --trials 1", dir);
+  EXPECT_EQ(inv.status, 2);
+  EXPECT_NE(inv.err.find("/training/steps: missing"), std::string::npos) << inv.err;
+}
+
+} // namespace
+} // namespace dtsim::testing

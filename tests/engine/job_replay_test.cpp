@@ -1,0 +1,170 @@
+// The run-level replay of a whole training job against hand calculations and closed forms: an uninterrupted run's
+// time, an asynchronous checkpoint's drain, Poisson failure counts, Young's first-order waste, spot interruptions.
+// Every trial runs a SimGrid engine, so each runs in a child process of its own.
+#include "sim/engine/child_process.hpp"
+#include "sim/engine/job_replay.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+namespace dtsim::engine {
+namespace {
+
+using lifecycle::FailureSource;
+using lifecycle::JobTimes;
+using lifecycle::TrialResult;
+
+std::vector<TrialResult> trials(const JobTimes& job, int count) {
+  std::vector<ChildJob> work;
+  for (int i = 0; i < count; ++i)
+    work.emplace_back([job, i] {
+      const auto t = replay_job(job, 1000 + static_cast<std::uint64_t>(i));
+      return fmt::format("{:.17g} {:.17g} {:.17g} {:.17g} {:.17g} {} {} {} {} {:.17g}", t.wall, t.useful,
+                         t.checkpoint_time, t.lost, t.down, t.failures, t.preemptions, t.checkpoints, t.restarts,
+                         t.cost);
+    });
+  std::vector<TrialResult> results;
+  for (const auto& outcome : run_in_children(work, 2)) {
+    EXPECT_TRUE(outcome.ok) << outcome.output;
+    std::istringstream in(outcome.output);
+    TrialResult t;
+    in >> t.wall >> t.useful >> t.checkpoint_time >> t.lost >> t.down >> t.failures >> t.preemptions >> t.checkpoints >>
+        t.restarts >> t.cost;
+    results.push_back(t);
+  }
+  return results;
+}
+
+JobTimes uninterrupted(std::int64_t steps, double iteration, std::int64_t interval_steps, double blocking) {
+  JobTimes job;
+  job.steps = steps;
+  job.nodes = 4;
+  job.gpus = 32;
+  job.iteration = job.iteration_draining = iteration;
+  job.checkpoints = true;
+  job.interval_steps = interval_steps;
+  job.checkpoint_interval = static_cast<double>(interval_steps) * iteration;
+  job.checkpoint_blocking = blocking;
+  return job;
+}
+
+TEST(JobReplay, WithoutFailuresTheRunIsStepsTimesIterationPlusEachCheckpoint) {
+  // 1,000 steps of 0.5 s, a 3 s checkpoint every 100 steps: after steps 100, 200, ..., 900 (none after the last).
+  auto job = uninterrupted(1000, 0.5, 100, 3);
+  job.price_per_hour = 10;
+  const auto t = trials(job, 1).at(0);
+  EXPECT_NEAR(t.wall, 1000 * 0.5 + 9 * 3, 1e-9);
+  EXPECT_EQ(t.checkpoints, 9);
+  EXPECT_NEAR(t.checkpoint_time, 27, 1e-9);
+  EXPECT_NEAR(t.lost, 0, 1e-9);
+  EXPECT_EQ(t.failures, 0);
+  EXPECT_NEAR(t.cost, 10 * 4 * 527 / 3600.0, 1e-9); // $10 a node-hour, 4 nodes
+}
+
+TEST(JobReplay, AnAsynchronousDrainSlowsTheIterationsItOverlaps) {
+  // 100 steps of 1 s, a checkpoint every 10 steps: a 0.5 s snapshot, then a 3 s drain during which an iteration takes
+  // 1.5 s (its traffic takes a third of the bandwidth training needs). Each drain covers 2 iterations in 3 s that
+  // would take 2 s: 1 s lost to it. Nine checkpoints: 100 + 9 x 0.5 + 9 x 1 = 113.5 s.
+  auto job = uninterrupted(100, 1, 10, 0.5);
+  job.async = true;
+  job.iteration_draining = 1.5;
+  job.checkpoint_drain = 3;
+  const auto t = trials(job, 1).at(0);
+  EXPECT_NEAR(t.wall, 113.5, 1e-9);
+  EXPECT_EQ(t.checkpoints, 9);
+  EXPECT_NEAR(t.checkpoint_time, 9 * (0.5 + 1), 1e-9);
+  EXPECT_NEAR(lifecycle::checkpoint_cost(job), 0.5 + 1, 1e-12); // what Young's interval weighs per checkpoint
+}
+
+TEST(JobReplay, ExponentialFailuresArriveAtTheirRate) {
+  // 4 units with an MTBF of 4,000 s: a Poisson process of rate 1e-3 /s. Restarts cost nothing and a checkpoint
+  // follows every step, so a trial lasts about its 10,000 useful seconds; over all trials the count must be within
+  // 3 standard errors (sqrt of the expected count) of lambda x total wall time.
+  auto job = uninterrupted(10'000, 1, 1, 0);
+  job.nodes = 4;
+  job.failures = {FailureSource{"gpu", 1, 4000, lifecycle::Distribution::exponential, 1, 0, ""}};
+  double wall = 0, failures = 0;
+  for (const auto& t : trials(job, 100)) {
+    wall += t.wall;
+    failures += t.failures;
+  }
+  const double expected = 1e-3 * wall;
+  EXPECT_NEAR(failures, expected, 3 * std::sqrt(expected));
+  EXPECT_GT(failures, 500); // the test has the power it claims
+}
+
+TEST(JobReplay, WeibullUnitsRenewAtTheirMeanRate) {
+  // 4 units, Weibull shape 0.7 with a mean of 100 s, renewed at each failure: over 10,000 s (100 lifetimes) the
+  // count per unit is t / mean + (CV^2 - 1) / 2 (the renewal function's asymptote, Cox 1962), CV^2 the squared
+  // coefficient of variation, Gamma(1 + 2/k) / Gamma(1 + 1/k)^2 - 1; its variance about CV^2 t / mean.
+  auto job = uninterrupted(10'000, 1, 1, 0);
+  job.failures = {FailureSource{"gpu", 1, 100, lifecycle::Distribution::weibull, 0.7, 0, ""}};
+  const double k = 0.7;
+  const double cv2 = std::tgamma(1 + 2 / k) / std::pow(std::tgamma(1 + 1 / k), 2) - 1;
+  double expected = 0, failures = 0;
+  for (const auto& t : trials(job, 20)) {
+    expected += 4 * (t.wall / 100 + (cv2 - 1) / 2);
+    failures += t.failures;
+  }
+  EXPECT_NEAR(failures, expected, 3 * std::sqrt(cv2 * expected));
+}
+
+TEST(JobReplay, YoungsIntervalWastesWhatTheFirstOrderFormulaSays) {
+  // C = 10 s, M = 10,000 s, R = 60 s: Young's interval sqrt(2 C M) = 447 s; first-order waste C/tau + tau/2M + R/M
+  // = 5.07% of wall time. Over 100 trials of a million seconds' work the simulated waste must be within 5% of it.
+  const double c = 10, m = 10'000, r = 60;
+  const double tau = lifecycle::young_interval(c, m);
+  EXPECT_NEAR(tau, std::sqrt(2 * c * m), 1e-9);
+  auto job = uninterrupted(1'000'000, 1, std::llround(tau), c);
+  job.nodes = 1;
+  job.restart = r;
+  job.failures = {FailureSource{"node", 1, m, lifecycle::Distribution::exponential, 1, 0, ""}};
+  double wall = 0, useful = 0;
+  for (const auto& t : trials(job, 100)) {
+    wall += t.wall;
+    useful += t.useful;
+    EXPECT_NEAR(t.wall, t.useful + t.checkpoint_time + t.lost + t.down, 1e-6 * t.wall); // the accounting adds up
+  }
+  const double expected = lifecycle::first_order_waste(c, static_cast<double>(std::llround(tau)), m, r);
+  EXPECT_NEAR(1 - useful / wall, expected, 0.05 * expected);
+}
+
+TEST(JobReplay, SpotWithoutInterruptionsIsTheOnDemandRunAtTheSpotPrice) {
+  auto on_demand = uninterrupted(10'000, 0.2, 500, 4);
+  on_demand.price_per_hour = 3.06;
+  auto spot = on_demand;
+  spot.spot.enabled = true;
+  spot.spot.price_per_hour = 0.92;
+  const auto a = trials(on_demand, 1).at(0), b = trials(spot, 1).at(0);
+  EXPECT_DOUBLE_EQ(a.wall, b.wall);
+  EXPECT_NEAR(b.cost, 0.92 * 4 * b.wall / 3600, 1e-9);
+}
+
+TEST(JobReplay, ACheckpointOnNoticeSavesTheWorkAndLosesOnlyTheRestOfTheNotice) {
+  // Interruptions on notice (120 s) with a 4 s checkpoint: what was trained is saved, the 116 s left of the notice
+  // are lost to training (the instance is going), and the replacement (600 s), start-up (60 s) and load (5 s) are down
+  // time.
+  auto job = uninterrupted(200'000, 0.5, 2000, 4);
+  job.restart = 60;
+  job.checkpoint_load = 5;
+  job.spot = {true, 30.0, 120, 600, 0.92, true, lifecycle::SpotPolicy::wait}; // 30 a node a month, 4 nodes
+  int checked = 0;
+  for (const auto& t : trials(job, 10)) {
+    EXPECT_GT(t.preemptions, 0);
+    if (t.restarts != t.preemptions) continue; // an interruption during another's restart: not this hand count
+    ++checked;
+    // Plus the part of the iteration the notice cut short (a checkpoint saves whole iterations, of 0.5 s), or of a
+    // periodic checkpoint it cut short (4 s).
+    EXPECT_GE(t.lost, t.preemptions * 116.0 - 1e-6);
+    EXPECT_LE(t.lost, t.preemptions * (116.0 + 4) + 1e-6);
+    EXPECT_NEAR(t.down, t.preemptions * (600.0 + 60 + 5), 1e-6);
+  }
+  EXPECT_GT(checked, 5);
+}
+
+} // namespace
+} // namespace dtsim::engine

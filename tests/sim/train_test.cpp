@@ -1,0 +1,139 @@
+// A whole run's inputs from a scenario, by hand: its length, the checkpoint's bytes and write time, the job's rate
+// of interruptions from the Llama 3 study's counts, Young's interval, what an asynchronous drain leaves of the NICs.
+#include "sim/train.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+namespace dtsim {
+namespace {
+
+using nlohmann::json;
+
+json base() {
+  return json::parse(R"({
+    "version": 1, "name": "t",
+    "model": {"preset": "resnet50", "batch_per_gpu": 32},
+    "dataset": {"samples": 1000000, "epochs": 3},
+    "cluster": {"nodes": 16, "gpus_per_node": 8, "gpu": "a100-80gb", "nic": {"bandwidth": "800Gbps"}},
+    "storage": {"tier": "pfs", "write_bandwidth": "4GB/s", "read_bandwidth": "8GB/s", "aggregate_write": "32GB/s",
+                "latency": "2s"},
+    "checkpoint": {"interval": "young"},
+    "failures": {"preset": "meta-llama3-h100"}
+  })");
+}
+
+scenario::Scenario read(const json& document) {
+  return scenario::parse_scenario(document.dump(), "t.json");
+}
+
+TEST(TrainInputs, TheRunLastsItsEpochsInGlobalBatches) {
+  const auto s = read(base());
+  // 128 GPUs x 32 = 4,096 samples a step; 1,000,000 samples = 245 steps (the last one partial); 3 epochs.
+  EXPECT_EQ(run_steps(s), 3 * 245);
+  auto given = base();
+  given["training"]["steps"] = 5000;
+  EXPECT_EQ(run_steps(read(given)), 5000);
+}
+
+TEST(TrainInputs, ARunWithoutALengthIsRefusedNamingTrainingSteps) {
+  auto document = base();
+  document.erase("dataset");
+  try {
+    run_steps(read(document));
+    FAIL() << "no length accepted";
+  } catch (const scenario::ScenarioError& e) {
+    EXPECT_EQ(e.pointer(), "/training/steps");
+  }
+}
+
+TEST(TrainInputs, TheCheckpointHoldsEveryParameterOnceAndItsWriteIsBoundByTheSharedTier) {
+  const auto s = read(base());
+  const auto size = checkpoint_size(s);
+  // fp32 with momentum: 4 B of weights + 4 B of momentum per parameter (no fp32 master copy).
+  const double params = static_cast<double>(s.model.workload.parameter_count());
+  EXPECT_DOUBLE_EQ(size.total, params * 8);
+  EXPECT_DOUBLE_EQ(size.per_node, size.total / 16);
+  // 16 nodes at 4 GB/s each would write 64 GB/s; the tier takes 32 GB/s: the shared bound, plus 2 s.
+  const auto job = job_times(s, 0.1, 0.1);
+  EXPECT_NEAR(job.checkpoint_blocking, size.total / 32e9 + 2, 1e-12);
+  // Reads: 8 GB/s a node, the tier's read limit defaults to its write limit (32 GB/s): 16 x 8 = 128 > 32.
+  EXPECT_NEAR(job.checkpoint_load, size.total / 32e9 + 2, 1e-12);
+}
+
+TEST(TrainInputs, TheJobsInterruptionRateComesFromTheStudysCounts) {
+  // At the study's own size (2,048 nodes of 8 GPUs) the job meets its 419 interruptions in 54 days.
+  auto document = base();
+  document["cluster"]["nodes"] = 2048;
+  const auto s = read(document);
+  const double rate = lifecycle::interruption_rate(s.lifecycle.failures, s.lifecycle.spot, 2048);
+  EXPECT_NEAR(1 / rate, 54 * 86400.0 / 419, 1e-6);
+  // At 16 nodes, 128 times fewer of every unit.
+  EXPECT_NEAR(1 / lifecycle::interruption_rate(s.lifecycle.failures, s.lifecycle.spot, 16), 54 * 86400.0 / 419 * 128,
+              1e-3);
+}
+
+TEST(TrainInputs, YoungsIntervalIsTheSquareRootOfTwiceTheCheckpointCostTimesTheMtbi) {
+  auto document = base();
+  document["training"]["steps"] = 1'000'000; // longer than the interval
+  const auto s = read(document);
+  bool young = false;
+  const auto job = job_times(s, 0.1, 0.1, &young);
+  EXPECT_TRUE(young);
+  const double m = 54 * 86400.0 / 419 * 128;
+  EXPECT_NEAR(job.checkpoint_interval, std::sqrt(2 * job.checkpoint_blocking * m), 1e-6);
+  EXPECT_EQ(job.interval_steps, std::llround(job.checkpoint_interval / 0.1));
+}
+
+TEST(TrainInputs, WithoutInterruptionsYoungsIntervalIsUnboundedAndNoCheckpointIsWritten) {
+  auto document = base();
+  document.erase("failures");
+  const auto job = job_times(read(document), 0.1, 0.1);
+  EXPECT_FALSE(job.checkpoints);
+  EXPECT_EQ(job.interval_steps, job.steps);
+}
+
+TEST(TrainInputs, AnAsynchronousDrainTakesItsShareOfEachNodesNics) {
+  auto document = base();
+  document["checkpoint"]["mode"] = "async";
+  document["checkpoint"]["snapshot_bandwidth"] = "25GB/s";
+  const auto s = read(document);
+  double rate = 0;
+  const auto draining = while_draining(s, &rate);
+  // Each node drains at min(4 GB/s, 32 GB/s / 16 = 2 GB/s) = 2 GB/s of its 100 GB/s: 2% of the NIC is taken.
+  EXPECT_DOUBLE_EQ(rate, 2e9);
+  EXPECT_DOUBLE_EQ(draining.cluster.nic.bandwidth, 100e9 * 0.98);
+  const auto size = checkpoint_size(s);
+  const auto job = job_times(s, 0.1, 0.102);
+  EXPECT_NEAR(job.checkpoint_blocking, size.per_gpu / 25e9, 1e-12); // the snapshot: each GPU's share over PCIe
+  EXPECT_NEAR(job.checkpoint_drain, size.per_node / 2e9 + 2, 1e-12);
+}
+
+TEST(TrainInputs, TheWholeRunsSectionsReadBackFromTheCanonicalScenario) {
+  auto document = base();
+  document["spot"] = {{"interruptions_per_month", 0.1}, {"notice", "2min"}, {"replacement", "5min"}};
+  document["restart"] = {{"reschedule", "10min"}, {"startup", "30s"}, {"warmup_iterations", 3}};
+  document["failures"]["sources"] =
+      json::array({{{"component", "psu"}, {"mtbf", "20y"}, {"distribution", "weibull"}, {"weibull_shape", 1.5}}});
+  const auto canonical = scenario::to_json(read(document));
+  EXPECT_EQ(scenario::to_json(scenario::parse_scenario(canonical.dump(), "t.json")), canonical);
+  EXPECT_EQ(canonical.at("failures").at("sources").size(), 6u); // the preset's five and the one given
+  EXPECT_DOUBLE_EQ(canonical.at("restart").at("reschedule").get<double>(), 600);
+}
+
+TEST(TrialStats, NearestRankPercentiles) {
+  std::vector<double> values;
+  for (int i = 1; i <= 100; ++i)
+    values.push_back(101 - i);
+  const auto s = trial_stats(values);
+  EXPECT_DOUBLE_EQ(s.mean, 50.5);
+  EXPECT_DOUBLE_EQ(s.p50, 50);
+  EXPECT_DOUBLE_EQ(s.p90, 90);
+  EXPECT_DOUBLE_EQ(s.p99, 99);
+}
+
+} // namespace
+} // namespace dtsim
