@@ -72,6 +72,53 @@ json stats_json(const TrialStats& s) {
   return {{"mean", s.mean}, {"p50", s.p50}, {"p90", s.p90}, {"p99", s.p99}};
 }
 
+// What a trial can afford: every wait of the replay is one SimGrid activity (about a microsecond and a half on this
+// project's 2-core machine), and each Weibull unit keeps a clock of its own.
+constexpr double kMaxEventsPerTrial = 1e8;
+constexpr double kMaxWeibullUnits = 1e7;
+
+// Refuses, before anything is simulated, a run that could not finish: Weibull units past what a trial can track,
+// and interruptions so frequent that a restart would almost never complete before the next one.
+void check_run_inputs(const scenario::Scenario& s) {
+  const auto& run = s.lifecycle;
+  for (std::size_t i = 0; i < run.failures.size(); ++i) {
+    const auto& f = run.failures[i];
+    if (f.distribution == lifecycle::Distribution::weibull && f.units_per_node * s.cluster.nodes > kMaxWeibullUnits)
+      throw scenario::ScenarioError(
+          s.origin, fmt::format("/failures/sources/{}/units_per_node", i),
+          fmt::format("{:.0f} Weibull units ({} a node on {} nodes) are more than a trial follows one by one ({:.0f}); "
+                      "use \"exponential\" (the units then superpose into one process)",
+                      f.units_per_node * s.cluster.nodes, f.units_per_node, s.cluster.nodes, kMaxWeibullUnits));
+  }
+  const double rate = lifecycle::interruption_rate(run.failures, run.spot, s.cluster.nodes);
+  double detection = 0;
+  for (const auto& f : run.failures)
+    detection = std::max(detection, f.detection);
+  const double restart =
+      detection + run.restart.reschedule + run.restart.startup + run.restart.startup_per_gpu * s.world_size();
+  // A restart of R seconds completes before the next interruption with probability exp(-rate R).
+  if (rate * restart > 10)
+    throw scenario::ScenarioError(
+        s.origin, run.failures.empty() ? "/spot" : "/failures",
+        fmt::format("the job is interrupted every {} on average and a restart takes {}: it would almost never run "
+                    "again (a restart completes with probability exp(-{:.0f}))",
+                    report::format_duration(1 / rate), report::format_duration(restart), rate * restart));
+}
+
+// Refuses a run whose trials would take too long to replay: its checkpoints and expected interruptions.
+void check_run_events(const scenario::Scenario& s, const lifecycle::JobTimes& job, double mtbi) {
+  const double useful = static_cast<double>(job.steps) * job.iteration;
+  const double checkpoints = job.checkpoints ? static_cast<double>(job.steps / job.interval_steps) : 0;
+  const double interruptions = std::isfinite(mtbi) ? 2 * useful / mtbi : 0;
+  if (checkpoints + interruptions <= kMaxEventsPerTrial) return;
+  throw scenario::ScenarioError(
+      s.origin, checkpoints > interruptions ? "/checkpoint/interval" : "/training/steps",
+      fmt::format("a trial would replay about {:.3g} checkpoints and interruptions ({} steps of {}), more than {:.0e}; "
+                  "{}",
+                  checkpoints + interruptions, job.steps, report::format_seconds(job.iteration), kMaxEventsPerTrial,
+                  checkpoints > interruptions ? "a longer checkpoint interval would fit" : "a shorter run would fit"));
+}
+
 } // namespace
 
 TrialStats trial_stats(std::vector<double> values) {
@@ -187,6 +234,7 @@ TrainResult train(const scenario::Scenario& s, int trials, std::uint64_t seed, i
     r.failure_components.push_back(f.component);
 
   // The iteration on this cluster shape, and while a checkpoint drains over the same NICs.
+  check_run_inputs(s);
   r.iteration_given = given_iteration.has_value();
   const double iteration = given_iteration ? *given_iteration : simulate(s, false, false, limit).result.iteration.mean;
   double draining = iteration;
@@ -199,6 +247,7 @@ TrainResult train(const scenario::Scenario& s, int trials, std::uint64_t seed, i
     draining = simulate(drained, false, false, limit).result.iteration.mean;
   r.job = job_times(s, iteration, draining, &r.young);
   r.mtbi = 1 / lifecycle::interruption_rate(r.job.failures, r.job.spot, r.nodes);
+  check_run_events(s, r.job, r.mtbi);
   if (r.job.checkpoints && std::isfinite(r.mtbi))
     r.expected_waste = lifecycle::first_order_waste(lifecycle::checkpoint_cost(r.job), r.job.checkpoint_interval,
                                                     r.mtbi, r.job.restart + r.job.checkpoint_load);

@@ -106,8 +106,8 @@ TEST(TrainCommand, AGivenIterationTimeReplacesTheSimulatedOne) {
   TempDir dir;
   const auto scenario = dir.write("s.json", small_run());
   const auto j = dir.path() / "r.json";
-  auto inv = run_dtsim("train '" + scenario.string() + "' --trials 2 --iteration-time 0.5s --json '" + j.string() + "'",
-                       dir);
+  auto inv =
+      run_dtsim("train '" + scenario.string() + "' --trials 2 --iteration-time 0.5s --json '" + j.string() + "'", dir);
   ASSERT_EQ(inv.status, 0) << inv.err;
   const auto r = json::parse(read_file(j));
   EXPECT_EQ(r.at("iteration_seconds"), 0.5);
@@ -115,6 +115,29 @@ TEST(TrainCommand, AGivenIterationTimeReplacesTheSimulatedOne) {
   inv = run_dtsim("train '" + scenario.string() + "' --iteration-time 5GB", dir);
   EXPECT_EQ(inv.status, 2);
   EXPECT_NE(inv.err.find("--iteration-time: expected a duration"), std::string::npos) << inv.err;
+}
+
+TEST(TrainCommand, RunsThatCouldNotFinishAreRefusedBeforeTheySimulate) {
+  TempDir dir;
+  const auto scenario = dir.write("s.json", small_run());
+  // A failure a second on 4 nodes against a 2-minute reschedule: a restart would almost never complete.
+  auto inv = run_dtsim("train '" + scenario.string() + "' --trials 1 --set failures.sources.0.mtbf=4s", dir);
+  EXPECT_EQ(inv.status, 2);
+  EXPECT_NE(inv.err.find("/failures: the job is interrupted every 1.000 s on average"), std::string::npos) << inv.err;
+  // A checkpoint every millisecond of a 10^12-step run: 10^12 checkpoints to replay.
+  inv = run_dtsim(
+      "train '" + scenario.string() +
+          "' --trials 1 --iteration-time 1ms --set training.steps=1000000000000 --set checkpoint.interval=1ms",
+      dir);
+  EXPECT_EQ(inv.status, 2);
+  EXPECT_NE(inv.err.find("/checkpoint/interval: a trial would replay about"), std::string::npos) << inv.err;
+  // Weibull units one by one: 64 nodes x a million each.
+  inv = run_dtsim("train '" + scenario.string() +
+                      "' --trials 1 --set cluster.nodes=64 --set failures.sources.0.distribution=weibull --set "
+                      "failures.sources.0.units_per_node=1000000 --set failures.sources.0.mtbf=9000y",
+                  dir);
+  EXPECT_EQ(inv.status, 2);
+  EXPECT_NE(inv.err.find("/failures/sources/0/units_per_node: 64000000 Weibull units"), std::string::npos) << inv.err;
 }
 
 struct BadRun {
