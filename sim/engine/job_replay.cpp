@@ -233,8 +233,9 @@ private:
             event = next, calm = false;
           }
         }
+        // The instance goes at the end of the notice; its replacement runs `replacement` later, whatever else happens.
+        back_at_ = std::max(back_at_, event.time + job_.spot.notice + job_.spot.replacement);
         if (calm) calm = phase(std::max(0.0, event.time + job_.spot.notice - now()), false, event);
-        if (calm) calm = phase(job_.spot.replacement, true, event);
       } else {
         ++result_.failures;
         ++result_.failures_by_source[static_cast<std::size_t>(event.source)];
@@ -242,6 +243,7 @@ private:
         calm = phase(std::max(0.0, event.time + detection - now()), true, event);
       }
       done_ = committed_;
+      if (calm) calm = phase(std::max(0.0, back_at_ - now()), true, event); // a preempted node's replacement
       if (calm) {
         ++result_.restarts;
         calm = phase(job_.restart + job_.checkpoint_load * (committed_ > 0), true, event) &&
@@ -258,6 +260,7 @@ private:
   sg4::MutexPtr mutex_;
   sg4::ConditionVariablePtr wake_;
   std::deque<Event> events_;
+  double back_at_ = 0;         // when the last preempted node's replacement runs
   std::int64_t done_ = 0;      // steps trained since the start of the run, kept or not
   std::int64_t committed_ = 0; // steps the last complete checkpoint holds
   bool drain_pending_ = false;

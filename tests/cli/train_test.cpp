@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <ostream>
+
 #include <gtest/gtest.h>
 
 namespace dtsim::testing {
@@ -145,6 +147,10 @@ struct BadRun {
   const char* set; // a --set assignment that breaks the small run
   const char* pointer;
 };
+
+std::ostream& operator<<(std::ostream& out, const BadRun& bad) { // how ctest names each case
+  return out << bad.set;
+}
 
 class TrainBadInput : public ::testing::TestWithParam<BadRun> {};
 
