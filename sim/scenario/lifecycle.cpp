@@ -5,6 +5,7 @@
 #include "sim/scenario/reader.hpp"
 
 #include "io/json_text.hpp"
+#include "topologies/instance.hpp"
 
 #include <fmt/format.h>
 
@@ -148,7 +149,11 @@ void read_lifecycle(const Object& top, Scenario& s) {
     sp.interruptions_per_month = spot.number("interruptions_per_month", 0, std::nullopt, 1e6);
     sp.notice = spot.quantity("notice", Dimension::duration, Bound::non_negative, std::nullopt);
     sp.replacement = spot.quantity("replacement", Dimension::duration, Bound::non_negative, std::nullopt);
-    sp.price_per_hour = spot.number("price_per_hour", 0, 0.0, limits::kPricePerHour);
+    // Without a price of its own, the instance preset's published spot price where it has one.
+    std::optional<double> listed;
+    if (!s.cluster.instance.empty())
+      if (const auto instance = topologies::find_instance(s.cluster.instance)) listed = instance->price.spot_per_hour;
+    sp.price_per_hour = spot.number("price_per_hour", 0, listed.value_or(0.0), limits::kPricePerHour);
     sp.checkpoint_on_notice = spot.boolean("checkpoint_on_notice", true);
     spot.choice("policy", {"wait"}, "spot policy", "wait");
   }
@@ -204,3 +209,15 @@ json lifecycle_json(const Scenario& s, json out) {
 }
 
 } // namespace dtsim::scenario::detail
+
+namespace dtsim::scenario {
+
+std::vector<std::string> failure_preset_names() {
+  return detail::preset_names();
+}
+
+std::vector<lifecycle::FailureSource> failure_preset(const std::string& name) {
+  return detail::read_preset(name);
+}
+
+} // namespace dtsim::scenario

@@ -226,6 +226,11 @@ Scenario parse_scenario(const std::string& json_text, const std::string& origin,
 // The resolved scenario in canonical form (every default spelled out, base units), echoed in results.
 nlohmann::json to_json(const Scenario& scenario);
 
+// The failure presets (sim/lifecycle/failures/*.json) by name, and one's sources with each unit's MTBF derived from
+// the study's counts (empty for an unknown name).
+std::vector<std::string> failure_preset_names();
+std::vector<lifecycle::FailureSource> failure_preset(const std::string& name);
+
 std::string_view to_string(Fidelity f);
 std::string_view to_string(Optimizer o);
 std::string_view to_string(Recompute r);

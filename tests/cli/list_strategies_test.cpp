@@ -54,7 +54,7 @@ TEST(ListStrategies, UnknownListNamesStrategies) {
   TempDir dir;
   const auto inv = run_dtsim("list strategy", dir);
   EXPECT_EQ(inv.status, 2);
-  EXPECT_TRUE(has(inv.err, "topologies or strategies")) << inv.err;
+  EXPECT_TRUE(has(inv.err, "topologies, strategies or failures")) << inv.err;
 }
 
 } // namespace

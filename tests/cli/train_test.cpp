@@ -142,6 +142,15 @@ TEST(TrainCommand, RunsThatCouldNotFinishAreRefusedBeforeTheySimulate) {
   EXPECT_NE(inv.err.find("/failures/sources/0/units_per_node: 64000000 Weibull units"), std::string::npos) << inv.err;
 }
 
+TEST(ListFailures, ShowsEachUnitsMtbfFromTheStudysCounts) {
+  TempDir dir;
+  const auto inv = run_dtsim("list failures", dir);
+  ASSERT_EQ(inv.status, 0) << inv.err;
+  // 268 GPU interruptions over 16,384 GPUs in 54 days: a GPU's MTBF is 16,384 x 54 / 268 = 3,301 days, 9.0 years.
+  EXPECT_NE(inv.out.find("meta-llama3-h100   gpu                     8            9.0 y"), std::string::npos)
+      << inv.out;
+}
+
 struct BadRun {
   const char* what;
   const char* set; // a --set assignment that breaks the small run

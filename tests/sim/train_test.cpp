@@ -124,6 +124,16 @@ TEST(TrainInputs, TheWholeRunsSectionsReadBackFromTheCanonicalScenario) {
   EXPECT_DOUBLE_EQ(canonical.at("restart").at("reschedule").get<double>(), 600);
 }
 
+TEST(TrainInputs, SpotDefaultsToTheInstancesListedSpotPrice) {
+  auto document = base();
+  document["cluster"] = {{"instance", "gcp.a2-highgpu-8g"}, {"nodes", 2}};
+  document["spot"] = {{"interruptions_per_month", 0.1}, {"notice", "30s"}, {"replacement", "5min"}};
+  // Google Cloud's listed spot rate for a2-highgpu-8g, as topologies/instances/gcp.a2-highgpu-8g.json gives it.
+  EXPECT_DOUBLE_EQ(read(document).lifecycle.spot.price_per_hour, 15.42416);
+  document["spot"]["price_per_hour"] = 9.5; // a price of the scenario's own wins
+  EXPECT_DOUBLE_EQ(read(document).lifecycle.spot.price_per_hour, 9.5);
+}
+
 TEST(TrialStats, NearestRankPercentiles) {
   std::vector<double> values;
   for (int i = 1; i <= 100; ++i)

@@ -161,6 +161,18 @@ std::string strategies_list() {
   return out;
 }
 
+std::string failure_presets() {
+  std::string out = fmt::format("{:<18} {:<10} {:>14} {:>16} {:>10}  {}\n", "preset", "component", "units a node",
+                                "MTBF of a unit", "detection", "counted");
+  for (const auto& name : scenario::failure_preset_names())
+    for (const auto& f : scenario::failure_preset(name))
+      out += fmt::format("{:<18} {:<10} {:>14} {:>16} {:>10}  {}\n", name, f.component, f.units_per_node,
+                         report::format_duration(f.mtbf), report::format_duration(f.detection), f.source);
+  out += "\nEach is sim/lifecycle/failures/NAME.json: the study's published counts, from which dtsim derives a unit's "
+         "MTBF (unit-seconds observed / interruptions). A scenario names one in failures.preset.\n";
+  return out;
+}
+
 } // namespace
 
 int list_command(const std::string& what) {
@@ -176,10 +188,12 @@ int list_command(const std::string& what) {
     std::cout << topologies_list();
   else if (what == "strategies")
     std::cout << strategies_list();
+  else if (what == "failures")
+    std::cout << failure_presets();
   else
     throw scenario::ScenarioError("list", "",
                                   fmt::format("cannot list \"{}\"; expected instances, gpus, models, algorithms, "
-                                              "topologies or strategies",
+                                              "topologies, strategies or failures",
                                               what));
   return kExitOk;
 }
