@@ -170,7 +170,8 @@ int main(int argc, char** argv) {
 
   std::string list_what;
   auto* list_cmd = app.add_subcommand("list", "List what a scenario can name");
-  list_cmd->add_option("what", list_what, "instances, gpus, models, algorithms, topologies, strategies or failures")->required();
+  list_cmd->add_option("what", list_what, "instances, gpus, models, algorithms, topologies, strategies or failures")
+      ->required();
 
   cli::ValidateArgs validate;
   auto* validate_cmd = app.add_subcommand(
