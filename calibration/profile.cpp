@@ -13,7 +13,8 @@
 //    "efficiency_curves": {                              // optional: measured curves (dtsim calibrate)
 //       "gemm": {precision: [[FLOPs, efficiency], ...]}, "convolution": {...}, "attention": {...},
 //       "memory": [[bytes, efficiency], ...]},
-//    "launch_overhead": seconds, "collectives": {"step_overhead": seconds per message}}  // collectives optional
+//    "launch_overhead": seconds, "collectives": {"step_overhead": seconds per message},  // collectives optional
+//    "power": {"tdp": W, "idle": W, "math": W, "memory": W}}  // optional: electrical draw, idle <= memory <= math
 // A curve's sizes are positive and strictly increasing; compute efficiencies lie in (0, 1]; memory efficiencies in
 // (0, 4] (a kernel whose data stays in L2 can beat the datasheet's DRAM bandwidth).
 // Parsing is strict (unknown fields and precisions are errors) because a typo in a shipped profile would otherwise
@@ -182,7 +183,7 @@ GpuProfile parse_profile(const std::string& json_text, const std::string& origin
   r.expect_object(doc, "",
                   {"name", "display_name", "provenance", "measured", "sources", "peak_flops", "memory", "l2", "links",
                    "efficiency", "efficiency_curves", "launch_overhead", "collectives", "compute_units",
-                   "compute_capability"});
+                   "compute_capability", "power"});
 
   GpuProfile g;
   g.name = r.string(doc, "", "name");
@@ -262,6 +263,16 @@ GpuProfile parse_profile(const std::string& json_text, const std::string& origin
     r.expect_object(*coll, "/collectives", {"step_overhead"});
     if (Reader::find(*coll, "step_overhead"))
       g.collective_step_overhead = r.non_negative(*coll, "/collectives", "step_overhead", "seconds");
+  }
+  if (const json* power = Reader::find(doc, "power")) {
+    r.expect_object(*power, "/power", {"tdp", "idle", "math", "memory"});
+    g.power.tdp = r.positive(*power, "/power", "tdp", "watts");
+    g.power.idle = r.positive(*power, "/power", "idle", "watts");
+    g.power.math = r.positive(*power, "/power", "math", "watts");
+    g.power.memory = r.positive(*power, "/power", "memory", "watts");
+    if (!(g.power.idle <= g.power.memory && g.power.memory <= g.power.math))
+      r.fail("/power", fmt::format("expected idle <= memory <= math watts, got {} <= {} <= {}", g.power.idle,
+                                   g.power.memory, g.power.math));
   }
   return g;
 }
@@ -372,6 +383,10 @@ std::string profile_to_json(const GpuProfile& g) {
   if (g.collective_step_overhead > 0)
     fields.push_back(
         fmt::format("\"collectives\": {{\"step_overhead\": {}}}", json_number(g.collective_step_overhead)));
+  if (g.power.known())
+    fields.push_back(fmt::format("\"power\": {{\"tdp\": {}, \"idle\": {}, \"math\": {}, \"memory\": {}}}",
+                                 json_number(g.power.tdp), json_number(g.power.idle), json_number(g.power.math),
+                                 json_number(g.power.memory)));
   return fmt::format("{{\n  {}\n}}\n", fmt::join(fields, ",\n  "));
 }
 

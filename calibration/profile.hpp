@@ -87,6 +87,14 @@ struct GpuProfile {
   std::map<KernelClass, std::map<Precision, EfficiencyCurve>> efficiency_curves;
   EfficiencyCurve memory_curve;
   // GPU time to reduce one byte of input in a collective: read both operands, write the sum (3 bytes moved).
+  // What the GPU draws, watts (all 0: not known; the run then reports no energy). `math`: running compute-bound
+  // kernels (a power-capped GPU draws its limit: an H100's or H200's bf16 GEMM loop held 99% of the 700 W cap with the
+  // SM clock throttled); `memory`: streaming from HBM; `idle`: waiting with its clocks up (between kernels, in a
+  // pipeline bubble, while a job waits on a restart). The profile's sources say where each figure comes from.
+  struct Power {
+    double tdp = 0, idle = 0, math = 0, memory = 0;
+    bool known() const { return math > 0; }
+  } power;
   double reduce_seconds_per_byte() const { return 3.0 / (memory_bandwidth * memory_efficiency); }
 
   double peak(Precision p) const;                      // throws std::out_of_range with a clear message if unsupported

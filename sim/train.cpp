@@ -38,6 +38,8 @@ json trial_json(const TrialResult& t) {
           {"checkpoints", t.checkpoints},
           {"restarts", t.restarts},
           {"cost_usd", t.cost},
+          {"energy_kwh", t.energy_kwh},
+          {"co2_kg", t.co2_kg},
           {"goodput", t.wall > 0 ? t.useful / t.wall : 0.0}};
 }
 
@@ -54,6 +56,8 @@ TrialResult trial_from_json(const json& j) {
   t.checkpoints = j.at("checkpoints");
   t.restarts = j.at("restarts");
   t.cost = j.at("cost_usd");
+  t.energy_kwh = j.at("energy_kwh");
+  t.co2_kg = j.at("co2_kg");
   return t;
 }
 
@@ -236,7 +240,16 @@ TrainResult train(const scenario::Scenario& s, int trials, std::uint64_t seed, i
   // The iteration on this cluster shape, and while a checkpoint drains over the same NICs.
   check_run_inputs(s);
   r.iteration_given = given_iteration.has_value();
-  const double iteration = given_iteration ? *given_iteration : simulate(s, false, false, limit).result.iteration.mean;
+  double iteration = 0;
+  if (given_iteration) {
+    iteration = *given_iteration;
+    // No kernels to price the draw by: every GPU at its compute-bound draw, an upper bound.
+    r.gpu_watts = s.gpu.power.math;
+  } else {
+    const auto sim = simulate(s, false, false, limit).result;
+    iteration = sim.iteration.mean;
+    r.gpu_watts = sim.energy.gpu_watts;
+  }
   double draining = iteration;
   // A drain that takes under 0.1% of the NICs slows the iteration by less than that: not simulated again.
   double drain_rate = 0;
@@ -246,6 +259,8 @@ TrainResult train(const scenario::Scenario& s, int trials, std::uint64_t seed, i
       drain_rate > 1e-3 * s.cluster.nic.bandwidth)
     draining = simulate(drained, false, false, limit).result.iteration.mean;
   r.job = job_times(s, iteration, draining, &r.young);
+  r.job.power = lifecycle::node_power(r.gpu_watts, s.gpu.power.idle, s.cluster.gpus_per_node, s.energy);
+  r.job.energy = s.energy;
   r.mtbi = 1 / lifecycle::interruption_rate(r.job.failures, r.job.spot, r.nodes);
   check_run_events(s, r.job, r.mtbi);
   if (r.job.checkpoints && std::isfinite(r.mtbi))
@@ -317,6 +332,12 @@ std::string format_train(const TrainResult& r) {
                        format_percent(r.expected_waste));
   out += fmt::format("  restart        {} (reschedule, start-up) + checkpoint load; {} warm-up iterations\n",
                      format_duration(job.restart), job.warmup_iterations);
+  if (job.power.known)
+    out += fmt::format("  power          {} a GPU training{}, {} a node training and {} waiting{}; PUE {:g}\n",
+                       report::format_power(r.gpu_watts),
+                       r.iteration_given ? " (its compute-bound draw: an upper bound, the iteration was given)" : "",
+                       report::format_power(job.power.training), report::format_power(job.power.idle),
+                       job.energy.host_power > 0 ? "" : " (GPUs alone: no figure for the host)", job.energy.pue);
 
   out += fmt::format("\n{} trial{} (seed {})\n  {:<22}{:>14} {:>14} {:>14} {:>14}\n", r.trials.size(),
                      r.trials.size() == 1 ? "" : "s", r.seed, "", "mean", "p50", "p90", "p99");
@@ -332,6 +353,13 @@ std::string format_train(const TrainResult& r) {
   if (job.price_per_hour > 0 || job.spot.price_per_hour > 0)
     row("cost", column(r.trials, [](const TrialResult& t) { return t.cost; }),
         [](double v) { return fmt::format("${:.0f}", v); });
+  if (job.power.known) {
+    row("energy", column(r.trials, [](const TrialResult& t) { return t.energy_kwh; }),
+        [](double v) { return report::format_energy(v); });
+    if (job.energy.grid_intensity > 0)
+      row("CO2", column(r.trials, [](const TrialResult& t) { return t.co2_kg; }),
+          [](double v) { return report::format_co2(v); });
+  }
   row("checkpoint time", column(r.trials, [](const TrialResult& t) { return t.checkpoint_time; }), duration);
   row("work lost", column(r.trials, [](const TrialResult& t) { return t.lost; }), duration);
   row("down", column(r.trials, [](const TrialResult& t) { return t.down; }), duration);
@@ -356,6 +384,12 @@ json to_json(const TrainResult& r) {
       {"failures", stats_json(trial_stats(column(r.trials, [](const TrialResult& t) { return t.failures; })))},
       {"preemptions", stats_json(trial_stats(column(r.trials, [](const TrialResult& t) { return t.preemptions; })))},
       {"checkpoints", stats_json(trial_stats(column(r.trials, [](const TrialResult& t) { return t.checkpoints; })))}};
+  if (job.power.known) {
+    summary["energy_kwh"] =
+        stats_json(trial_stats(column(r.trials, [](const TrialResult& t) { return t.energy_kwh; })));
+    if (job.energy.grid_intensity > 0)
+      summary["co2_kg"] = stats_json(trial_stats(column(r.trials, [](const TrialResult& t) { return t.co2_kg; })));
+  }
   const auto finite = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
   return {{"name", r.name},
           {"nodes", r.nodes},
@@ -381,6 +415,11 @@ json to_json(const TrainResult& r) {
           {"mean_time_between_interruptions_seconds", finite(r.mtbi)},
           {"expected_waste_first_order", r.expected_waste},
           {"restart_seconds", job.restart},
+          {"power_watts", job.power.known ? json{{"gpu_training", r.gpu_watts},
+                                                 {"node_training", job.power.training},
+                                                 {"node_idle", job.power.idle},
+                                                 {"pue", job.energy.pue}}
+                                          : json(nullptr)},
           {"failure_components", r.failure_components},
           {"summary", std::move(summary)},
           {"trials", std::move(trials)},
@@ -389,12 +428,12 @@ json to_json(const TrainResult& r) {
 
 std::string train_csv(const TrainResult& r) {
   std::string out = "trial,wall_seconds,useful_seconds,checkpoint_seconds,lost_seconds,down_seconds,failures,"
-                    "preemptions,checkpoints,restarts,cost_usd,goodput\n";
+                    "preemptions,checkpoints,restarts,cost_usd,energy_kwh,co2_kg,goodput\n";
   for (std::size_t i = 0; i < r.trials.size(); ++i) {
     const auto& t = r.trials[i];
-    out += fmt::format("{},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{},{},{:.9g},{:.6g}\n", i, t.wall, t.useful,
-                       t.checkpoint_time, t.lost, t.down, t.failures, t.preemptions, t.checkpoints, t.restarts, t.cost,
-                       goodput(t));
+    out += fmt::format("{},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{},{},{:.9g},{:.9g},{:.9g},{:.6g}\n", i, t.wall,
+                       t.useful, t.checkpoint_time, t.lost, t.down, t.failures, t.preemptions, t.checkpoints,
+                       t.restarts, t.cost, t.energy_kwh, t.co2_kg, goodput(t));
   }
   return out;
 }

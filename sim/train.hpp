@@ -37,6 +37,7 @@ struct TrainResult {
   std::vector<lifecycle::TrialResult> trials;
   std::uint64_t seed = 0;
   bool iteration_given = false; // the iteration time was given (--iteration-time), not simulated
+  double gpu_watts = 0;         // one GPU's mean draw training (0: its profile has no power figures)
   nlohmann::json scenario;
 };
 

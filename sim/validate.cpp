@@ -29,10 +29,11 @@ using json = nlohmann::json;
 using detail::join;
 using detail::Reader;
 
-constexpr std::array<std::pair<Metric, std::string_view>, 9> kMetrics = {{
+constexpr std::array<std::pair<Metric, std::string_view>, 10> kMetrics = {{
     {Metric::throughput, "throughput"},
     {Metric::tokens_per_second, "tokens_per_second"},
     {Metric::iteration_seconds, "iteration_seconds"},
+    {Metric::gpu_watts, "gpu_watts"},
     {Metric::tflops_per_gpu, "tflops_per_gpu"},
     {Metric::epoch_seconds, "epoch_seconds"},
     {Metric::seconds, "seconds"},
@@ -112,6 +113,9 @@ double metric_of(const report::RunResult& r, Metric metric) {
     return r.utilization.tokens_per_second;
   case Metric::iteration_seconds:
     return r.iteration.mean;
+  case Metric::gpu_watts:
+    if (!r.energy.known) throw std::runtime_error("the GPU profile has no power figures");
+    return r.energy.gpu_watts;
   case Metric::tflops_per_gpu:
     if (r.utilization.tflops_per_gpu <= 0) throw std::runtime_error("the run reports no model TFLOP/s per GPU");
     return r.utilization.tflops_per_gpu;
@@ -254,6 +258,8 @@ std::vector<std::pair<std::string, double>> accepted_units(Metric m) {
     return {{"tokens/s", 1}};
   case Metric::iteration_seconds:
     return {{"s", 1}, {"ms", 1e-3}};
+  case Metric::gpu_watts:
+    return {{"W", 1}};
   case Metric::epoch_seconds:
     return {{"s", 1}, {"min", 60}, {"h", 3600}};
   case Metric::tflops_per_gpu:

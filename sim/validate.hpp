@@ -23,6 +23,7 @@ enum class Metric : std::uint8_t {
   throughput,        // samples/s (RunResult::throughput)
   tokens_per_second, // tokens/s (transformers)
   iteration_seconds, // mean measured iteration
+  gpu_watts,         // one GPU's mean electrical draw over the iteration (RunResult::energy)
   tflops_per_gpu,    // model TFLOP/s per GPU as Megatron-LM counts them (recomputation excluded)
   epoch_seconds,     // one epoch (the scenario needs dataset.samples)
   seconds,           // op: the kernel's time

@@ -97,6 +97,11 @@ Instance parse_instance(const std::string& json_text, const std::string& origin)
   i.price.region = r.text(price, "/price", "region");
   i.price.date = r.text(price, "/price", "date");
   i.price.source = r.text(price, "/price", "source");
+  if (doc.contains("power")) {
+    const json& power = doc.at("power");
+    i.host_power = r.number(power, "/power", "host_watts", 1);
+    i.host_power_source = r.text(power, "/power", "source");
+  }
   const json& sources = r.at(doc, "", "sources");
   if (!sources.is_array() || sources.empty()) r.fail("/sources", "expected a non-empty array of strings");
   for (const auto& s : sources)

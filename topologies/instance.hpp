@@ -33,6 +33,10 @@ struct Instance {
   // and MTU from the provider's documentation (network.tcp), else one stream, no limit, 1500 bytes.
   TcpTransport tcp;
   InstancePrice price;
+  // What one node draws besides its GPUs (CPUs, memory, NICs, NVSwitches, fans), watts; 0: not published. The GPUs'
+  // own draw comes from their profile.
+  double host_power = 0;
+  std::string host_power_source;
   std::vector<std::string> sources;
   std::string notes;
 

@@ -70,6 +70,12 @@ public:
     const double price =
         job_.spot.enabled && job_.spot.price_per_hour > 0 ? job_.spot.price_per_hour : job_.price_per_hour;
     result_.cost = price * job_.nodes * result_.wall / 3600.0;
+    // Every node of the job draws while it waits too: on a checkpoint's write, on detection, a replacement, a restart.
+    if (job_.power.known) {
+      const double waiting = result_.checkpoint_time + result_.down;
+      result_.energy_kwh = lifecycle::energy_kwh(job_.power, job_.energy, job_.nodes, result_.wall - waiting, waiting);
+      result_.co2_kg = lifecycle::co2_kg(result_.energy_kwh, job_.energy);
+    }
     return result_;
   }
 

@@ -3,6 +3,8 @@
 // fails and on capacity that is taken back. Policy and closed forms only (no SimGrid): what a checkpoint costs, the
 // Young interval, the job's rate of interruptions, and the statistics over trials. The run itself is replayed by
 // sim/engine (job_replay), with iteration times that the per-iteration simulation gives for each cluster shape.
+#include "sim/lifecycle/energy.hpp"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -103,6 +105,8 @@ struct JobTimes {
   std::vector<FailureSource> failures;
   SpotSpec spot;
   double price_per_hour = 0; // per node, on demand
+  NodePower power;           // what a node draws training and waiting (not known: no energy reported)
+  EnergySpec energy;         // the facility's PUE and the grid's intensity
 };
 
 // The bytes of one checkpoint: every parameter's weights and optimizer states once (replicas write nothing extra).
@@ -146,7 +150,9 @@ struct TrialResult {
   int preemptions = 0;
   int checkpoints = 0; // completed
   int restarts = 0;
-  double cost = 0; // dollars
+  double cost = 0;       // dollars
+  double energy_kwh = 0; // at the meter: training at the node's training draw, checkpoints and down time idle
+  double co2_kg = 0;
 };
 
 } // namespace dtsim::lifecycle

@@ -48,6 +48,32 @@ std::string format_percent(double fraction) {
   return fmt::format("{:.1f}%", fraction * 100);
 }
 
+namespace {
+// Three significant figures with an SI prefix from the list, the base unit first.
+std::string with_prefix(double value, std::initializer_list<const char*> units) {
+  auto unit = units.begin();
+  while (std::next(unit) != units.end() && std::fabs(value) >= 999.5) {
+    value /= 1000;
+    ++unit;
+  }
+  const int decimals = std::fabs(value) >= 99.95 ? 0 : std::fabs(value) >= 9.995 ? 1 : 2;
+  return fmt::format("{:.{}f} {}", value, decimals, *unit);
+}
+} // namespace
+
+std::string format_power(double watts) {
+  return with_prefix(watts, {"W", "kW", "MW", "GW"});
+}
+
+std::string format_energy(double kwh) {
+  if (kwh < 1e-3) return with_prefix(kwh * 3.6e6, {"J", "kJ"}); // below a watt-hour, joules read better
+  return kwh < 1 ? with_prefix(kwh * 1000, {"Wh"}) : with_prefix(kwh, {"kWh", "MWh", "GWh", "TWh"});
+}
+
+std::string format_co2(double kilograms) {
+  return kilograms < 1 ? with_prefix(kilograms * 1000, {"g"}) : with_prefix(kilograms, {"kg", "t", "kt", "Mt"});
+}
+
 } // namespace dtsim::report
 
 namespace dtsim::report {

@@ -131,6 +131,44 @@ std::vector<plan::KernelRow> kernels_from_json(const json& rows) {
 
 } // namespace
 
+namespace {
+
+// A figure that does not apply (no dataset size, no grid intensity) is null, not 0.
+json energy_to_json(const IterationEnergy& e) {
+  if (!e.known) return nullptr;
+  const auto or_null = [](double v) { return v > 0 ? json(v) : json(nullptr); };
+  return {{"gpu_watts", e.gpu_watts},
+          {"math_share", e.math_share},
+          {"memory_share", e.memory_share},
+          {"node_watts", e.node_watts},
+          {"host_watts", e.host_watts},
+          {"cluster_watts", e.cluster_watts},
+          {"kwh_per_iteration", e.kwh_per_iteration},
+          {"kwh_per_epoch", or_null(e.kwh_per_epoch)},
+          {"kwh_of_run", e.kwh_of_run},
+          {"co2_kg_of_run", or_null(e.co2_kg_of_run)}};
+}
+
+IterationEnergy energy_from_json(const json& j) {
+  IterationEnergy e;
+  if (j.is_null()) return e;
+  const auto number = [&](const char* key) { return j.at(key).is_null() ? 0.0 : j.at(key).get<double>(); };
+  e.known = true;
+  e.gpu_watts = number("gpu_watts");
+  e.math_share = number("math_share");
+  e.memory_share = number("memory_share");
+  e.node_watts = number("node_watts");
+  e.host_watts = number("host_watts");
+  e.cluster_watts = number("cluster_watts");
+  e.kwh_per_iteration = number("kwh_per_iteration");
+  e.kwh_per_epoch = number("kwh_per_epoch");
+  e.kwh_of_run = number("kwh_of_run");
+  e.co2_kg_of_run = number("co2_kg_of_run");
+  return e;
+}
+
+} // namespace
+
 json to_json(const RunResult& r) {
   json links = json::array();
   for (const auto& l : r.busiest_links)
@@ -161,6 +199,7 @@ json to_json(const RunResult& r) {
       {"epoch_seconds", r.epoch_seconds},
       {"epochs", r.epochs},
       {"cost_usd", {{"per_hour", r.price_per_hour}, {"per_epoch", r.cost_per_epoch}, {"run", r.cost_of_run}}},
+      {"energy", energy_to_json(r.energy)},
       {"breakdown_seconds_per_iteration",
        {{"compute", r.breakdown.compute},
         {"exposed_communication", r.breakdown.exposed_communication},
@@ -217,6 +256,7 @@ RunResult run_result_from_json(const json& j) {
   r.price_per_hour = j.at("cost_usd").at("per_hour");
   r.cost_per_epoch = j.at("cost_usd").at("per_epoch");
   r.cost_of_run = j.at("cost_usd").at("run");
+  r.energy = energy_from_json(j.at("energy"));
   const auto& b = j.at("breakdown_seconds_per_iteration");
   r.breakdown = {b.at("compute"), b.at("exposed_communication"), b.at("idle")};
   const auto& by = b.at("exposed_by_dimension");

@@ -98,6 +98,21 @@ struct ParallelMetrics {
   double dropped_tokens = 0;        // ... over capacity, dropped
 };
 
+// What the run draws (sim/report/energy.hpp); `known` false where the GPU profile has no power figures.
+struct IterationEnergy {
+  bool known = false;
+  double gpu_watts = 0;     // one GPU's mean draw over the iteration
+  double math_share = 0;    // of the iteration, at the compute-bound draw
+  double memory_share = 0;  // at the streaming draw (memory-bound kernels, exposed communication)
+  double node_watts = 0;    // a node's GPUs, host and network, before the facility's overhead
+  double host_watts = 0;    // the node's host and network alone (0: not known, not counted)
+  double cluster_watts = 0; // every node, at the meter (PUE)
+  double kwh_per_iteration = 0;
+  double kwh_per_epoch = 0; // 0 without a dataset size
+  double kwh_of_run = 0;    // the epochs of the run, or the simulated iterations
+  double co2_kg_of_run = 0; // 0 without a grid intensity
+};
+
 struct RunResult {
   std::string name;
   int nodes = 0;
@@ -114,6 +129,7 @@ struct RunResult {
   double price_per_hour = 0;
   double cost_per_epoch = 0;
   double cost_of_run = 0;
+  IterationEnergy energy;
   Breakdown breakdown;
   double communication_seconds = 0; // communication ops' time per iteration, hidden or not
   double bytes_sent_per_gpu = 0;    // per iteration

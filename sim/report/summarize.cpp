@@ -1,6 +1,7 @@
 // From a replay's raw timelines to the figures a run reports.
 #include "sim/plan/input_pipeline.hpp"
 #include "sim/report/attribution.hpp"
+#include "sim/report/energy.hpp"
 #include "sim/report/result.hpp"
 
 #include <algorithm>
@@ -296,6 +297,7 @@ RunResult summarize(const scenario::Scenario& s, const plan::Plan& plan, const e
     return a.utilization != b.utilization ? a.utilization > b.utilization : a.name < b.name;
   });
   if (r.busiest_links.size() > kBusiestLinks) r.busiest_links.resize(kBusiestLinks);
+  r.energy = iteration_energy(s, r);
   return r;
 }
 

@@ -151,6 +151,26 @@ std::string format_summary(const RunResult& r) {
     }
   }
 
+  if (r.energy.known) {
+    const auto& e = r.energy;
+    out += "\nEnergy (GPU draw by what each kernel is bound by; host, network and PUE from the scenario)\n";
+    line("GPU draw",
+         fmt::format("{} mean ({} at compute-bound draw, {} streaming, the rest idle)", format_power(e.gpu_watts),
+                     format_percent(e.math_share), format_percent(e.memory_share)));
+    line("node draw",
+         e.host_watts > 0
+             ? fmt::format("{} ({} of it host and network)", format_power(e.node_watts), format_power(e.host_watts))
+             : fmt::format("{} (its GPUs alone: no figure for the host)", format_power(e.node_watts)));
+    line("cluster at the meter", format_power(e.cluster_watts));
+    if (r.epoch_seconds > 0) {
+      line("one epoch", format_energy(e.kwh_per_epoch));
+      line(fmt::format("training run ({} epoch{})", r.epochs, r.epochs == 1 ? "" : "s"), format_energy(e.kwh_of_run));
+    } else {
+      line("per iteration", format_energy(e.kwh_per_iteration));
+    }
+    if (e.co2_kg_of_run > 0) line("CO2 of the run", format_co2(e.co2_kg_of_run));
+  }
+
   out += "\nMemory per GPU\n" + format_memory(r.memory);
 
   out += fmt::format("\nSimulated {} of training ({} network transfers).\n", format_seconds(r.simulated_seconds),

@@ -55,4 +55,11 @@ inline constexpr double kMaxFlopRate = 1e21;
 // years.
 inline constexpr double kMaxDuration = 1e4 * 365 * 86400.0;
 
+// Energy. One node's draw besides its GPUs: 1 MW, a hundred times an 8-GPU H100 node's whole measured peak (8.4 kW,
+// Latif et al. 2025). A grid's carbon intensity: 5 kg CO2 per kWh, five times the dirtiest published grids (lignite,
+// about 1.1 kg/kWh). A data centre's PUE: 10 (published fleets report 1.1 to 1.6).
+inline constexpr double kMaxPower = 1e6;
+inline constexpr double kMaxCarbonIntensity = 5000;
+inline constexpr double kMaxPue = 10;
+
 } // namespace dtsim::scenario::limits

@@ -47,6 +47,10 @@ std::string_view noun(Dimension dim) {
     return "FLOP rate";
   case Dimension::duration:
     return "duration";
+  case Dimension::power:
+    return "power";
+  case Dimension::carbon_intensity:
+    return "carbon intensity";
   }
   return "quantity";
 }
@@ -74,6 +78,10 @@ Range range_of(Dimension dim) {
     return {1, limits::kMaxFlopRate, "from 1 FLOP/s to 1e21 FLOP/s"};
   case Dimension::duration:
     return {0, limits::kMaxDuration, "of at most 10,000 years"};
+  case Dimension::power:
+    return {0, limits::kMaxPower, "of at most 1 MW"};
+  case Dimension::carbon_intensity:
+    return {0, limits::kMaxCarbonIntensity, "of at most 5 kg/kWh"};
   }
   return {0, std::numeric_limits<double>::max(), ""};
 }
@@ -228,8 +236,8 @@ double Object::quantity(std::string_view key, Dimension dim, Bound bound, std::o
   if (!q) {
     std::string hint;
     if (v.is_string())
-      for (auto other :
-           {Dimension::bandwidth, Dimension::bytes, Dimension::time, Dimension::flop_rate, Dimension::duration})
+      for (auto other : {Dimension::bandwidth, Dimension::bytes, Dimension::time, Dimension::flop_rate,
+                         Dimension::duration, Dimension::power, Dimension::carbon_intensity})
         if (other != dim && parse_quantity(v.get<std::string>(), other))
           hint = fmt::format(" (that is a {}, not a {})", noun(other), noun(dim));
     fail(key, fmt::format("expected {}, got {}{}", describe(dim), show(v), hint));

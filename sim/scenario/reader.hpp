@@ -120,6 +120,9 @@ RunSpec read_run(const Object& top);
 // training.steps (after read_cluster and read_training); lifecycle_json adds them to a canonical scenario.
 void read_lifecycle(const Object& top, Scenario& scenario);
 json lifecycle_json(const Scenario& scenario, json out);
+// The "energy" section (energy.cpp), after read_cluster: the host's draw defaults to the instance preset's.
+lifecycle::EnergySpec read_energy(const Object& top, const Scenario& scenario);
+json energy_json(const lifecycle::EnergySpec& energy);
 // The optional "parallelism" section (parallelism.cpp; after read_model, read_cluster and read_training).
 void read_parallelism(const Object& top, Scenario& scenario);
 // run.fidelity "coarse" needs tensor, pipeline or expert parallelism (after read_parallelism and read_run).

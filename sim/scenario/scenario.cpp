@@ -50,7 +50,7 @@ Scenario read_document(const std::string& origin, const json& document) {
   const detail::Object top(origin, &document, "",
                            {"version", "name", "description", "model", "dataset", "cluster", "training", "run",
                             "network", "input", "stragglers", "parallelism", "checkpoint", "storage", "failures",
-                            "restart", "spot"});
+                            "restart", "spot", "energy"});
   Scenario s;
   s.origin = origin;
   s.name = top.string("name", default_name(origin));
@@ -70,6 +70,7 @@ Scenario read_document(const std::string& origin, const json& document) {
   s.network = detail::read_network(top);
   s.input = detail::read_input(top, s);
   detail::read_lifecycle(top, s);
+  s.energy = detail::read_energy(top, s);
   return s;
 }
 

@@ -6,6 +6,7 @@
 #include "models/layer.hpp"
 #include "models/transformer.hpp"
 #include "sim/collectives/schedule.hpp"
+#include "sim/lifecycle/energy.hpp"
 #include "sim/lifecycle/lifecycle.hpp"
 #include "sim/strategies/strategy.hpp"
 #include "topologies/cluster.hpp"
@@ -188,6 +189,7 @@ struct Scenario {
   // The whole run (dtsim train): its length, checkpoints, storage, failures, restarts, spot capacity. Empty sections
   // by default: one run with no failures and no checkpoints.
   lifecycle::RunPlan lifecycle;
+  lifecycle::EnergySpec energy; // electricity: the host's draw, the facility's PUE, the grid's CO2 per kWh
 
   int world_size() const { return cluster.gpu_count(); }
   bool clips_gradients() const { return training.clip_gradients.value_or(framework.clip_gradients); }

@@ -144,6 +144,7 @@ json to_json(const Scenario& s) {
   if (s.stragglers.any()) out["stragglers"] = detail::stragglers_json(s.stragglers);
   // "parallelism" is left out for plain data parallelism (its absence means one GPU per replica).
   if (s.parallelism.model_parallel()) out["parallelism"] = detail::parallelism_json(s.parallelism);
+  out["energy"] = detail::energy_json(s.energy);
   return detail::lifecycle_json(s, std::move(out));
 }
 

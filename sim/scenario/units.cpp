@@ -48,6 +48,14 @@ constexpr std::array kDurationUnits{
     Unit{"ms", 1, 1e3}, Unit{"s", 1}, Unit{"min", 60}, Unit{"h", 3600}, Unit{"d", 86400}, Unit{"y", 365 * 86400.0},
 };
 
+constexpr std::array kPowerUnits{Unit{"W", 1}, Unit{"kW", 1e3}, Unit{"MW", 1e6}};
+
+// Grams of CO2 (equivalent) per kilowatt-hour, as grid operators and the IEA publish a grid's intensity.
+constexpr std::array kCarbonUnits{
+    Unit{"g/kWh", 1},       Unit{"gCO2/kWh", 1},     Unit{"gCO2e/kWh", 1}, Unit{"kg/kWh", 1e3},
+    Unit{"kgCO2/kWh", 1e3}, Unit{"kgCO2e/kWh", 1e3}, Unit{"kg/MWh", 1},    Unit{"t/MWh", 1e3},
+};
+
 constexpr std::array kFlopRateUnits{
     Unit{"FLOPS", 1},     Unit{"FLOP/s", 1},    Unit{"MFLOPS", 1e6},   Unit{"MFLOP/s", 1e6}, Unit{"GFLOPS", 1e9},
     Unit{"GFLOP/s", 1e9}, Unit{"TFLOPS", 1e12}, Unit{"TFLOP/s", 1e12}, Unit{"PFLOPS", 1e15}, Unit{"PFLOP/s", 1e15},
@@ -83,6 +91,10 @@ std::optional<Unit> find_unit(std::string_view symbol, Dimension dim) {
     return find_unit(symbol, kFlopRateUnits);
   case Dimension::duration:
     return find_unit(symbol, kDurationUnits);
+  case Dimension::power:
+    return find_unit(symbol, kPowerUnits);
+  case Dimension::carbon_intensity:
+    return find_unit(symbol, kCarbonUnits);
   }
   return std::nullopt;
 }
@@ -121,6 +133,10 @@ std::string describe(Dimension dim) {
     return "a FLOP rate such as \"125TFLOPS\" or \"15.7 TFLOP/s\"";
   case Dimension::duration:
     return "a duration such as \"90s\", \"30min\", \"2h\", \"54d\" or \"5y\"";
+  case Dimension::power:
+    return "a power such as \"700W\" or \"2.8kW\"";
+  case Dimension::carbon_intensity:
+    return "a carbon intensity such as \"380 g/kWh\" or \"0.4 kg/kWh\"";
   }
   return "a quantity";
 }

@@ -8,7 +8,7 @@
 namespace dtsim::scenario {
 
 // `time` is a latency or a kernel's time (at most a second); `duration` a span of a whole run: "30min", "2h", "54d".
-enum class Dimension { bandwidth, bytes, time, flop_rate, duration };
+enum class Dimension { bandwidth, bytes, time, flop_rate, duration, power, carbon_intensity };
 
 // Parses `text` as a quantity of `dim`, in base units. nullopt if it is not one (wrong unit, garbage).
 std::optional<double> parse_quantity(std::string_view text, Dimension dim);

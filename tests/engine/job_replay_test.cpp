@@ -23,9 +23,9 @@ std::vector<TrialResult> trials(const JobTimes& job, int count) {
   for (int i = 0; i < count; ++i)
     work.emplace_back([job, i] {
       const auto t = replay_job(job, 1000 + static_cast<std::uint64_t>(i));
-      return fmt::format("{:.17g} {:.17g} {:.17g} {:.17g} {:.17g} {} {} {} {} {:.17g}", t.wall, t.useful,
+      return fmt::format("{:.17g} {:.17g} {:.17g} {:.17g} {:.17g} {} {} {} {} {:.17g} {:.17g}", t.wall, t.useful,
                          t.checkpoint_time, t.lost, t.down, t.failures, t.preemptions, t.checkpoints, t.restarts,
-                         t.cost);
+                         t.cost, t.energy_kwh);
     });
   std::vector<TrialResult> results;
   for (const auto& outcome : run_in_children(work, 2)) {
@@ -33,7 +33,7 @@ std::vector<TrialResult> trials(const JobTimes& job, int count) {
     std::istringstream in(outcome.output);
     TrialResult t;
     in >> t.wall >> t.useful >> t.checkpoint_time >> t.lost >> t.down >> t.failures >> t.preemptions >> t.checkpoints >>
-        t.restarts >> t.cost;
+        t.restarts >> t.cost >> t.energy_kwh;
     results.push_back(t);
   }
   return results;
@@ -63,6 +63,30 @@ TEST(JobReplay, WithoutFailuresTheRunIsStepsTimesIterationPlusEachCheckpoint) {
   EXPECT_NEAR(t.lost, 0, 1e-9);
   EXPECT_EQ(t.failures, 0);
   EXPECT_NEAR(t.cost, 10 * 4 * 527 / 3600.0, 1e-9); // $10 a node-hour, 4 nodes
+}
+
+TEST(JobReplay, EnergyCountsTrainingAtTheTrainingDrawAndWaitingAtTheIdleDraw) {
+  // 1,000 steps of 0.5 s and nine 3 s checkpoints on 4 nodes drawing 5 kW training and 1.2 kW waiting, PUE 1.2:
+  // 1.2 x 4 x (500 s x 5,000 W + 27 s x 1,200 W) / 3.6e6 J/kWh = 3.376 kWh.
+  auto job = uninterrupted(1000, 0.5, 100, 3);
+  job.power = {5000, 1200, true};
+  job.energy.pue = 1.2;
+  const auto t = trials(job, 1).at(0);
+  EXPECT_NEAR(t.energy_kwh, 1.2 * 4 * (500 * 5000 + 27 * 1200) / 3.6e6, 1e-12);
+  // Down time waits at the idle draw: 2 hours of 1 s steps on one 1 kW node (100 W idle), a crash every hour on
+  // average, 10 minutes to restart, no checkpoints; whatever the draw of failures, the trial's wall time splits into
+  // down time at 100 W and the rest (training, work redone) at 1 kW.
+  JobTimes failing;
+  failing.steps = 7200;
+  failing.nodes = 1;
+  failing.iteration = failing.iteration_draining = 1;
+  failing.interval_steps = failing.steps;
+  failing.restart = 600;
+  failing.power = {1000, 100, true};
+  failing.failures = {FailureSource{"gpu", 1, 3600, lifecycle::Distribution::exponential, 1, 0, "test"}};
+  for (const auto& f : trials(failing, 4)) {
+    EXPECT_NEAR(f.energy_kwh, ((f.wall - f.down) * 1000 + f.down * 100) / 3.6e6, 1e-9);
+  }
 }
 
 TEST(JobReplay, AnAsynchronousDrainSlowsTheIterationsItOverlaps) {

@@ -40,19 +40,23 @@ std::string origin(const calibration::GpuProfile& g) {
 }
 
 std::string gpus() {
-  std::string out = fmt::format("{:<16} {:<28} {:>10} {:>12} {:>12}  {}\n", "gpu", "name", "memory", "fp32",
-                                "fp16/bf16", "where its numbers come from");
+  std::string out = fmt::format("{:<16} {:<28} {:>10} {:>12} {:>12} {:>17}  {}\n", "gpu", "name", "memory", "fp32",
+                                "fp16/bf16", "W idle/HBM/math", "where its numbers come from");
   for (const auto& name : calibration::profile_names()) {
     const auto g = *calibration::find_profile(name);
     const auto half = g.peak_flops.count(calibration::Precision::fp16)
                           ? fmt::format("{:.1f} TFLOP/s", g.peak_flops.at(calibration::Precision::fp16) / 1e12)
                           : std::string("-");
+    const auto draw = g.power.known() ? fmt::format("{:.0f}/{:.0f}/{:.0f}", g.power.idle, g.power.memory, g.power.math)
+                                      : std::string("-");
     out += fmt::format(
-        "{:<16} {:<28} {:>10} {:>12} {:>12}  {}\n", g.name, g.display_name, report::format_bytes(g.memory_bytes),
-        fmt::format("{:.1f} TFLOP/s", g.peak_flops.at(calibration::Precision::fp32) / 1e12), half, origin(g));
+        "{:<16} {:<28} {:>10} {:>12} {:>12} {:>17}  {}\n", g.name, g.display_name, report::format_bytes(g.memory_bytes),
+        fmt::format("{:.1f} TFLOP/s", g.peak_flops.at(calibration::Precision::fp32) / 1e12), half, draw, origin(g));
   }
-  out += "\nEach is calibration/profiles/NAME.json, its sources listed in the file. A profile file of your own (dtsim "
-         "calibrate -o FILE) goes in cluster.gpu as its path.\n";
+  out +=
+      "\nEach is calibration/profiles/NAME.json, its sources listed in the file. A profile file of your own (dtsim "
+      "calibrate -o FILE) goes in cluster.gpu as its path. The draws (watts: idle, streaming from HBM, compute-bound) "
+      "were measured on the H100 and H200 and scaled from the H100's by TDP on the others.\n";
   return out;
 }
 
