@@ -310,6 +310,7 @@ int DataParallelPlanner::parameter_tensors() const {
 
 Plan make_plan(const scenario::Scenario& scenario) {
   if (scenario.parallelism.model_parallel()) return detail::make_model_parallel_plan(scenario);
+  if (!scenario.groups.empty()) return detail::make_grouped_plan(scenario);
   const auto& t = scenario.training;
   if (t.zero_stage > 0 && t.strategy.kind != strategies::Kind::allreduce)
     throw PlanError(fmt::format("training.zero_stage {} shards the all-reduce's optimizer states; strategy \"{}\" "

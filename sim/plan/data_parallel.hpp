@@ -31,6 +31,10 @@ struct ShardUnit {
 // plans them and memory.cpp counts their gathered weights, from this one definition.
 std::vector<ShardUnit> shard_units(const models::Workload& workload);
 
+// Data parallelism over a cluster of mixed GPUs (groups.cpp): each group's program planned on its own GPU and
+// micro-batch, the collectives the same for all.
+Plan make_grouped_plan(const scenario::Scenario& s);
+
 class DataParallelPlanner {
 public:
   explicit DataParallelPlanner(const scenario::Scenario& s);

@@ -53,6 +53,14 @@ struct KernelRow {
   double efficiency = 0; // achieved over the bound's peak (FLOP/s over the precision's peak, or bytes/s over HBM's)
 };
 
+// One group of a cluster of mixed GPUs, as planned: its micro-batch and its GPUs' time per iteration.
+struct GroupPlan {
+  std::string name, gpu;
+  int first_rank = 0, ranks = 0;
+  std::int64_t batch_per_gpu = 0;
+  double kernel_seconds = 0; // GPU time of one rank's kernels per iteration (compute alone, from its own profile)
+};
+
 struct Plan {
   graph::ExecutionGraph graph;
   MemoryEstimate memory;                         // per GPU
@@ -68,6 +76,7 @@ struct Plan {
   ParallelInfo parallel;
   std::vector<KernelRow> kernels; // rank 0's iteration by distinct kernel, the longest first
   double host_wait_seconds = 0;   // per iteration, rank 0's compute stream waiting for its host to issue kernels
+  std::vector<GroupPlan> groups;  // a cluster of mixed GPUs: each group's program (empty otherwise)
 };
 
 // The plan cannot run: it does not fit, or the scenario asks for something the planner cannot build.

@@ -10,7 +10,9 @@ IterationEnergy iteration_energy(const scenario::Scenario& s, const RunResult& r
   IterationEnergy e;
   const auto& power = s.gpu.power;
   const double iteration = r.iteration.mean;
-  if (!power.known() || !(iteration > 0)) return e;
+  // A cluster of mixed GPUs keeps only its first group's kernel table: its draw is not reported rather than
+  // priced as if every GPU were the first group's.
+  if (!power.known() || !(iteration > 0) || !s.groups.empty()) return e;
   double math = 0, memory = 0, launch = 0;
   for (const auto& k : r.kernels) {
     if (k.bound == "math")

@@ -149,6 +149,33 @@ json energy_to_json(const IterationEnergy& e) {
           {"co2_kg_of_run", or_null(e.co2_kg_of_run)}};
 }
 
+json groups_to_json(const std::vector<GroupMetrics>& groups) {
+  json out = json::array();
+  for (const auto& g : groups)
+    out.push_back({{"name", g.name},
+                   {"gpu", g.gpu},
+                   {"gpus", g.ranks},
+                   {"batch_per_gpu", g.batch_per_gpu},
+                   {"kernel_seconds_per_iteration", g.kernel_seconds},
+                   {"compute_seconds_per_iteration", g.breakdown.compute},
+                   {"exposed_communication_seconds_per_iteration", g.breakdown.exposed_communication},
+                   {"idle_seconds_per_iteration", g.breakdown.idle}});
+  return out;
+}
+
+std::vector<GroupMetrics> groups_from_json(const json& j) {
+  std::vector<GroupMetrics> out;
+  for (const auto& g : j) {
+    GroupMetrics m{
+        g.at("name"), g.at("gpu"), g.at("gpus"), g.at("batch_per_gpu"), g.at("kernel_seconds_per_iteration"), {}};
+    m.breakdown.compute = g.at("compute_seconds_per_iteration");
+    m.breakdown.exposed_communication = g.at("exposed_communication_seconds_per_iteration");
+    m.breakdown.idle = g.at("idle_seconds_per_iteration");
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
 IterationEnergy energy_from_json(const json& j) {
   IterationEnergy e;
   if (j.is_null()) return e;
@@ -200,6 +227,7 @@ json to_json(const RunResult& r) {
       {"epochs", r.epochs},
       {"cost_usd", {{"per_hour", r.price_per_hour}, {"per_epoch", r.cost_per_epoch}, {"run", r.cost_of_run}}},
       {"energy", energy_to_json(r.energy)},
+      {"gpu_groups", groups_to_json(r.groups)},
       {"breakdown_seconds_per_iteration",
        {{"compute", r.breakdown.compute},
         {"exposed_communication", r.breakdown.exposed_communication},
@@ -257,6 +285,7 @@ RunResult run_result_from_json(const json& j) {
   r.cost_per_epoch = j.at("cost_usd").at("per_epoch");
   r.cost_of_run = j.at("cost_usd").at("run");
   r.energy = energy_from_json(j.at("energy"));
+  r.groups = groups_from_json(j.at("gpu_groups"));
   const auto& b = j.at("breakdown_seconds_per_iteration");
   r.breakdown = {b.at("compute"), b.at("exposed_communication"), b.at("idle")};
   const auto& by = b.at("exposed_by_dimension");

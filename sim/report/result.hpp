@@ -113,6 +113,16 @@ struct IterationEnergy {
   double co2_kg_of_run = 0; // 0 without a grid intensity
 };
 
+// A group of a cluster of mixed GPUs: where its ranks' time went, averaged over them. Who waits for whom: the
+// fastest groups' idle time is the slowest group's extra compute.
+struct GroupMetrics {
+  std::string name, gpu;
+  int ranks = 0;
+  std::int64_t batch_per_gpu = 0;
+  double kernel_seconds = 0; // planned GPU time of its kernels per iteration
+  Breakdown breakdown;       // simulated, per iteration
+};
+
 struct RunResult {
   std::string name;
   int nodes = 0;
@@ -142,6 +152,7 @@ struct RunResult {
   StrategyMetrics strategy;
   Utilization utilization;
   ParallelMetrics parallel;
+  std::vector<GroupMetrics> groups; // a cluster of mixed GPUs (empty otherwise)
   // Rank 0's kernels of one iteration by distinct kernel, the longest first, and the time per iteration its compute
   // stream waited for the host to issue them (part of `breakdown.compute`).
   std::vector<plan::KernelRow> kernels;

@@ -258,6 +258,8 @@ RunResult summarize(const scenario::Scenario& s, const plan::Plan& plan, const e
   const double ranks = static_cast<double>(
       std::count_if(replay.ranks.begin(), replay.ranks.end(), [](const auto& rank) { return rank.simulated; }));
   const bool own_clock = strategies::is_asynchronous(s.training.strategy);
+  for (const auto& g : plan.groups)
+    r.groups.push_back({g.name, g.gpu, g.ranks, g.batch_per_gpu, g.kernel_seconds, {}});
   for (std::size_t index = 0; index < replay.ranks.size(); ++index) {
     const auto& rank = replay.ranks[index];
     if (!rank.simulated) continue; // coarse fidelity: another rank stood for it
@@ -276,6 +278,17 @@ RunResult summarize(const scenario::Scenario& s, const plan::Plan& plan, const e
     r.breakdown.exposed_expert += t.expert * scale;
     r.breakdown.exposed_data += t.data * scale;
     r.breakdown.idle += t.idle * scale;
+    for (std::size_t g = 0; g < plan.groups.size(); ++g) {
+      const auto& group = plan.groups[g];
+      if (static_cast<int>(index) < group.first_rank || static_cast<int>(index) >= group.first_rank + group.ranks)
+        continue;
+      auto& b = r.groups[g].breakdown;
+      const double per = 1 / measured / group.ranks;
+      b.compute += t.compute * per;
+      b.exposed_communication += t.communication() * per;
+      b.exposed_data += t.data * per;
+      b.idle += t.idle * per;
+    }
     r.communication_seconds += t.communication_busy * scale;
     for (std::size_t i = first; i < std::min(total, rank.bytes_sent.size()); ++i)
       r.bytes_sent_per_gpu += rank.bytes_sent[i] * scale;

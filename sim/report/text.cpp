@@ -80,6 +80,16 @@ std::string format_summary(const RunResult& r) {
   line("communication (total)", format_seconds(r.communication_seconds) + "  (hidden: " +
                                     format_seconds(r.communication_seconds - r.breakdown.exposed_communication) + ")");
 
+  if (!r.groups.empty()) {
+    out += "\nGPU groups (who waits for whom: a faster group's all-reduces wait for the slowest group's backward)\n";
+    out += fmt::format("  {:<14} {:>6} {:>12} {:>14} {:>14} {:>14} {:>14}\n", "group", "GPUs", "micro-batch",
+                       "kernels", "compute", "exposed comm.", "idle");
+    for (const auto& g : r.groups)
+      out += fmt::format("  {:<14} {:>6} {:>12} {:>14} {:>14} {:>14} {:>14}\n", g.name, g.ranks, g.batch_per_gpu,
+                         format_seconds(g.kernel_seconds), format_seconds(g.breakdown.compute),
+                         format_seconds(g.breakdown.exposed_communication), format_seconds(g.breakdown.idle));
+  }
+
   if (r.input.modeled) {
     const auto& in = r.input;
     out += "\nInput pipeline (data loading on each node's CPUs, the next batch while the GPU trains)\n";

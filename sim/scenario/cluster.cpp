@@ -16,20 +16,20 @@ constexpr std::int64_t kMaxNodes = limits::kNodes;
 constexpr std::int64_t kMaxGpusPerNode = limits::kGpusPerNode;
 
 // The model's precision must be one the GPU has a peak rate for.
-void check_precision(const Object& top, const Scenario& s) {
+void check_precision(const Object& top, const Scenario& s, const calibration::GpuProfile& gpu) {
   try {
-    (void)s.gpu.peak(s.model.precision);
+    (void)gpu.peak(s.model.precision);
   } catch (const std::exception&) {
     std::vector<std::string> supported;
     for (const auto& name : calibration::precision_names()) {
       try {
-        (void)s.gpu.peak(*calibration::parse_precision(name));
+        (void)gpu.peak(*calibration::parse_precision(name));
         supported.push_back(name);
       } catch (const std::exception&) {
       }
     }
     throw ScenarioError(top.file(), "/model/precision",
-                        fmt::format("GPU profile \"{}\" has no peak rate for {}; it supports {}", s.gpu.name,
+                        fmt::format("GPU profile \"{}\" has no peak rate for {}; it supports {}", gpu.name,
                                     calibration::to_string(s.model.precision), quoted_list(supported)));
   }
 }
@@ -106,11 +106,66 @@ void read_transport(const Object& nic, const std::optional<topologies::Instance>
   tcp.mtu = static_cast<double>(nic.integer("mtu", 576, static_cast<std::int64_t>(tcp.mtu), 65536));
 }
 
+// cluster.groups: consecutive runs of nodes, each of one GPU; their nodes add up to cluster.nodes.
+//   "groups": [{"gpu": "v100", "nodes": 4}, {"gpu": "a100-80gb", "nodes": 4, "price_per_hour": 4.1, "name": "new"}]
+const std::vector<std::string> kClusterKeys{"instance",   "nodes",          "gpus_per_node", "gpu",
+                                            "intra_node", "pcie",           "nic",           "switch",
+                                            "topology",   "price_per_hour", "groups",        "batch_split"};
+
+void read_groups(const Object& top, const Object& c, Scenario& s) {
+  const json* list = c.get("groups");
+  if (!list->is_array() || list->size() < 2)
+    c.fail("groups", fmt::format("expected an array of at least two node groups, each {{\"gpu\": ..., \"nodes\": N}}, "
+                                 "got {}",
+                                 show(*list)));
+  std::int64_t nodes = 0;
+  for (std::size_t i = 0; i < list->size(); ++i) {
+    const Object g(c.file(), &(*list)[i], c.pointer("groups") + "/" + std::to_string(i),
+                   {"name", "gpu", "nodes", "price_per_hour"});
+    GpuGroup group;
+    group.gpu_name = gpu_name(g, std::nullopt);
+    group.gpu = resolve_gpu(g, group.gpu_name);
+    check_precision(top, s, group.gpu); // every group runs the model's math
+    group.name = g.string("name", group.gpu.name);
+    group.nodes = static_cast<int>(g.integer("nodes", 1, std::nullopt, kMaxNodes));
+    group.first_rank = static_cast<int>(nodes * s.cluster.gpus_per_node);
+    group.ranks = group.nodes * s.cluster.gpus_per_node;
+    group.price_per_node_hour = g.number("price_per_hour", 0, s.cluster.price_per_node_hour, limits::kPricePerHour);
+    if ((group.gpu.compute_capability > 0) != (s.gpu.compute_capability > 0))
+      g.fail("gpu", "a cluster mixes GPUs, not GPUs and CPUs: their collectives would run over different libraries");
+    nodes += group.nodes;
+    s.groups.push_back(std::move(group));
+  }
+  if (nodes != s.cluster.nodes)
+    c.fail("groups",
+           fmt::format("the groups have {} nodes in all, the cluster {} (cluster.nodes): every node belongs to "
+                       "exactly one group",
+                       nodes, s.cluster.nodes));
+  // The cluster's price is the mean over its nodes, so that the whole cluster's hour costs what its groups do.
+  double price = 0;
+  for (const auto& g : s.groups)
+    price += g.price_per_node_hour * g.nodes;
+  s.cluster.price_per_node_hour = price / s.cluster.nodes;
+  s.batch_split = c.choice("batch_split", {"equal", "proportional"}, "batch split", "equal") == "equal"
+                      ? BatchSplit::equal
+                      : BatchSplit::proportional;
+}
+
 } // namespace
 
+void check_groups(const Object& top, const Scenario& s) {
+  if (s.groups.empty()) return;
+  const Object c = top.object("cluster", kClusterKeys);
+  if (s.parallelism.model_parallel())
+    c.fail("groups", "a cluster of mixed GPUs trains data-parallel here: tensor, pipeline, expert and context "
+                     "parallelism over groups (HetPipe's stages sized to each group) are not modeled");
+  if (s.training.strategy.kind != strategies::Kind::allreduce)
+    c.fail("groups", fmt::format("a cluster of mixed GPUs runs the all-reduce strategy here, not \"{}\"",
+                                 strategies::strategy_name(s.training.strategy)));
+}
+
 void read_cluster(const Object& top, Scenario& s) {
-  const Object c = top.object("cluster", {"instance", "nodes", "gpus_per_node", "gpu", "intra_node", "pcie", "nic",
-                                          "switch", "topology", "price_per_hour"});
+  const Object c = top.object("cluster", kClusterKeys);
   if (!c.present())
     top.fail("cluster", "missing; expected an object with \"nodes\" and either \"instance\" or \"gpu\" and \"nic\"");
   auto& cluster = s.cluster;
@@ -123,7 +178,16 @@ void read_cluster(const Object& top, Scenario& s) {
   cluster.nodes = static_cast<int>(c.integer("nodes", 1, std::nullopt, kMaxNodes));
   cluster.gpus_per_node =
       static_cast<int>(c.integer("gpus_per_node", 1, instance ? instance->gpus : 1, kMaxGpusPerNode));
-  cluster.gpu = gpu_name(c, instance ? std::optional<std::string>(instance->gpu) : std::nullopt);
+  // A mixed cluster's GPU is its first group's: what the node's fabric and the model's precision are checked against.
+  std::optional<std::string> first_group;
+  if (const json* groups = c.get("groups"); groups && groups->is_array() && !groups->empty() &&
+                                            (*groups)[0].is_object() && (*groups)[0].contains("gpu") &&
+                                            (*groups)[0]["gpu"].is_string())
+    first_group = (*groups)[0]["gpu"].get<std::string>();
+  if (first_group && c.has("gpu")) c.fail("gpu", "a cluster with \"groups\" names each group's GPU there, not here");
+  cluster.gpu = gpu_name(c, first_group ? first_group
+                            : instance  ? std::optional<std::string>(instance->gpu)
+                                        : std::nullopt);
   if (static_cast<std::int64_t>(cluster.nodes) * cluster.gpus_per_node > limits::kGpus)
     c.fail(c.has("gpus_per_node") ? "gpus_per_node" : "nodes",
            fmt::format("{} nodes x {} GPUs is {} GPUs; the format takes at most {} (2^24) in one cluster",
@@ -137,7 +201,7 @@ void read_cluster(const Object& top, Scenario& s) {
   cluster.compute_capability = s.gpu.compute_capability;
   cluster.compute_units = s.gpu.compute_units;
   cluster.pcie_efficiency = s.gpu.pcie_efficiency;
-  check_precision(top, s);
+  check_precision(top, s, s.gpu);
 
   const Object intra = c.object("intra_node", {"fabric", "bandwidth", "latency", "sharp", "gpus_per_pcie_switch"});
   const std::string fabric =
@@ -190,6 +254,9 @@ void read_cluster(const Object& top, Scenario& s) {
   cluster.switch_reduces = sw.boolean("sharp", false);
   read_topology(c, instance ? instance->nics : 0, cluster);
   cluster.nic_ports = std::max(cluster.nics_per_node(), instance ? instance->nics : 1);
+  if (c.has("groups")) read_groups(top, c, s);
+  if (c.has("batch_split") && !c.has("groups"))
+    c.fail("batch_split", "only a cluster with \"groups\" of different GPUs splits its batch unequally");
 }
 
 } // namespace dtsim::scenario::detail

@@ -92,6 +92,8 @@ void read_topology(const Object& cluster_section, int instance_nics, topologies:
 const std::vector<std::string>& topology_kind_names();
 // Fills scenario.cluster and scenario.gpu; checks that the GPU supports the model's precision.
 void read_cluster(const Object& top, Scenario& scenario);
+// What a cluster of mixed GPUs (cluster.groups) can train (after read_parallelism): data parallelism, all-reduce.
+void check_groups(const Object& top, const Scenario& scenario);
 TrainingSpec read_training(const Object& top);
 // training.strategy and training.compression (strategy.cpp): each a name or an object.
 strategies::StrategySpec read_strategy(const Object& training);

@@ -64,6 +64,7 @@ Scenario read_document(const std::string& origin, const json& document) {
   detail::check_strategy(top, s);
   s.stragglers = detail::read_stragglers(top, s);
   detail::read_parallelism(top, s);
+  detail::check_groups(top, s);
   detail::resolve_framework(top, s);
   s.run = detail::read_run(top);
   detail::check_fidelity(top, s);

@@ -171,6 +171,23 @@ struct NetworkSpec {
   bool cross_traffic = false; // SimGrid's reverse-direction TCP ACK traffic (network/crosstraffic); lv08: true
 };
 
+// One group of a cluster that mixes GPU types (cluster.groups): consecutive nodes of one GPU. The groups share the
+// cluster's node shape (GPUs per node, intra-node fabric, NIC) and its topology; each has its own GPU and price.
+struct GpuGroup {
+  std::string name;            // the group's label ("v100", or the scenario's)
+  std::string gpu_name;        // as written: a shipped profile or a profile file
+  calibration::GpuProfile gpu; // resolved
+  int nodes = 0;
+  int first_rank = 0; // its GPUs are ranks first_rank .. first_rank + ranks - 1
+  int ranks = 0;
+  double price_per_node_hour = 0;
+};
+
+// How a mixed cluster's data-parallel ranks split the global batch: the same micro-batch everywhere (the slowest
+// group gates every iteration), or in proportion to each GPU's speed (load-balanced, as LB-BSP and HetPipe's data
+// parallelism do), the global batch kept.
+enum class BatchSplit : std::uint8_t { equal, proportional };
+
 struct Scenario {
   std::string name;
   std::string origin;      // the file it came from (for messages)
@@ -178,7 +195,9 @@ struct Scenario {
   ModelSpec model;
   DatasetSpec dataset;
   topologies::ClusterSpec cluster;
-  calibration::GpuProfile gpu; // resolved from cluster.gpu
+  calibration::GpuProfile gpu; // resolved from cluster.gpu (with cluster.groups: the first group's)
+  std::vector<GpuGroup> groups; // empty: every GPU is `gpu`
+  BatchSplit batch_split = BatchSplit::equal;
   TrainingSpec training;
   calibration::Framework framework; // resolved from training.framework
   RunSpec run;

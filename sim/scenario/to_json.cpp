@@ -132,6 +132,15 @@ json to_json(const Scenario& s) {
   // "dataset" is optional and has no neutral value: it is left out when the samples per epoch are unknown.
   if (s.dataset.samples > 0) out["dataset"] = {{"samples", s.dataset.samples}, {"epochs", s.dataset.epochs}};
   if (!s.cluster.instance.empty()) out["cluster"]["instance"] = s.cluster.instance;
+  if (!s.groups.empty()) {
+    json groups = json::array();
+    for (const auto& g : s.groups)
+      groups.push_back(
+          {{"name", g.name}, {"gpu", g.gpu_name}, {"nodes", g.nodes}, {"price_per_hour", g.price_per_node_hour}});
+    out["cluster"].erase("gpu"); // each group names its own
+    out["cluster"]["groups"] = std::move(groups);
+    out["cluster"]["batch_split"] = s.batch_split == BatchSplit::equal ? "equal" : "proportional";
+  }
   // "input" is optional too: without it the GPUs never wait for data. Its cores are written out, resolved.
   if (s.input) {
     const auto& in = *s.input;

@@ -1,0 +1,126 @@
+// Clusters that mix GPU types: each group's program planned on its own GPU, the all-reduces shared. Equal batches
+// take the slowest group's time; proportional batches equalize the groups' compute and keep the global batch.
+#include "sim/simulate.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <gtest/gtest.h>
+
+namespace dtsim {
+namespace {
+
+using nlohmann::json;
+
+json mixed(const char* split) {
+  return json::parse(fmt::format(R"({{
+    "version": 1, "name": "mixed",
+    "model": {{"preset": "resnet50", "batch_per_gpu": 128, "precision": "amp"}},
+    "cluster": {{"nodes": 2, "gpus_per_node": 4, "nic": {{"bandwidth": "100Gbps"}},
+                "intra_node": {{"fabric": "nvlink", "bandwidth": "150GB/s"}},
+                "groups": [{{"gpu": "v100", "nodes": 1, "price_per_hour": 12}},
+                           {{"gpu": "a100-80gb", "nodes": 1, "price_per_hour": 20}}],
+                "batch_split": "{}"}},
+    "run": {{"iterations": 2, "warmup_iterations": 1}}
+  }})",
+                                 split));
+}
+
+scenario::Scenario read(const json& document) {
+  return scenario::parse_scenario(document.dump(), "mixed.json");
+}
+
+// The same cluster with every GPU of one kind.
+scenario::Scenario uniform(const char* gpu) {
+  auto doc = mixed("equal");
+  doc["cluster"].erase("groups");
+  doc["cluster"].erase("batch_split");
+  doc["cluster"]["gpu"] = gpu;
+  return read(doc);
+}
+
+TEST(MixedGpus, EqualBatchesTakeTheSlowestGroupsTime) {
+  const auto r = simulate(read(mixed("equal"))).result;
+  const auto v100 = simulate(uniform("v100")).result;
+  const auto a100 = simulate(uniform("a100-80gb")).result;
+  ASSERT_EQ(r.groups.size(), 2u);
+  // Each group's kernels are what a uniform cluster of its GPU plans.
+  double v100_kernels = 0;
+  for (const auto& k : v100.kernels)
+    v100_kernels += k.seconds;
+  EXPECT_DOUBLE_EQ(r.groups[0].kernel_seconds, v100_kernels);
+  EXPECT_LT(a100.iteration.mean, 0.7 * v100.iteration.mean);
+  // The mixed cluster runs at the V100s' pace: within 2% of the all-V100 cluster, nowhere near the A100s'.
+  EXPECT_NEAR(r.iteration.mean, v100.iteration.mean, 0.02 * v100.iteration.mean);
+  // The A100s wait: their compute is shorter by what the V100s take longer.
+  EXPECT_LT(r.groups[1].breakdown.compute, 0.7 * r.groups[0].breakdown.compute);
+  EXPECT_EQ(r.global_batch, 8 * 128);
+  // The cluster's hour is its groups': 12 + 20 dollars.
+  EXPECT_DOUBLE_EQ(r.price_per_hour, 32);
+}
+
+TEST(MixedGpus, ProportionalBatchesEqualizeComputeAndKeepTheGlobalBatch) {
+  const auto equal = simulate(read(mixed("equal"))).result;
+  const auto r = simulate(read(mixed("proportional"))).result;
+  ASSERT_EQ(r.groups.size(), 2u);
+  // 8 GPUs x 128 = 1,024 images, split 4 x b_v100 + 4 x b_a100 = 1,024, the A100s taking more.
+  EXPECT_EQ(4 * r.groups[0].batch_per_gpu + 4 * r.groups[1].batch_per_gpu, 1024);
+  EXPECT_GT(r.groups[1].batch_per_gpu, r.groups[0].batch_per_gpu);
+  EXPECT_EQ(r.global_batch, 1024);
+  // Within a sample's worth of each other (a V100's 1/b of its time): kernel times are not linear in the batch.
+  const double v = r.groups[0].kernel_seconds, a = r.groups[1].kernel_seconds;
+  EXPECT_NEAR(v, a, 2.0 * v / static_cast<double>(r.groups[0].batch_per_gpu));
+  EXPECT_LT(r.iteration.mean, 0.8 * equal.iteration.mean);
+}
+
+TEST(MixedGpus, GroupsThatDoNotMatchTheClusterAreRefusedAtTheirPointer) {
+  const auto refused = [](json doc) {
+    try {
+      read(doc);
+    } catch (const scenario::ScenarioError& e) {
+      return e.pointer();
+    }
+    return std::string("accepted");
+  };
+  auto doc = mixed("equal");
+  doc["cluster"]["nodes"] = 3; // the groups have 2
+  EXPECT_EQ(refused(doc), "/cluster/groups");
+  doc = mixed("equal"); // the A100s have bf16, the V100s do not
+  doc["cluster"]["groups"] = {doc["cluster"]["groups"][1], doc["cluster"]["groups"][0]};
+  doc["model"]["precision"] = "bf16";
+  EXPECT_EQ(refused(doc), "/model/precision");
+  doc = mixed("equal");
+  doc["cluster"]["gpu"] = "v100";
+  EXPECT_EQ(refused(doc), "/cluster/gpu");
+  doc = mixed("equal");
+  doc["cluster"]["groups"][1]["gpu"] = "a100-81gb";
+  EXPECT_EQ(refused(doc), "/cluster/groups/1/gpu");
+  doc = mixed("equal");
+  doc["cluster"]["groups"][0]["nodes"] = 0;
+  EXPECT_EQ(refused(doc), "/cluster/groups/0/nodes");
+  doc = mixed("sideways");
+  EXPECT_EQ(refused(doc), "/cluster/batch_split");
+  doc = mixed("equal");
+  doc["cluster"]["groups"].erase(1);
+  EXPECT_EQ(refused(doc), "/cluster/groups");
+  doc = mixed("equal");
+  doc["model"] = {{"preset", "gpt2"}, {"batch_per_gpu", 8}, {"precision", "fp16"}};
+  doc["parallelism"] = {{"tensor", 4}, {"data", 2}};
+  EXPECT_EQ(refused(doc), "/cluster/groups");
+  auto plain = scenario::to_json(uniform("v100"));
+  plain["cluster"]["batch_split"] = "proportional";
+  EXPECT_EQ(refused(plain), "/cluster/batch_split");
+}
+
+TEST(MixedGpus, TheCanonicalScenarioReadsBackTheSameGroups) {
+  const auto s = read(mixed("proportional"));
+  const auto again = read(scenario::to_json(s));
+  ASSERT_EQ(again.groups.size(), 2u);
+  EXPECT_EQ(again.groups[1].gpu.name, "a100-80gb");
+  EXPECT_EQ(again.groups[1].first_rank, 4);
+  EXPECT_EQ(again.batch_split, scenario::BatchSplit::proportional);
+  EXPECT_EQ(scenario::to_json(again), scenario::to_json(s));
+}
+
+} // namespace
+} // namespace dtsim
