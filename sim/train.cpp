@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 
 namespace dtsim {
 namespace {
@@ -37,6 +38,8 @@ json trial_json(const TrialResult& t) {
           {"preemptions", t.preemptions},
           {"checkpoints", t.checkpoints},
           {"restarts", t.restarts},
+          {"resizes", t.resizes},
+          {"degraded_seconds", t.degraded},
           {"cost_usd", t.cost},
           {"energy_kwh", t.energy_kwh},
           {"co2_kg", t.co2_kg},
@@ -55,6 +58,8 @@ TrialResult trial_from_json(const json& j) {
   t.preemptions = j.at("preemptions");
   t.checkpoints = j.at("checkpoints");
   t.restarts = j.at("restarts");
+  t.resizes = j.at("resizes");
+  t.degraded = j.at("degraded_seconds");
   t.cost = j.at("cost_usd");
   t.energy_kwh = j.at("energy_kwh");
   t.co2_kg = j.at("co2_kg");
@@ -123,7 +128,73 @@ void check_run_events(const scenario::Scenario& s, const lifecycle::JobTimes& jo
                   checkpoints > interruptions ? "a longer checkpoint interval would fit" : "a shorter run would fit"));
 }
 
+// Nodes one data-parallel replica spans: a node for plain data parallelism (its GPUs go together), else the
+// replica's tensor x pipeline x context GPUs in whole nodes.
+int nodes_per_replica(const scenario::Scenario& s) {
+  if (!s.parallelism.model_parallel()) return 1;
+  const int gpus = s.world_size() / s.parallelism.data;
+  return std::max(1, (gpus + s.cluster.gpus_per_node - 1) / s.cluster.gpus_per_node);
+}
+
+// The scenario with `lost` data-parallel replicas gone, and the samples its iteration covers against the full one's.
+// Keeping the global batch: each replica takes more (plain data parallelism: a larger micro-batch; pipelines: more
+// micro-batches); scaling it: each replica's batch as before.
+scenario::Scenario shrunk(const scenario::Scenario& s, int lost, double* samples_ratio) {
+  auto doc = scenario::to_json(s);
+  const bool keep = s.lifecycle.elastic.global_batch == lifecycle::GlobalBatch::keep;
+  const int npr = nodes_per_replica(s);
+  const int nodes_now = s.cluster.nodes - lost * npr;
+  doc["cluster"]["nodes"] = nodes_now;
+  // The survivors stay where they are in the network, but a topology built of equal groups (rail-optimized, a
+  // dragonfly's groups) needs a node count they divide: the groups are cut to the largest size that divides it,
+  // a coarser picture of the same fabric for the shrunk shapes alone.
+  auto& topology = doc["cluster"]["topology"];
+  if (topology.is_object() && topology.contains("nodes_per_group") && topology["nodes_per_group"].is_number_integer())
+    topology["nodes_per_group"] = std::gcd(nodes_now, topology["nodes_per_group"].get<int>());
+  double full = 0, now = 0;
+  if (s.parallelism.model_parallel()) {
+    const int data = s.parallelism.data, micro = s.parallelism.micro_batches;
+    int micro_now = keep ? (micro * data + data - lost - 1) / (data - lost) : micro;
+    // Megatron-LM's interleaved schedule runs micro-batches in multiples of the pipeline's stages: the nearest one
+    // (rounding up could double the batch, and the activations held with it); the samples ratio counts the rest.
+    const int step = s.parallelism.schedule == scenario::PipelineSchedule::interleaved ? s.parallelism.pipeline : 1;
+    micro_now = std::max(step, (micro_now + step / 2) / step * step);
+    doc["parallelism"]["data"] = data - lost;
+    doc["parallelism"]["micro_batches"] = micro_now;
+    doc["parallelism"].erase("global_batch");
+    full = static_cast<double>(micro) * data, now = static_cast<double>(micro_now) * (data - lost);
+  } else {
+    const int nodes = s.cluster.nodes, batch = s.model.batch_per_gpu;
+    const int batch_now = keep ? (batch * nodes + nodes - lost - 1) / (nodes - lost) : batch;
+    doc["model"]["batch_per_gpu"] = batch_now;
+    full = static_cast<double>(batch) * nodes, now = static_cast<double>(batch_now) * (nodes - lost);
+  }
+  *samples_ratio = now / full;
+  try {
+    return scenario::parse_scenario(doc.dump(), s.origin);
+  } catch (const scenario::ScenarioError& e) {
+    throw scenario::ScenarioError(e.file(), e.pointer(),
+                                  fmt::format("{} (the cluster shrunk by {} data-parallel replica{} for "
+                                              "\"elastic\": \"shrink\")",
+                                              e.detail(), lost, lost == 1 ? "" : "s"));
+  }
+}
+
 } // namespace
+
+std::vector<double> shrunk_iterations(const scenario::Scenario& s, double iteration, const MemoryLimit& limit) {
+  const auto& e = s.lifecycle.elastic;
+  if (!e.shrink) return {};
+  const int replicas = s.cluster.nodes / nodes_per_replica(s);
+  std::vector<double> out{iteration};
+  for (int lost = 1; lost <= std::min(e.max_lost_replicas, replicas - 1); ++lost) {
+    double ratio = 1;
+    const auto smaller = shrunk(s, lost, &ratio);
+    // Seconds per full step's worth of samples: a smaller global batch needs more iterations for the same data.
+    out.push_back(simulate(smaller, false, false, limit).result.iteration.mean / ratio);
+  }
+  return out;
+}
 
 TrialStats trial_stats(std::vector<double> values) {
   TrialStats s;
@@ -194,6 +265,7 @@ lifecycle::JobTimes job_times(const scenario::Scenario& s, double iteration, dou
   job.spot = run.spot;
   job.price_per_hour = s.cluster.price_per_node_hour;
   job.restart = run.restart.reschedule + run.restart.startup + run.restart.startup_per_gpu * job.gpus;
+  job.reschedule = run.restart.reschedule;
   job.warmup_iterations = run.restart.warmup_iterations;
   job.interval_steps = job.steps;
   if (!run.checkpoint.enabled) return job;
@@ -259,6 +331,15 @@ TrainResult train(const scenario::Scenario& s, int trials, std::uint64_t seed, i
       drain_rate > 1e-3 * s.cluster.nic.bandwidth)
     draining = simulate(drained, false, false, limit).result.iteration.mean;
   r.job = job_times(s, iteration, draining, &r.young);
+  if (s.lifecycle.elastic.shrink) {
+    if (given_iteration)
+      throw scenario::ScenarioError(s.origin, "/elastic",
+                                    "an elastic job simulates each smaller shape; --iteration-time gives only one");
+    r.job.shrunk_iteration = shrunk_iterations(s, iteration, limit);
+    r.job.nodes_per_replica = nodes_per_replica(s);
+    r.job.reconfigure = s.lifecycle.elastic.reconfigure + s.lifecycle.restart.startup +
+                        s.lifecycle.restart.startup_per_gpu * s.world_size();
+  }
   r.job.power = lifecycle::node_power(r.gpu_watts, s.gpu.power.idle, s.cluster.gpus_per_node, s.energy);
   r.job.energy = s.energy;
   r.mtbi = 1 / lifecycle::interruption_rate(r.job.failures, r.job.spot, r.nodes);
@@ -314,7 +395,7 @@ std::string format_train(const TrainResult& r) {
     }
     if (job.spot.enabled)
       out += fmt::format("{}spot every {}", job.failures.empty() ? "" : ", ",
-                         format_duration(1 / (job.spot.rate() * r.nodes)));
+                         format_duration(1 / job.spot.job_rate(r.nodes)));
     out += ")\n";
   } else {
     out += "  interruptions  none modeled (no \"failures\" or \"spot\" section)\n";
@@ -332,6 +413,14 @@ std::string format_train(const TrainResult& r) {
                        format_percent(r.expected_waste));
   out += fmt::format("  restart        {} (reschedule, start-up) + checkpoint load; {} warm-up iterations\n",
                      format_duration(job.restart), job.warmup_iterations);
+  if (!job.shrunk_iteration.empty()) {
+    out += fmt::format("  elastic        shrinks to the replicas left ({} node{} each), reconfiguring in {}; a full "
+                       "step's samples take",
+                       job.nodes_per_replica, job.nodes_per_replica == 1 ? "" : "s", format_duration(job.reconfigure));
+    for (std::size_t k = 1; k < job.shrunk_iteration.size(); ++k)
+      out += fmt::format("{} {} with {} lost", k > 1 ? "," : "", format_seconds(job.shrunk_iteration[k]), k);
+    out += fmt::format("; past {} lost it waits\n", job.shrunk_iteration.size() - 1);
+  }
   if (job.power.known)
     out += fmt::format("  power          {} a GPU training{}, {} a node training and {} waiting{}; PUE {:g}\n",
                        report::format_power(r.gpu_watts),
@@ -366,6 +455,10 @@ std::string format_train(const TrainResult& r) {
   row("failures", column(r.trials, [](const TrialResult& t) { return t.failures; }), count);
   if (job.spot.enabled) row("preemptions", column(r.trials, [](const TrialResult& t) { return t.preemptions; }), count);
   row("restarts", column(r.trials, [](const TrialResult& t) { return t.restarts; }), count);
+  if (!job.shrunk_iteration.empty()) {
+    row("resizes", column(r.trials, [](const TrialResult& t) { return t.resizes; }), count);
+    row("on fewer replicas", column(r.trials, [](const TrialResult& t) { return t.degraded; }), duration);
+  }
   row("checkpoints", column(r.trials, [](const TrialResult& t) { return t.checkpoints; }), count);
   return out;
 }
@@ -383,7 +476,9 @@ json to_json(const TrainResult& r) {
       {"down_seconds", stats_json(trial_stats(column(r.trials, [](const TrialResult& t) { return t.down; })))},
       {"failures", stats_json(trial_stats(column(r.trials, [](const TrialResult& t) { return t.failures; })))},
       {"preemptions", stats_json(trial_stats(column(r.trials, [](const TrialResult& t) { return t.preemptions; })))},
-      {"checkpoints", stats_json(trial_stats(column(r.trials, [](const TrialResult& t) { return t.checkpoints; })))}};
+      {"checkpoints", stats_json(trial_stats(column(r.trials, [](const TrialResult& t) { return t.checkpoints; })))},
+      {"resizes", stats_json(trial_stats(column(r.trials, [](const TrialResult& t) { return t.resizes; })))},
+      {"degraded_seconds", stats_json(trial_stats(column(r.trials, [](const TrialResult& t) { return t.degraded; })))}};
   if (job.power.known) {
     summary["energy_kwh"] =
         stats_json(trial_stats(column(r.trials, [](const TrialResult& t) { return t.energy_kwh; })));
@@ -415,6 +510,10 @@ json to_json(const TrainResult& r) {
           {"mean_time_between_interruptions_seconds", finite(r.mtbi)},
           {"expected_waste_first_order", r.expected_waste},
           {"restart_seconds", job.restart},
+          {"elastic", job.shrunk_iteration.empty() ? json(nullptr)
+                                                   : json{{"nodes_per_replica", job.nodes_per_replica},
+                                                          {"reconfigure_seconds", job.reconfigure},
+                                                          {"seconds_per_step_by_replicas_lost", job.shrunk_iteration}}},
           {"power_watts", job.power.known ? json{{"gpu_training", r.gpu_watts},
                                                  {"node_training", job.power.training},
                                                  {"node_idle", job.power.idle},
@@ -428,12 +527,12 @@ json to_json(const TrainResult& r) {
 
 std::string train_csv(const TrainResult& r) {
   std::string out = "trial,wall_seconds,useful_seconds,checkpoint_seconds,lost_seconds,down_seconds,failures,"
-                    "preemptions,checkpoints,restarts,cost_usd,energy_kwh,co2_kg,goodput\n";
+                    "preemptions,checkpoints,restarts,resizes,degraded_seconds,cost_usd,energy_kwh,co2_kg,goodput\n";
   for (std::size_t i = 0; i < r.trials.size(); ++i) {
     const auto& t = r.trials[i];
-    out += fmt::format("{},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{},{},{:.9g},{:.9g},{:.9g},{:.6g}\n", i, t.wall,
-                       t.useful, t.checkpoint_time, t.lost, t.down, t.failures, t.preemptions, t.checkpoints,
-                       t.restarts, t.cost, t.energy_kwh, t.co2_kg, goodput(t));
+    out += fmt::format("{},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{:.6g}\n", i,
+                       t.wall, t.useful, t.checkpoint_time, t.lost, t.down, t.failures, t.preemptions, t.checkpoints,
+                       t.restarts, t.resizes, t.degraded, t.cost, t.energy_kwh, t.co2_kg, goodput(t));
   }
   return out;
 }

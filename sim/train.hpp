@@ -66,6 +66,10 @@ TrainResult train(const scenario::Scenario& s, int trials, std::uint64_t seed, i
                   const SweepProgress& progress = {}, const MemoryLimit& limit = {},
                   std::optional<double> iteration = std::nullopt);
 
+// Elastic: seconds per full step's worth of samples with 0, 1, ... data-parallel replicas lost (each shape
+// simulated; the first is `iteration`). Empty unless the scenario's elastic policy shrinks.
+std::vector<double> shrunk_iterations(const scenario::Scenario& s, double iteration, const MemoryLimit& limit = {});
+
 std::string format_train(const TrainResult& result); // what `dtsim train` prints
 nlohmann::json to_json(const TrainResult& result);
 std::string train_csv(const TrainResult& result); // one row per trial

@@ -43,7 +43,8 @@ double weibull(std::mt19937_64& rng, double shape, double mean) {
 
 class Job {
 public:
-  Job(const JobTimes& job, std::uint64_t seed) : job_(job), seed_(seed) {
+  Job(const JobTimes& job, std::uint64_t seed)
+      : job_(job), seed_(seed), iteration_(job.iteration), draining_(job.iteration_draining) {
     result_.failures_by_source.assign(job.failures.size(), 0);
   }
 
@@ -60,12 +61,12 @@ public:
     zone->seal();
     for (std::size_t i = 0; i < job_.failures.size(); ++i)
       sg4::Actor::create("failures", host_, [this, i] { failure_source(static_cast<int>(i)); })->daemonize();
-    if (job_.spot.enabled && job_.spot.interruptions_per_month > 0)
+    if (job_.spot.enabled && (job_.spot.interruptions_per_month > 0 || !job_.spot.trace.empty()))
       sg4::Actor::create("spot", host_, [this] { spot_source(); })->daemonize();
     sg4::Actor::create("controller", host_, [this] { control(); });
     engine.run();
     result_.useful = static_cast<double>(job_.steps) * job_.iteration;
-    result_.lost = result_.wall - result_.useful - result_.checkpoint_time - result_.down;
+    result_.lost = result_.wall - result_.useful - result_.checkpoint_time - result_.down - result_.degraded;
     if (result_.lost < 1e-9 * result_.wall) result_.lost = 0; // rounding of the sums, not work lost
     const double price =
         job_.spot.enabled && job_.spot.price_per_hour > 0 ? job_.spot.price_per_hour : job_.price_per_hour;
@@ -113,8 +114,15 @@ private:
   }
 
   void spot_source() {
+    if (!job_.spot.trace.empty()) { // a recorded history, the same in every trial
+      for (double at : job_.spot.trace) {
+        sg4::this_actor::sleep_until(at);
+        push(kSpot);
+      }
+      return;
+    }
     auto rng = stream(kSpot);
-    const double rate = job_.spot.rate() * job_.nodes;
+    const double rate = job_.spot.job_rate(job_.nodes);
     for (;;) {
       sg4::this_actor::sleep_for(exponential(rng, rate));
       push(kSpot);
@@ -138,14 +146,33 @@ private:
   // Seconds to train `steps` iterations from now, slower while an asynchronous checkpoint drains.
   double training_seconds(double steps) const {
     const double window = drain_pending_ ? std::max(0.0, drain_end_ - now()) : 0.0;
-    const double slow = job_.iteration_draining;
+    const double slow = draining_;
     if (steps * slow <= window) return steps * slow;
-    return window + (steps - window / slow) * job_.iteration;
+    return window + (steps - window / slow) * iteration_;
   }
   // Iterations completed `elapsed` seconds into a training phase that began with `window` seconds of drain left.
   double steps_after(double elapsed, double window) const {
     const double slow = std::min(elapsed, window);
-    return slow / job_.iteration_draining + (elapsed - slow) / job_.iteration;
+    return slow / draining_ + (elapsed - slow) / iteration_;
+  }
+
+  // Elastic: the iteration on the replicas left (a full step's worth of samples), from the shapes simulated.
+  bool elastic() const { return !job_.shrunk_iteration.empty(); }
+  int lost_replicas() const { return (lost_nodes_ + job_.nodes_per_replica - 1) / job_.nodes_per_replica; }
+  bool can_shrink() const { return lost_replicas() < static_cast<int>(job_.shrunk_iteration.size()); }
+  void set_shape() {
+    iteration_ = job_.shrunk_iteration.at(static_cast<std::size_t>(lost_replicas()));
+    draining_ = job_.iteration_draining * iteration_ / job_.iteration;
+  }
+  // Lost nodes whose replacements have come by now rejoin the count of nodes available.
+  bool take_returns() {
+    const int before = lost_replicas();
+    std::erase_if(returns_, [&](const std::pair<double, int>& r) {
+      if (r.first > now()) return false;
+      lost_nodes_ -= r.second;
+      return true;
+    });
+    return lost_replicas() != before;
   }
 
   // An asynchronous checkpoint whose drain has ended is complete.
@@ -170,23 +197,27 @@ private:
       const double elapsed = now() - start;
       // What the drain's traffic took from training: the drained seconds' iterations, had they run at full speed.
       const double drained = std::min(elapsed, window);
-      drain_slowdown_ += drained - drained / job_.iteration_draining * job_.iteration;
+      drain_slowdown_ += drained - drained / draining_ * iteration_;
+      const std::int64_t before = done_;
       if (interrupted) {
         // Cut short in training, or in the checkpoint after it (which then does not count).
         done_ =
             elapsed >= seconds
                 ? target
                 : std::min(target, done_ + static_cast<std::int64_t>(std::floor(steps_after(elapsed, window) + 1e-9)));
+        result_.degraded += static_cast<double>(done_ - before) * (iteration_ - job_.iteration);
         settle_drain();
         interrupt(event);
         continue;
       }
       done_ = target;
+      result_.degraded += static_cast<double>(done_ - before) * (iteration_ - job_.iteration);
       settle_drain();
       if (write) {
         committed_ = done_;
         ++result_.checkpoints;
         result_.checkpoint_time += job_.checkpoint_blocking;
+        grow();
       } else if (done_ < job_.steps && job_.checkpoints) {
         checkpoint();
       }
@@ -209,6 +240,16 @@ private:
     drain_steps_ = done_;
     drain_end_ = now() + job_.checkpoint_drain;
     drain_slowdown_ = 0;
+  }
+
+  // Right after a checkpoint (nothing to lose), a shrunk job takes back the nodes that have come back: it re-plans
+  // and restarts on them from that checkpoint.
+  void grow() {
+    if (!elastic() || lost_nodes_ == 0 || committed_ != done_ || !take_returns()) return;
+    Event event;
+    ++result_.resizes;
+    if (!phase(job_.reconfigure + job_.checkpoint_load, true, event)) return interrupt(event);
+    set_shape();
   }
 
   // Waits a phase of a restart; counted as down time unless it is a warm-up. False if interrupted again.
@@ -249,6 +290,31 @@ private:
         calm = phase(std::max(0.0, event.time + detection - now()), true, event);
       }
       done_ = committed_;
+      if (elastic()) {
+        // The lost nodes come back when replaced; meanwhile the job goes on without them if it can.
+        const int nodes = event.source == kSpot ? 1 : job_.failures[static_cast<std::size_t>(event.source)].nodes;
+        const double back = event.source == kSpot ? event.time + job_.spot.notice + job_.spot.replacement
+                                                  : event.time + job_.reschedule;
+        lost_nodes_ += nodes;
+        returns_.emplace_back(back, nodes);
+        take_returns();
+        while (calm && !can_shrink()) { // too many lost at once: wait for the next replacement
+          double next = returns_.front().first;
+          for (const auto& r : returns_)
+            next = std::min(next, r.first);
+          calm = phase(std::max(0.0, next - now()), true, event);
+          take_returns();
+        }
+        if (calm) {
+          ++result_.restarts;
+          if (lost_nodes_ > 0) ++result_.resizes;
+          set_shape();
+          calm = phase(job_.reconfigure + job_.checkpoint_load * (committed_ > 0), true, event) &&
+                 phase(job_.warmup_iterations * iteration_, false, event);
+        }
+        if (calm) return;
+        continue;
+      }
       if (calm) calm = phase(std::max(0.0, back_at_ - now()), true, event); // a preempted node's replacement
       if (calm) {
         ++result_.restarts;
@@ -266,9 +332,13 @@ private:
   sg4::MutexPtr mutex_;
   sg4::ConditionVariablePtr wake_;
   std::deque<Event> events_;
-  double back_at_ = 0;         // when the last preempted node's replacement runs
-  std::int64_t done_ = 0;      // steps trained since the start of the run, kept or not
-  std::int64_t committed_ = 0; // steps the last complete checkpoint holds
+  double back_at_ = 0;                          // when the last preempted node's replacement runs
+  double iteration_;                            // seconds per iteration on the replicas the job has now
+  double draining_;                             // the same while an asynchronous checkpoint drains
+  int lost_nodes_ = 0;                          // elastic: nodes lost and not yet replaced
+  std::vector<std::pair<double, int>> returns_; // elastic: when lost nodes come back, and how many
+  std::int64_t done_ = 0;                       // steps trained since the start of the run, kept or not
+  std::int64_t committed_ = 0;                  // steps the last complete checkpoint holds
   bool drain_pending_ = false;
   double drain_end_ = 0;
   std::int64_t drain_steps_ = 0;

@@ -18,7 +18,7 @@ double interruption_rate(const std::vector<FailureSource>& failures, const SpotS
   double rate = 0;
   for (const auto& f : failures)
     rate += f.units_per_node * nodes / f.mtbf; // superposed renewal processes: the long-run rate is N / MTBF
-  if (spot.enabled) rate += spot.rate() * nodes;
+  if (spot.enabled) rate += spot.job_rate(nodes);
   return rate;
 }
 

@@ -26,6 +26,7 @@ struct FailureSource {
   double detection = 0;     // seconds from the failure to the job knowing of it: a crash is seen at once, a hang
                             // only when the collective's watchdog gives up
   std::string source;       // where the rate comes from
+  int nodes = 1;            // nodes one failure takes out: a leaf switch takes every node under it
 };
 
 // Where checkpoints go. Every node writes its share at once (a fully parallel save): each at most at its own
@@ -68,12 +69,33 @@ struct SpotSpec {
   bool enabled = false;
   // Per node, as AWS's Spot Instance Advisor counts them: the share of instances interrupted over the last 30 days.
   double interruptions_per_month = 0;
-  double rate() const { return interruptions_per_month / (30 * 86400.0); } // per node per second
+  // The job's interruptions per second: per node x nodes, or the trace's count over its span.
+  double job_rate(int nodes) const {
+    if (!trace.empty()) return trace.back() > 0 ? static_cast<double>(trace.size()) / trace.back() : 0;
+    return interruptions_per_month / (30 * 86400.0) * nodes;
+  }
   double notice = 0;                // seconds between the notice and the interruption (AWS 120, Google Cloud 30)
   double replacement = 0;           // seconds until a replacement instance runs
   double price_per_hour = 0;        // per node; 0: the on-demand price
   bool checkpoint_on_notice = true; // a checkpoint that fits in the notice is written, and no work is lost
   SpotPolicy policy = SpotPolicy::wait;
+  // A recorded history instead of the rate: seconds from the run's start at which one of its nodes was interrupted,
+  // replayed as is in every trial (sorted); the rate Young's interval weighs is then the trace's own.
+  std::vector<double> trace;
+};
+
+// What the job does when nodes are lost: wait for their replacement (the default), or shrink to the nodes left and go
+// on with fewer data-parallel replicas (Varuna, Oobleck), growing back once the replacements have come. A resize
+// restarts from the last checkpoint like any restart, at the cost of a reconfiguration instead of a reschedule.
+enum class GlobalBatch : std::uint8_t {
+  keep, // the same global batch on fewer replicas: more micro-batches each, a longer iteration
+  scale // each replica's batch as before: a smaller global batch, more iterations for the same samples
+};
+struct ElasticSpec {
+  bool shrink = false;
+  double reconfigure = 0; // seconds to re-plan and restart on the new set of nodes (survivors already running)
+  GlobalBatch global_batch = GlobalBatch::keep;
+  int max_lost_replicas = 4; // beyond this many replicas lost at once the job waits for replacements
 };
 
 // The run's length and the policies, as the scenario gives them.
@@ -84,6 +106,7 @@ struct RunPlan {
   std::vector<FailureSource> failures;
   RestartSpec restart;
   SpotSpec spot;
+  ElasticSpec elastic;
 };
 
 // Everything one trial needs, in seconds: what the run-level replay is given.
@@ -101,6 +124,12 @@ struct JobTimes {
   double checkpoint_drain = 0;     // async: seconds the write drains after the snapshot
   double checkpoint_load = 0;      // seconds to read the last checkpoint back at a restart
   double restart = 0;              // reschedule + start-up (without the load and the warm-up)
+  double reschedule = 0;           // of that, replacing a lost node: when a shrunk job's lost nodes come back
+  // Elastic: seconds per full step's worth of samples with k data-parallel replicas lost, k = 0 .. (the first is
+  // `iteration`); empty: the job waits for replacements instead.
+  std::vector<double> shrunk_iteration;
+  int nodes_per_replica = 1;
+  double reconfigure = 0; // a resize's cost instead of `restart`
   int warmup_iterations = 0;
   std::vector<FailureSource> failures;
   SpotSpec spot;
@@ -150,6 +179,8 @@ struct TrialResult {
   int preemptions = 0;
   int checkpoints = 0; // completed
   int restarts = 0;
+  int resizes = 0;       // elastic: shrinks and regrowths
+  double degraded = 0;   // seconds training took longer on fewer replicas (part of the wall time)
   double cost = 0;       // dollars
   double energy_kwh = 0; // at the meter: training at the node's training draw, checkpoints and down time idle
   double co2_kg = 0;

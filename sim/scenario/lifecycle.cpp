@@ -45,11 +45,12 @@ lifecycle::FailureSource read_source(const Object& s, double mtbf_fallback_units
     s.fail("weibull_shape", "a shape applies to \"distribution\": \"weibull\" only");
   f.detection = s.quantity("detection", Dimension::duration, Bound::non_negative, 0.0);
   f.source = s.string("source", std::string(), /*allow_empty=*/true);
+  f.nodes = static_cast<int>(s.integer("nodes", 1, 1, limits::kNodes));
   return f;
 }
 
-const std::vector<std::string> kSourceKeys{"component",     "units_per_node", "mtbf",  "distribution",
-                                           "weibull_shape", "detection",      "source"};
+const std::vector<std::string> kSourceKeys{"component",     "units_per_node", "mtbf",   "distribution",
+                                           "weibull_shape", "detection",      "source", "nodes"};
 
 // A preset's sources, their rates from what the study observed: units x days / interruptions per unit.
 std::vector<lifecycle::FailureSource> read_preset(const std::string& name) {
@@ -141,12 +142,33 @@ void read_lifecycle(const Object& top, Scenario& s) {
   run.restart.startup_per_gpu = restart.quantity("startup_per_gpu", Dimension::duration, Bound::non_negative, 0.0);
   run.restart.warmup_iterations = static_cast<int>(restart.integer("warmup_iterations", 0, 0, limits::kIterations));
 
-  const Object spot = top.object(
-      "spot", {"interruptions_per_month", "notice", "replacement", "price_per_hour", "checkpoint_on_notice", "policy"});
+  const Object spot = top.object("spot", {"interruptions_per_month", "trace", "notice", "replacement", "price_per_hour",
+                                          "checkpoint_on_notice", "policy"});
   if (spot.present()) {
     auto& sp = run.spot;
     sp.enabled = true;
-    sp.interruptions_per_month = spot.number("interruptions_per_month", 0, std::nullopt, 1e6);
+    if (const json* trace = spot.get("trace")) {
+      if (spot.has("interruptions_per_month"))
+        spot.fail("trace", "give interruptions_per_month or a trace of interruptions, not both");
+      if (!trace->is_array() || trace->empty() || trace->size() > 1000000)
+        spot.fail("trace", fmt::format("expected an array of 1 to 1,000,000 durations from the run's start, such as "
+                                       "[\"3.5h\", \"2d\"], got {}",
+                                       show(*trace)));
+      for (std::size_t i = 0; i < trace->size(); ++i) {
+        const json& v = (*trace)[i];
+        std::optional<double> at;
+        if (v.is_number()) at = v.get<double>();
+        if (v.is_string()) at = parse_quantity(v.get<std::string>(), Dimension::duration);
+        if (!at || *at < 0 || *at > limits::kMaxDuration)
+          throw ScenarioError(top.file(), spot.pointer("trace") + "/" + std::to_string(i),
+                              fmt::format("expected {} from the run's start, at most 10,000 years, got {}",
+                                          describe(Dimension::duration), show(v)));
+        sp.trace.push_back(*at);
+      }
+      std::sort(sp.trace.begin(), sp.trace.end());
+    } else {
+      sp.interruptions_per_month = spot.number("interruptions_per_month", 0, std::nullopt, 1e6);
+    }
     sp.notice = spot.quantity("notice", Dimension::duration, Bound::non_negative, std::nullopt);
     sp.replacement = spot.quantity("replacement", Dimension::duration, Bound::non_negative, std::nullopt);
     // Without a price of its own, the instance preset's published spot price where it has one.
@@ -157,6 +179,22 @@ void read_lifecycle(const Object& top, Scenario& s) {
     sp.checkpoint_on_notice = spot.boolean("checkpoint_on_notice", true);
     spot.choice("policy", {"wait"}, "spot policy", "wait");
   }
+
+  const Object elastic = top.object("elastic", {"policy", "reconfigure", "global_batch", "max_lost_replicas"});
+  if (elastic.present()) {
+    auto& e = run.elastic;
+    e.shrink = elastic.choice("policy", {"wait", "shrink"}, "elastic policy", "shrink") == "shrink";
+    e.reconfigure = elastic.quantity("reconfigure", Dimension::duration, Bound::non_negative, 0.0);
+    e.global_batch = elastic.choice("global_batch", {"keep", "scale"}, "global batch policy", "keep") == "keep"
+                         ? lifecycle::GlobalBatch::keep
+                         : lifecycle::GlobalBatch::scale;
+    e.max_lost_replicas = static_cast<int>(elastic.integer("max_lost_replicas", 1, 4, 64));
+  }
+  for (std::size_t i = 0; i < run.failures.size(); ++i)
+    if (run.failures[i].nodes > s.cluster.nodes)
+      throw ScenarioError(top.file(), "/failures",
+                          fmt::format("failure source \"{}\" takes {} nodes at a time; the cluster has {}",
+                                      run.failures[i].component, run.failures[i].nodes, s.cluster.nodes));
 }
 
 json lifecycle_json(const Scenario& s, json out) {
@@ -186,6 +224,7 @@ json lifecycle_json(const Scenario& s, json out) {
           {"mtbf", f.mtbf},           {"distribution", distribution_names()[static_cast<std::size_t>(f.distribution)]},
           {"detection", f.detection}, {"source", f.source}};
       if (f.distribution == Distribution::weibull) one["weibull_shape"] = f.weibull_shape;
+      if (f.nodes > 1) one["nodes"] = f.nodes;
       sources.push_back(std::move(one));
     }
     out["failures"] = {{"sources", std::move(sources)}};
@@ -204,6 +243,17 @@ json lifecycle_json(const Scenario& s, json out) {
                    {"price_per_hour", sp.price_per_hour},
                    {"checkpoint_on_notice", sp.checkpoint_on_notice},
                    {"policy", "wait"}};
+    if (!sp.trace.empty()) {
+      out["spot"].erase("interruptions_per_month");
+      out["spot"]["trace"] = sp.trace;
+    }
+  }
+  if (run.elastic.shrink) {
+    const auto& e = run.elastic;
+    out["elastic"] = {{"policy", "shrink"},
+                      {"reconfigure", e.reconfigure},
+                      {"global_batch", e.global_batch == lifecycle::GlobalBatch::keep ? "keep" : "scale"},
+                      {"max_lost_replicas", e.max_lost_replicas}};
   }
   return out;
 }

@@ -50,7 +50,7 @@ Scenario read_document(const std::string& origin, const json& document) {
   const detail::Object top(origin, &document, "",
                            {"version", "name", "description", "model", "dataset", "cluster", "training", "run",
                             "network", "input", "stragglers", "parallelism", "checkpoint", "storage", "failures",
-                            "restart", "spot", "energy"});
+                            "restart", "spot", "energy", "elastic"});
   Scenario s;
   s.origin = origin;
   s.name = top.string("name", default_name(origin));

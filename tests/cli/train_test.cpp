@@ -181,8 +181,43 @@ INSTANTIATE_TEST_SUITE_P(
                       BadRun{"shapeWithoutWeibull", "failures.sources.0.weibull_shape=2",
                              "/failures/sources/0/weibull_shape"},
                       BadRun{"zeroSteps", "training.steps=0", "/training/steps"},
-                      BadRun{"latencyAsBandwidth", "storage.latency=5GB/s", "/storage/latency"}),
+                      BadRun{"latencyAsBandwidth", "storage.latency=5GB/s", "/storage/latency"},
+                      BadRun{"unknownElasticPolicy", "elastic.policy=grow", "/elastic/policy"},
+                      BadRun{"correlatedPastTheCluster", "failures.sources.0.nodes=5", "/failures"},
+                      BadRun{"pueBelowOne", "energy.pue=0.5", "/energy/pue"}),
     [](const auto& info) { return std::string(info.param.what); });
+
+TEST(ComparePolicies, RunsEachPolicyAsAWholeRunSideBySide) {
+  TempDir dir;
+  const auto scenario = dir.write("s.json", small_run());
+  const auto csv = dir.path() / "p.csv";
+  // No failures against the scenario's: the first is steps x iteration exactly, at 4 nodes x $3 an hour.
+  const auto inv = run_dtsim("compare '" + scenario.string() +
+                                 "' --trials 3 --policies 'healthy: failures.sources.0.mtbf=10000y, "
+                                 "checkpoint.interval=1000y; failing: ; shrinking: elastic.policy=shrink' --csv '" +
+                                 csv.string() + "'",
+                             dir);
+  ASSERT_EQ(inv.status, 0) << inv.err;
+  for (const char* label : {"healthy", "failing", "shrinking"})
+    EXPECT_NE(inv.out.find(label), std::string::npos) << inv.out;
+  const auto rows = read_file(csv);
+  ASSERT_EQ(std::count(rows.begin(), rows.end(), '\n'), 4) << rows; // a header and three policies
+  const auto healthy = rows.substr(rows.find("healthy"));
+  double iteration = 0, wall = 0, p90 = 0, goodput = 0, cost = 0;
+  ASSERT_EQ(std::sscanf(healthy.c_str(), "healthy\",%lf,%lf,%lf,%lf,%lf", &iteration, &wall, &p90, &goodput, &cost), 5)
+      << healthy;
+  EXPECT_NEAR(wall, 200000 * iteration, 1e-6 * wall);
+  EXPECT_NEAR(cost, 4 * 3 * wall / 3600, 1e-6 * cost);
+  // A policy that is not a list of overrides, and a policy's bad value, exit 2 before anything runs.
+  auto bad = run_dtsim("compare '" + scenario.string() + "' --policies 'checkpoint'", dir);
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("expected PATH=VALUE"), std::string::npos) << bad.err;
+  bad = run_dtsim("compare '" + scenario.string() + "' --policies 'a: elastic.policy=grow'", dir);
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("/elastic/policy"), std::string::npos) << bad.err;
+  bad = run_dtsim("compare '" + scenario.string() + "' --policies 'a: ' --strategies allreduce", dir);
+  EXPECT_EQ(bad.status, 2) << bad.err;
+}
 
 TEST(TrainCommand, ACheckpointWithoutStorageIsRefused) {
   TempDir dir;

@@ -23,9 +23,9 @@ std::vector<TrialResult> trials(const JobTimes& job, int count) {
   for (int i = 0; i < count; ++i)
     work.emplace_back([job, i] {
       const auto t = replay_job(job, 1000 + static_cast<std::uint64_t>(i));
-      return fmt::format("{:.17g} {:.17g} {:.17g} {:.17g} {:.17g} {} {} {} {} {:.17g} {:.17g}", t.wall, t.useful,
-                         t.checkpoint_time, t.lost, t.down, t.failures, t.preemptions, t.checkpoints, t.restarts,
-                         t.cost, t.energy_kwh);
+      return fmt::format("{:.17g} {:.17g} {:.17g} {:.17g} {:.17g} {} {} {} {} {:.17g} {:.17g} {:.17g} {}", t.wall,
+                         t.useful, t.checkpoint_time, t.lost, t.down, t.failures, t.preemptions, t.checkpoints,
+                         t.restarts, t.cost, t.energy_kwh, t.degraded, t.resizes);
     });
   std::vector<TrialResult> results;
   for (const auto& outcome : run_in_children(work, 2)) {
@@ -33,7 +33,7 @@ std::vector<TrialResult> trials(const JobTimes& job, int count) {
     std::istringstream in(outcome.output);
     TrialResult t;
     in >> t.wall >> t.useful >> t.checkpoint_time >> t.lost >> t.down >> t.failures >> t.preemptions >> t.checkpoints >>
-        t.restarts >> t.cost >> t.energy_kwh;
+        t.restarts >> t.cost >> t.energy_kwh >> t.degraded >> t.resizes;
     results.push_back(t);
   }
   return results;
@@ -188,6 +188,57 @@ TEST(JobReplay, ACheckpointOnNoticeSavesTheWorkAndLosesOnlyTheRestOfTheNotice) {
     EXPECT_NEAR(t.down, t.preemptions * (600.0 + 60 + 5), 1e-6);
   }
   EXPECT_GT(checked, 5);
+}
+
+TEST(JobReplay, ASpotTraceIsReplayedAsRecorded) {
+  // 10,000 steps of 1 s on 4 nodes without checkpoints; nodes taken back at 1,000 s and 5,000 s with no notice, each
+  // replaced 100 s later. The first loses the 1,000 steps done; training starts again at 1,100 s and loses 3,900 steps
+  // at 5,000 s; from 5,100 s the 10,000 steps run through: 15,100 s, in every trial alike.
+  JobTimes job;
+  job.steps = 10000;
+  job.nodes = 4;
+  job.iteration = job.iteration_draining = 1;
+  job.interval_steps = job.steps;
+  job.spot.enabled = true;
+  job.spot.replacement = 100;
+  job.spot.trace = {1000, 5000};
+  for (const auto& t : trials(job, 3)) {
+    EXPECT_EQ(t.preemptions, 2);
+    EXPECT_NEAR(t.wall, 15100, 1e-9);
+    EXPECT_NEAR(t.down, 200, 1e-9);
+    EXPECT_NEAR(t.lost, 1000 + 3900, 1e-9);
+  }
+}
+
+TEST(JobReplay, AShrunkJobLosesOnlyTheSlowdownUntilItsNodeComesBack) {
+  // Two nodes, one replica each; on one the iteration takes twice as long (T1 = 2 T0 = 2 s). A node fails every
+  // 20,000 s on average and is back R = 100 s later; a checkpoint follows every step at no cost, reconfiguring is
+  // free, so nothing but the slowdown is lost: R seconds at half speed train R / T1 steps where R / T0 were due,
+  // R (1 - T0 / T1) = 50 s degraded a failure, to within a step of each end (the failure and the regrowth fall
+  // between checkpoints), unless the other node fails meanwhile (about 1% of failures: the job then waits).
+  JobTimes job;
+  job.steps = 100000;
+  job.nodes = 2;
+  job.iteration = job.iteration_draining = 1;
+  job.checkpoints = true;
+  job.interval_steps = 1;
+  job.checkpoint_interval = 1;
+  job.reschedule = 100;
+  job.shrunk_iteration = {1, 2};
+  job.failures = {FailureSource{"node", 1, 20000, lifecycle::Distribution::exponential, 1, 0, ""}};
+  int failures = 0;
+  double degraded = 0;
+  for (const auto& t : trials(job, 8)) {
+    failures += t.failures;
+    degraded += t.degraded;
+    // A shrink at each failure and a regrowth after it (one fewer where the last node comes back after the end).
+    EXPECT_GE(t.resizes, 2 * t.failures - 1);
+    EXPECT_LE(t.resizes, 2 * t.failures);
+    EXPECT_NEAR(t.wall, t.useful + t.checkpoint_time + t.down + t.lost + t.degraded, 1e-6);
+    EXPECT_LE(t.lost, 2.0 * t.failures + 1e-9); // at most the step under way at each failure
+  }
+  ASSERT_GT(failures, 40); // 8 trials x about 10 failures
+  EXPECT_NEAR(degraded / failures, 50, 5) << failures << " failures";
 }
 
 } // namespace

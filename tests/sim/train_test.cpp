@@ -134,6 +134,75 @@ TEST(TrainInputs, SpotDefaultsToTheInstancesListedSpotPrice) {
   EXPECT_DOUBLE_EQ(read(document).lifecycle.spot.price_per_hour, 9.5);
 }
 
+TEST(TrainInputs, AShrunkShapeIsTheClusterWithoutTheLostReplicas) {
+  auto document = base();
+  document["cluster"]["nodes"] = 4;
+  document["run"] = {{"iterations", 2}, {"warmup_iterations", 1}};
+  document["elastic"] = {{"policy", "shrink"}, {"global_batch", "scale"}, {"max_lost_replicas", 8}};
+  const auto s = read(document);
+  const double full = simulate(s).result.iteration.mean;
+  const auto shapes = shrunk_iterations(s, full);
+  ASSERT_EQ(shapes.size(), 4u); // 0 to 3 nodes lost: a plain data-parallel replica is a node, one must be left
+  EXPECT_DOUBLE_EQ(shapes[0], full);
+  // Scaling the global batch: each GPU keeps its batch of 32, so 3 nodes train 3/4 of a full step's samples per
+  // iteration and take 4/3 of their iterations for a full step's worth.
+  auto three = base();
+  three["cluster"]["nodes"] = 3;
+  three["run"] = document["run"];
+  EXPECT_NEAR(shapes[1], simulate(read(three)).result.iteration.mean * 4 / 3, 1e-12);
+  // Keeping it: 32 x 4 / 3 = 42.7 images a GPU, rounded up to 43 (129 a node, 387 in all for 384).
+  document["elastic"]["global_batch"] = "keep";
+  three["model"]["batch_per_gpu"] = 43;
+  EXPECT_NEAR(shrunk_iterations(read(document), full)[1],
+              simulate(read(three)).result.iteration.mean * (32.0 * 4) / (43.0 * 3), 1e-12);
+}
+
+TEST(TrainInputs, ElasticAndCorrelatedFailureInputIsCheckedAtItsPointer) {
+  const auto refused = [](const json& document) {
+    try {
+      read(document);
+    } catch (const scenario::ScenarioError& e) {
+      return e.pointer();
+    }
+    return std::string("accepted");
+  };
+  auto document = base();
+  document["elastic"] = {{"policy", "grow"}};
+  EXPECT_EQ(refused(document), "/elastic/policy");
+  document["elastic"] = {{"global_batch", "halve"}};
+  EXPECT_EQ(refused(document), "/elastic/global_batch");
+  document["elastic"] = {{"reconfigure", "-1min"}};
+  EXPECT_EQ(refused(document), "/elastic/reconfigure");
+  document = base();
+  // A leaf switch of 32 nodes in a 16-node cluster.
+  document["failures"]["sources"] = json::array({{{"component", "leaf"}, {"mtbf", "5y"}, {"nodes", 32}}});
+  EXPECT_EQ(refused(document), "/failures");
+  document["failures"]["sources"][0]["nodes"] = 0;
+  EXPECT_EQ(refused(document), "/failures/sources/0/nodes");
+  document["failures"]["sources"][0]["nodes"] = 8;
+  EXPECT_EQ(read(document).lifecycle.failures.back().nodes, 8);
+}
+
+TEST(TrainInputs, ASpotTraceReadsSortedAndGivesItsOwnRate) {
+  auto document = base();
+  document["spot"] = {{"trace", {"2d", "12h", 3600}}, {"notice", "2min"}, {"replacement", "10min"}};
+  const auto s = read(document);
+  EXPECT_EQ(s.lifecycle.spot.trace, (std::vector<double>{3600, 43200, 172800}));
+  // Three interruptions over the two days the trace spans: 3 / 172,800 s for the job, whatever its nodes.
+  EXPECT_DOUBLE_EQ(s.lifecycle.spot.job_rate(16), 3 / 172800.0);
+  EXPECT_EQ(read(scenario::to_json(s)).lifecycle.spot.trace, s.lifecycle.spot.trace);
+  document["spot"]["trace"] = {"2d", "5GB"};
+  try {
+    read(document);
+    FAIL() << "a size in a trace of times was accepted";
+  } catch (const scenario::ScenarioError& e) {
+    EXPECT_EQ(e.pointer(), "/spot/trace/1");
+  }
+  document["spot"]["trace"] = {"2d"};
+  document["spot"]["interruptions_per_month"] = 0.1;
+  EXPECT_THROW(read(document), scenario::ScenarioError);
+}
+
 TEST(TrialStats, NearestRankPercentiles) {
   std::vector<double> values;
   for (int i = 1; i <= 100; ++i)

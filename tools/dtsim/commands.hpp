@@ -44,6 +44,10 @@ struct CompareArgs {
   std::string scenario;
   std::vector<std::string> sets;
   std::string strategies; // "allreduce,ps-sync,ssp:3"
+  // Training policies compared as whole runs instead (dtsim train's trials): "label: path=value, ...; label: ..."
+  std::string policies;
+  int trials = 100;
+  std::optional<std::uint64_t> seed;
   std::string csv_out;
   std::string json_out;
   int jobs = 0; // 0: one per core
@@ -51,6 +55,7 @@ struct CompareArgs {
   std::string max_memory; // --max-memory SIZE; empty: 3/4 of this machine's memory
 };
 int compare_command(const CompareArgs& args);
+int compare_policies_command(const CompareArgs& args); // compare_policies.cpp: --policies
 
 struct TrainArgs {
   std::string scenario;

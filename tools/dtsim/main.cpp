@@ -97,12 +97,21 @@ int main(int argc, char** argv) {
 
   cli::CompareArgs compare;
   auto* compare_cmd = app.add_subcommand(
-      "compare", "Simulate a scenario under several synchronization strategies: time, traffic, staleness, cost");
+      "compare", "Simulate a scenario under several synchronization strategies (time, traffic, staleness, cost), or "
+                 "whole runs under several training policies (--policies: days, goodput, dollars, energy)");
   scenario_options(compare_cmd, compare.scenario, compare.sets);
-  compare_cmd
-      ->add_option("--strategies", compare.strategies,
-                   "Short names: allreduce,ps-sync,ps-async,ssp:3,gossip,dpsgd,local-sgd:8 (dtsim list strategies)")
-      ->required();
+  auto* strategies_opt =
+      compare_cmd->add_option("--strategies", compare.strategies,
+                              "Short names: allreduce,ps-sync,ps-async,ssp:3,gossip,dpsgd,local-sgd:8 (dtsim list "
+                              "strategies)");
+  auto* policies_opt = compare_cmd->add_option(
+      "--policies", compare.policies,
+      "Training policies as whole runs: 'LABEL: PATH=VALUE, ...; LABEL: ...', each a list of --set overrides "
+      "(e.g. 'sync: ; async: checkpoint.mode=async')");
+  strategies_opt->excludes(policies_opt);
+  compare_cmd->add_option("--trials", compare.trials, "With --policies: seeded trials of each run (default 100)")
+      ->check(count(1, 1'000'000));
+  compare_cmd->add_option("--seed", compare.seed, "With --policies: seed of the first trial (default: run.seed)");
   parallel_options(compare_cmd, compare.csv_out, compare.jobs);
   compare_cmd->add_option("--json", compare.json_out, "Write every strategy's full result as a JSON array to FILE");
   resume_option(compare_cmd, compare.resume);
@@ -236,7 +245,11 @@ int main(int argc, char** argv) {
     if (*list_cmd) return cli::list_command(list_what);
     if (*run_cmd) return cli::run_command(run);
     if (*sweep_cmd) return cli::sweep_command(sweep);
-    if (*compare_cmd) return cli::compare_command(compare);
+    if (*compare_cmd) {
+      if (compare.strategies.empty() && compare.policies.empty())
+        throw scenario::ScenarioError("dtsim compare", "", "give --strategies or --policies");
+      return compare.policies.empty() ? cli::compare_command(compare) : cli::compare_policies_command(compare);
+    }
     if (*search_cmd) return cli::search_command(search);
     if (*train_cmd) return cli::train_command(train);
     if (*coll_cmd) return cli::collective_command(coll);
