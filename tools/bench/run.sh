@@ -24,6 +24,8 @@ benchmarks=(
   "gpt3-175b-8192-gpus-coarse|run scenarios/gpt3-175b-a100x1024.json --set cluster.nodes=1024|< 120 s"
   "train-llama3-16384-gpus-1-trial|train scenarios/llama3-405b-h100x16384-train.json --iteration-time 6.144s --trials 1|< 2 s (a 72-day run: 22,678 checkpoints, about 560 failures)"
   "train-llama3-16384-gpus-1000-trials|train scenarios/llama3-405b-h100x16384-train.json --iteration-time 6.144s --trials 1000|< 60 s"
+  "train-resnet50-spot-policies|compare scenarios/resnet50-p3.2xlarge-spot.json --trials 100 --policies 'wait: spot.interruptions_per_month=20; shrink: spot.interruptions_per_month=20, elastic.policy=shrink'|< 30 s (two policies, 100 trials each, 5 shapes simulated)"
+  "mixed-v100-a100-proportional|run scenarios/resnet50-v100-a100-mixed.json --set cluster.batch_split=proportional|< 5 s (64 GPUs of two kinds, the split planned 4 times)"
   "alltoall-256mib-4096-aggregate|collective tools/bench/h100-nodes.json --op all-to-all --ranks 4096 --sizes 256MiB --fidelity aggregate --jobs 1|< 30 s, 4 GiB"
 )
 
@@ -35,8 +37,8 @@ for b in "${benchmarks[@]}"; do
   [[ -z "$filter" || "$name" == *"$filter"* ]] || continue
   walls=(); rss=()
   for _ in $(seq "$repeat"); do
-    # shellcheck disable=SC2086 # the arguments are words
-    out=$( { /usr/bin/time -f '%e %M' "$dtsim" $args > /dev/null; } 2>&1 | tail -n 1 )
+    # The arguments as a shell reads them: a --policies list is one quoted word.
+    out=$( { eval "/usr/bin/time -f '%e %M' \"\$dtsim\" $args" > /dev/null; } 2>&1 | tail -n 1 )
     walls+=("${out% *}"); rss+=("${out#* }")
   done
   w=$(printf '%s\n' "${walls[@]}" | median)
