@@ -39,24 +39,55 @@ ModelParallelPlanner::ModelParallelPlanner(const scenario::Scenario& s)
     unit_params_.push_back(p);
   }
   costs_.assign(spec_.expert, std::vector<std::array<std::optional<PricedOp>, 2>>(layers.size()));
+  assign_stage_groups();
   const int chunks = spec_.pipeline * spec_.virtual_stages;
   std::vector<int> counts = spec_.stage_blocks;
   if (counts.empty()) {
-    std::vector<double> seconds;
-    for (const auto& unit : units_) {
-      double t = 0;
-      for (auto i : unit)
-        t += forward_cost(shared_[i], context_).seconds(s.gpu) + backward_cost(shared_[i], context_).seconds(s.gpu);
-      seconds.push_back(t);
-    }
-    counts = balanced_split(seconds, chunks);
+    // Balanced by time, each chunk's units priced on its own stage's GPU (HetPipe sizes a slower GPU's stage smaller).
+    std::vector<std::vector<double>> seconds(static_cast<std::size_t>(chunks));
+    for (int c = 0; c < chunks; ++c)
+      for (const auto& unit : units_) {
+        double t = 0;
+        for (auto i : unit)
+          t += forward_cost(shared_[i], context_).seconds(chunk_gpu(c)) +
+               backward_cost(shared_[i], context_).seconds(chunk_gpu(c));
+        seconds[static_cast<std::size_t>(c)].push_back(t);
+      }
+    counts = balanced_split_by_chunk(seconds);
   }
   std::size_t next = 0;
+  chunk_of_layer_.assign(layers.size(), 0);
   for (int c = 0; c < chunks; ++c) {
     chunk_units_.emplace_back();
-    for (int k = 0; k < counts[c]; ++k)
+    for (int k = 0; k < counts[c]; ++k) {
+      for (auto i : units_[next])
+        chunk_of_layer_[i] = c;
       chunk_units_.back().push_back(next++);
+    }
   }
+}
+
+// A cluster of mixed GPUs: every rank of a pipeline stage must be in one group, so that the stage has one GPU.
+void ModelParallelPlanner::assign_stage_groups() {
+  if (s_.groups.empty()) return;
+  stage_group_.assign(static_cast<std::size_t>(spec_.pipeline), -1);
+  for (int r = 0; r < layout_.world(); ++r) {
+    int group = 0;
+    while (r >= s_.groups[group].first_rank + s_.groups[group].ranks)
+      ++group;
+    int& stage = stage_group_[static_cast<std::size_t>(layout_.coord(r).pp)];
+    if (stage >= 0 && stage != group)
+      throw PlanError(fmt::format("pipeline stage {} has ranks in GPU groups \"{}\" and \"{}\": on a cluster of "
+                                  "mixed GPUs each stage runs on one group (groups of whole stages, with \"pp\" "
+                                  "outermost in parallelism.order)",
+                                  layout_.coord(r).pp, s_.groups[stage].name, s_.groups[group].name));
+    stage = group;
+  }
+}
+
+const calibration::GpuProfile& ModelParallelPlanner::stage_gpu(int stage) const {
+  if (stage_group_.empty()) return s_.gpu;
+  return s_.groups[static_cast<std::size_t>(stage_group_[static_cast<std::size_t>(stage)])].gpu;
 }
 
 bool ModelParallelPlanner::simulated(int rank) const {
@@ -128,6 +159,10 @@ Plan ModelParallelPlanner::build() {
   plan.parallel = parallel_info(stages);
   plan.kernels = kernels_.rows();
   plan.host_wait_seconds = kernels_.host_wait();
+  // A cluster of mixed GPUs: each group's ranks, for the report's who-waits-for-whom (their stages' kernels are
+  // not kept apart: only rank 0's table is).
+  for (const auto& g : s_.groups)
+    plan.groups.push_back({g.name, g.gpu.name, g.first_rank, g.ranks, s_.model.batch_per_gpu, 0});
   return plan;
 }
 
@@ -276,7 +311,8 @@ const PricedOp& ModelParallelPlanner::pass_cost(std::size_t i, bool forward) {
   auto& slot = costs_[coord_.ep][i][forward ? 0 : 1];
   if (!slot) {
     const auto local = local_layer(i);
-    slot = PricedOp(forward ? forward_cost(local, context_) : backward_cost(local, context_), s_.gpu);
+    slot = PricedOp(forward ? forward_cost(local, context_) : backward_cost(local, context_),
+                    chunk_gpu(chunk_of_layer_[i]));
   }
   return *slot;
 }
@@ -362,7 +398,7 @@ void ModelParallelPlanner::add_step() {
   const double expert_replicas = static_cast<double>(layout_.data()) / layout_.expert();
   const double params = sharded ? dense / layout_.gradient_replicas() + expert / expert_replicas : dense + expert;
   auto deps = finalize_gradients();
-  run_priced(PricedOp(iteration_passes(params, tensors, s_), s_.gpu), "optimizer step", deps);
+  run_priced(PricedOp(iteration_passes(params, tensors, s_), stage_gpu(coord_.pp)), "optimizer step", deps);
   const auto done = flush();
   if (!sharded || s_.training.zero_stage >= 3 || spec_.overlap.param_gather) return;
   const double weight = calibration::activation_bytes(s_.model.precision) == 4 ? 4 : 2;

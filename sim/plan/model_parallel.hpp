@@ -92,6 +92,11 @@ private:
   bool coarse() const { return s_.run.fidelity == scenario::Fidelity::coarse; }
   bool simulated(int rank) const;
 
+  // The GPU a pipeline stage runs on: the scenario's, or on a cluster of mixed GPUs the group its ranks are in.
+  const calibration::GpuProfile& stage_gpu(int stage) const;
+  void assign_stage_groups();
+  const calibration::GpuProfile& chunk_gpu(int chunk) const { return stage_gpu(chunk % spec_.pipeline); }
+
   const scenario::Scenario& s_;
   const scenario::ParallelismSpec& spec_;
   ParallelLayout layout_;
@@ -106,6 +111,8 @@ private:
   // [expert position][layer][forward, backward], filled on first use.
   std::vector<std::vector<std::array<std::optional<PricedOp>, 2>>> costs_;
   std::vector<std::vector<std::size_t>> chunk_units_; // virtual stage -> its units
+  std::vector<int> chunk_of_layer_;                   // layer -> its virtual stage
+  std::vector<int> stage_group_;                      // pipeline stage -> its GPU group (mixed GPUs), else empty
   std::map<std::size_t, ExpertRouting> routing_;      // expert layer -> where its tokens go
   double tokens_per_rank_ = 0;                        // tokens of a micro-batch on one rank
   std::vector<RankGroups> rank_groups_;

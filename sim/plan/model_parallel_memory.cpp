@@ -39,7 +39,7 @@ std::vector<MemoryEstimate> ModelParallelPlanner::stage_memory() const {
   std::vector<MemoryEstimate> stages;
   for (int stage = 0; stage < p; ++stage) {
     MemoryEstimate m;
-    m.capacity = s_.gpu.memory_bytes;
+    m.capacity = stage_gpu(stage).memory_bytes;
     double dense = 0, experts = 0, gradient = 0, largest_unit = 0, second_unit = 0;
     std::vector<double> chunk_activations(spec_.virtual_stages, 0.0);
     for (int c = stage, chunk = 0; c < static_cast<int>(chunk_units_.size()); c += p, ++chunk) {
@@ -131,7 +131,8 @@ void check_model_parallel_fits(const scenario::Scenario& s, const std::vector<Me
   const auto stage = worst - stages.begin();
   throw PlanError(fmt::format("the job does not fit in GPU memory: pipeline stage {} needs {:.2f} GiB per GPU, the {} "
                               "has {:.2f} GiB (largest: {}). {}",
-                              stage, gib(worst->total()), s.gpu.display_name, gib(worst->capacity), largest, advice));
+                              stage, gib(worst->total()), s.groups.empty() ? s.gpu.display_name : "GPU of its group",
+                              gib(worst->capacity), largest, advice));
 }
 
 Plan make_model_parallel_plan(const scenario::Scenario& s) {

@@ -33,10 +33,17 @@ std::vector<std::vector<std::size_t>> pipeline_units(const models::Workload& w) 
 }
 
 std::vector<int> balanced_split(const std::vector<double>& seconds, int chunks) {
-  const int n = static_cast<int>(seconds.size());
-  std::vector<double> prefix(n + 1, 0.0);
-  for (int i = 0; i < n; ++i)
-    prefix[i + 1] = prefix[i] + seconds[i];
+  return balanced_split_by_chunk(std::vector<std::vector<double>>(static_cast<std::size_t>(chunks), seconds));
+}
+
+std::vector<int> balanced_split_by_chunk(const std::vector<std::vector<double>>& seconds) {
+  const int chunks = static_cast<int>(seconds.size());
+  const int n = static_cast<int>(seconds.front().size());
+  // prefix[c][i]: the first i units' time on chunk c's GPU.
+  std::vector<std::vector<double>> prefix(chunks, std::vector<double>(n + 1, 0.0));
+  for (int c = 0; c < chunks; ++c)
+    for (int i = 0; i < n; ++i)
+      prefix[c][i + 1] = prefix[c][i] + seconds[c][i];
   constexpr double kNone = std::numeric_limits<double>::infinity();
   // best[j][i]: the smallest largest part splitting the first i units into j parts; cut[j][i]: where the last starts.
   std::vector<std::vector<double>> best(chunks + 1, std::vector<double>(n + 1, kNone));
@@ -45,7 +52,7 @@ std::vector<int> balanced_split(const std::vector<double>& seconds, int chunks) 
   for (int j = 1; j <= chunks; ++j)
     for (int i = j; i <= n - (chunks - j); ++i)
       for (int l = i - 1; l >= j - 1; --l) { // the last part is units l .. i-1; later l: shorter last part
-        const double value = std::max(best[j - 1][l], prefix[i] - prefix[l]);
+        const double value = std::max(best[j - 1][l], prefix[j - 1][i] - prefix[j - 1][l]);
         if (value < best[j][i]) {
           best[j][i] = value;
           cut[j][i] = l;

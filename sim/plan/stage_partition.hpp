@@ -16,5 +16,8 @@ std::vector<std::vector<std::size_t>> pipeline_units(const models::Workload& wor
 // part is smallest (dynamic programming over the prefix sums; among equal splits, the one whose earlier parts are
 // largest, so ties go the same way every run).
 std::vector<int> balanced_split(const std::vector<double>& seconds, int chunks);
+// The same where each chunk runs on a GPU of its own (a cluster of mixed GPUs, HetPipe's stages): seconds[c][u] is
+// unit u's time on chunk c's GPU; the split minimizes the largest chunk's time on its own GPU.
+std::vector<int> balanced_split_by_chunk(const std::vector<std::vector<double>>& seconds);
 
 } // namespace dtsim::plan

@@ -81,13 +81,14 @@ std::string format_summary(const RunResult& r) {
                                     format_seconds(r.communication_seconds - r.breakdown.exposed_communication) + ")");
 
   if (!r.groups.empty()) {
-    out += "\nGPU groups (who waits for whom: a faster group's all-reduces wait for the slowest group's backward)\n";
-    out += fmt::format("  {:<14} {:>6} {:>12} {:>14} {:>14} {:>14} {:>14}\n", "group", "GPUs", "micro-batch",
-                       "kernels", "compute", "exposed comm.", "idle");
+    out += "\nGPU groups (who waits for whom: each group's compute, its communication left exposed, its idle time)\n";
+    out += fmt::format("  {:<14} {:>6} {:>12} {:>14} {:>14} {:>14} {:>14}\n", "group", "GPUs", "micro-batch", "kernels",
+                       "compute", "exposed comm.", "idle");
     for (const auto& g : r.groups)
       out += fmt::format("  {:<14} {:>6} {:>12} {:>14} {:>14} {:>14} {:>14}\n", g.name, g.ranks, g.batch_per_gpu,
-                         format_seconds(g.kernel_seconds), format_seconds(g.breakdown.compute),
-                         format_seconds(g.breakdown.exposed_communication), format_seconds(g.breakdown.idle));
+                         g.kernel_seconds > 0 ? format_seconds(g.kernel_seconds) : "-",
+                         format_seconds(g.breakdown.compute), format_seconds(g.breakdown.exposed_communication),
+                         format_seconds(g.breakdown.idle));
   }
 
   if (r.input.modeled) {

@@ -156,9 +156,13 @@ void read_groups(const Object& top, const Object& c, Scenario& s) {
 void check_groups(const Object& top, const Scenario& s) {
   if (s.groups.empty()) return;
   const Object c = top.object("cluster", kClusterKeys);
-  if (s.parallelism.model_parallel())
-    c.fail("groups", "a cluster of mixed GPUs trains data-parallel here: tensor, pipeline, expert and context "
-                     "parallelism over groups (HetPipe's stages sized to each group) are not modeled");
+  const auto& p = s.parallelism;
+  if (p.expert > 1 || p.context > 1)
+    c.fail("groups", "a cluster of mixed GPUs trains with data, tensor and pipeline parallelism here: expert and "
+                     "context parallelism over groups are not modeled");
+  if (p.model_parallel() && s.batch_split == BatchSplit::proportional)
+    c.fail("batch_split", "with pipeline or tensor parallelism the groups get pipeline stages sized to their speed "
+                          "(HetPipe), not proportional batches: use \"equal\"");
   if (s.training.strategy.kind != strategies::Kind::allreduce)
     c.fail("groups", fmt::format("a cluster of mixed GPUs runs the all-reduce strategy here, not \"{}\"",
                                  strategies::strategy_name(s.training.strategy)));

@@ -1,5 +1,6 @@
 // Clusters that mix GPU types: each group's program planned on its own GPU, the all-reduces shared. Equal batches
 // take the slowest group's time; proportional batches equalize the groups' compute and keep the global batch.
+#include "sim/plan/plan.hpp"
 #include "sim/simulate.hpp"
 
 #include <fmt/format.h>
@@ -105,11 +106,42 @@ TEST(MixedGpus, GroupsThatDoNotMatchTheClusterAreRefusedAtTheirPointer) {
   EXPECT_EQ(refused(doc), "/cluster/groups");
   doc = mixed("equal");
   doc["model"] = {{"preset", "gpt2"}, {"batch_per_gpu", 8}, {"precision", "fp16"}};
-  doc["parallelism"] = {{"tensor", 4}, {"data", 2}};
-  EXPECT_EQ(refused(doc), "/cluster/groups");
+  doc["parallelism"] = {{"pipeline", 2}};
+  doc["cluster"]["batch_split"] = "proportional"; // pipelines get stages sized to their GPUs instead
+  EXPECT_EQ(refused(doc), "/cluster/batch_split");
   auto plain = scenario::to_json(uniform("v100"));
   plain["cluster"]["batch_split"] = "proportional";
   EXPECT_EQ(refused(plain), "/cluster/batch_split");
+}
+
+json pipelined(const json& groups) {
+  auto doc = mixed("equal");
+  doc["model"] = {{"preset", "gpt2"}, {"batch_per_gpu", 4}, {"precision", "fp16"}};
+  doc["parallelism"] = {{"pipeline", 2}, {"micro_batches", 8}};
+  doc["cluster"]["groups"] = groups;
+  doc["cluster"].erase("batch_split");
+  return doc;
+}
+
+TEST(MixedGpus, PipelineStagesAreSizedToEachGroupsGpu) {
+  // Two stages of GPT-2 (12 blocks, then the LM head) over a V100 node and an A100 node: each stage's blocks are
+  // priced on its own GPU and the split balances their times (HetPipe), so the V100 stage takes fewer blocks than it
+  // would in an all-V100 pipeline, and the iteration beats the even split of 6 and 6.
+  const auto mixed_groups = json::parse(R"([{"gpu": "v100", "nodes": 1}, {"gpu": "a100-80gb", "nodes": 1}])");
+  const auto v100_groups = json::parse(R"([{"gpu": "v100", "nodes": 1}, {"gpu": "v100", "nodes": 1}])");
+  const auto hetpipe = simulate(read(pipelined(mixed_groups))).result;
+  const auto all_v100 = simulate(read(pipelined(v100_groups))).result;
+  auto even_doc = pipelined(mixed_groups);
+  even_doc["parallelism"]["stages"] = {6, 6};
+  const auto even = simulate(read(even_doc)).result;
+  ASSERT_EQ(hetpipe.parallel.chunk_units.size(), 2u);
+  EXPECT_LT(hetpipe.parallel.chunk_units[0], all_v100.parallel.chunk_units[0]);
+  EXPECT_LT(hetpipe.iteration.mean, even.iteration.mean);
+  EXPECT_LT(hetpipe.iteration.mean, all_v100.iteration.mean);
+  // A stage whose ranks fall in two groups has no one GPU: refused when planned.
+  auto split = pipelined(mixed_groups);
+  split["parallelism"] = {{"tensor", 4}, {"data", 2}};
+  EXPECT_THROW(simulate(read(split)), plan::PlanError);
 }
 
 TEST(MixedGpus, TheCanonicalScenarioReadsBackTheSameGroups) {
