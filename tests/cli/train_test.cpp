@@ -208,6 +208,11 @@ TEST(ComparePolicies, RunsEachPolicyAsAWholeRunSideBySide) {
       << healthy;
   EXPECT_NEAR(wall, 200000 * iteration, 1e-6 * wall);
   EXPECT_NEAR(cost, 4 * 3 * wall / 3600, 1e-6 * cost);
+  // --json - writes the JSON alone to standard output, a result per policy.
+  const auto to_stdout =
+      run_dtsim("compare '" + scenario.string() + "' --trials 2 --policies 'a: ; b: ' --json -", dir);
+  ASSERT_EQ(to_stdout.status, 0) << to_stdout.err;
+  EXPECT_EQ(json::parse(to_stdout.out).size(), 2u);
   // A policy that is not a list of overrides, and a policy's bad value, exit 2 before anything runs.
   auto bad = run_dtsim("compare '" + scenario.string() + "' --policies 'checkpoint'", dir);
   EXPECT_EQ(bad.status, 2);

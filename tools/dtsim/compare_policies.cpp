@@ -130,12 +130,14 @@ int compare_policies_command(const CompareArgs& args) {
       out += fmt::format("  {:>{}}", row[c], widths[c]);
     out += "\n";
   }
-  std::cout << out;
+  // With a file written to standard output, the table goes to standard error.
+  std::ostream& report = args.json_out == "-" || args.csv_out == "-" ? std::cerr : std::cout;
+  report << out;
   std::vector<OutputFile> files;
   if (!args.csv_out.empty()) files.push_back({args.csv_out, csv});
   if (!args.json_out.empty()) files.push_back({args.json_out, all.dump(2) + "\n"});
   write_files(files);
-  std::cout << wrote(files);
+  report << wrote(files);
   return kExitOk;
 }
 
