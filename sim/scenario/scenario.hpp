@@ -195,7 +195,7 @@ struct Scenario {
   ModelSpec model;
   DatasetSpec dataset;
   topologies::ClusterSpec cluster;
-  calibration::GpuProfile gpu; // resolved from cluster.gpu (with cluster.groups: the first group's)
+  calibration::GpuProfile gpu;  // resolved from cluster.gpu (with cluster.groups: the first group's)
   std::vector<GpuGroup> groups; // empty: every GPU is `gpu`
   BatchSplit batch_split = BatchSplit::equal;
   TrainingSpec training;
