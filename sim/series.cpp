@@ -23,11 +23,17 @@ std::vector<double> parse_series(const std::string& text, const std::function<do
   return values;
 }
 
-std::vector<std::string> split_list(const std::string& text) {
+std::string trim(const std::string& text) {
+  const auto first = text.find_first_not_of(" \t");
+  if (first == std::string::npos) return {};
+  return text.substr(first, text.find_last_not_of(" \t") - first + 1);
+}
+
+std::vector<std::string> split_list(const std::string& text, char separator) {
   std::vector<std::string> items;
   std::size_t start = 0;
   while (start <= text.size()) {
-    const auto comma = std::min(text.find(',', start), text.size());
+    const auto comma = std::min(text.find(separator, start), text.size());
     items.push_back(text.substr(start, comma - start));
     start = comma + 1;
   }

@@ -7,8 +7,10 @@
 
 namespace dtsim {
 
-// The items of a comma-separated list, as typed (no trimming); "a,,b" has an empty middle item.
-std::vector<std::string> split_list(const std::string& text);
+// The items of a list separated by `separator`, as typed (no trimming); "a,,b" has an empty middle item.
+std::vector<std::string> split_list(const std::string& text, char separator = ',');
+// `text` without the blanks (spaces, tabs) around it.
+std::string trim(const std::string& text);
 
 // Each item is read by `parse_one`, which throws std::invalid_argument saying what it expected. A range
 // needs 0 < FROM <= TO.

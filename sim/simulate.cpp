@@ -64,12 +64,6 @@ using detail::run_here;
 using detail::run_points;
 using detail::take_outcome;
 
-std::string trim(const std::string& text) {
-  const auto first = text.find_first_not_of(" \t");
-  if (first == std::string::npos) return {};
-  return text.substr(first, text.find_last_not_of(" \t") - first + 1);
-}
-
 } // namespace
 
 Simulation simulate(const scenario::Scenario& scenario, bool with_trace, bool show_progress, const MemoryLimit& limit) {

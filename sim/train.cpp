@@ -43,7 +43,7 @@ json trial_json(const TrialResult& t) {
           {"cost_usd", t.cost},
           {"energy_kwh", t.energy_kwh},
           {"co2_kg", t.co2_kg},
-          {"goodput", t.wall > 0 ? t.useful / t.wall : 0.0}};
+          {"goodput", goodput(t)}};
 }
 
 TrialResult trial_from_json(const json& j) {
@@ -64,17 +64,6 @@ TrialResult trial_from_json(const json& j) {
   t.energy_kwh = j.at("energy_kwh");
   t.co2_kg = j.at("co2_kg");
   return t;
-}
-
-template <class Field> std::vector<double> column(const std::vector<TrialResult>& trials, Field field) {
-  std::vector<double> values;
-  for (const auto& t : trials)
-    values.push_back(static_cast<double>(field(t)));
-  return values;
-}
-
-double goodput(const TrialResult& t) {
-  return t.wall > 0 ? t.useful / t.wall : 0;
 }
 
 json stats_json(const TrialStats& s) {
@@ -210,6 +199,10 @@ TrialStats trial_stats(std::vector<double> values) {
   };
   s.p50 = rank(0.50), s.p90 = rank(0.90), s.p99 = rank(0.99);
   return s;
+}
+
+double goodput(const lifecycle::TrialResult& t) {
+  return t.wall > 0 ? t.useful / t.wall : 0;
 }
 
 std::int64_t run_steps(const scenario::Scenario& s, std::string* from) {
@@ -430,36 +423,36 @@ std::string format_train(const TrainResult& r) {
 
   out += fmt::format("\n{} trial{} (seed {})\n  {:<22}{:>14} {:>14} {:>14} {:>14}\n", r.trials.size(),
                      r.trials.size() == 1 ? "" : "s", r.seed, "", "mean", "p50", "p90", "p99");
-  const auto row = [&](const std::string& label, const std::vector<double>& values, auto show) {
-    const auto s = trial_stats(values);
+  const auto row = [&](const std::string& label, const TrialStats& s, auto show) {
     out += fmt::format("  {:<22}{:>14} {:>14} {:>14} {:>14}\n", label, show(s.mean), show(s.p50), show(s.p90),
                        show(s.p99));
   };
   const auto duration = [](double v) { return report::format_duration(v); };
   const auto count = [](double v) { return fmt::format("{:.1f}", v); };
-  row("time to train", column(r.trials, [](const TrialResult& t) { return t.wall; }), duration);
-  row("goodput", column(r.trials, goodput), [](double v) { return report::format_percent(v); });
+  row("time to train", trial_stats(r.trials, [](const TrialResult& t) { return t.wall; }), duration);
+  row("goodput", trial_stats(r.trials, goodput), [](double v) { return report::format_percent(v); });
   if (job.price_per_hour > 0 || job.spot.price_per_hour > 0)
-    row("cost", column(r.trials, [](const TrialResult& t) { return t.cost; }),
+    row("cost", trial_stats(r.trials, [](const TrialResult& t) { return t.cost; }),
         [](double v) { return fmt::format("${:.0f}", v); });
   if (job.power.known) {
-    row("energy", column(r.trials, [](const TrialResult& t) { return t.energy_kwh; }),
+    row("energy", trial_stats(r.trials, [](const TrialResult& t) { return t.energy_kwh; }),
         [](double v) { return report::format_energy(v); });
     if (job.energy.grid_intensity > 0)
-      row("CO2", column(r.trials, [](const TrialResult& t) { return t.co2_kg; }),
+      row("CO2", trial_stats(r.trials, [](const TrialResult& t) { return t.co2_kg; }),
           [](double v) { return report::format_co2(v); });
   }
-  row("checkpoint time", column(r.trials, [](const TrialResult& t) { return t.checkpoint_time; }), duration);
-  row("work lost", column(r.trials, [](const TrialResult& t) { return t.lost; }), duration);
-  row("down", column(r.trials, [](const TrialResult& t) { return t.down; }), duration);
-  row("failures", column(r.trials, [](const TrialResult& t) { return t.failures; }), count);
-  if (job.spot.enabled) row("preemptions", column(r.trials, [](const TrialResult& t) { return t.preemptions; }), count);
-  row("restarts", column(r.trials, [](const TrialResult& t) { return t.restarts; }), count);
+  row("checkpoint time", trial_stats(r.trials, [](const TrialResult& t) { return t.checkpoint_time; }), duration);
+  row("work lost", trial_stats(r.trials, [](const TrialResult& t) { return t.lost; }), duration);
+  row("down", trial_stats(r.trials, [](const TrialResult& t) { return t.down; }), duration);
+  row("failures", trial_stats(r.trials, [](const TrialResult& t) { return t.failures; }), count);
+  if (job.spot.enabled)
+    row("preemptions", trial_stats(r.trials, [](const TrialResult& t) { return t.preemptions; }), count);
+  row("restarts", trial_stats(r.trials, [](const TrialResult& t) { return t.restarts; }), count);
   if (!job.shrunk_iteration.empty()) {
-    row("resizes", column(r.trials, [](const TrialResult& t) { return t.resizes; }), count);
-    row("on fewer replicas", column(r.trials, [](const TrialResult& t) { return t.degraded; }), duration);
+    row("resizes", trial_stats(r.trials, [](const TrialResult& t) { return t.resizes; }), count);
+    row("on fewer replicas", trial_stats(r.trials, [](const TrialResult& t) { return t.degraded; }), duration);
   }
-  row("checkpoints", column(r.trials, [](const TrialResult& t) { return t.checkpoints; }), count);
+  row("checkpoints", trial_stats(r.trials, [](const TrialResult& t) { return t.checkpoints; }), count);
   return out;
 }
 
@@ -469,21 +462,20 @@ json to_json(const TrainResult& r) {
   for (const auto& t : r.trials)
     trials.push_back(trial_json(t));
   json summary = {
-      {"wall_seconds", stats_json(trial_stats(column(r.trials, [](const TrialResult& t) { return t.wall; })))},
-      {"goodput", stats_json(trial_stats(column(r.trials, goodput)))},
-      {"cost_usd", stats_json(trial_stats(column(r.trials, [](const TrialResult& t) { return t.cost; })))},
-      {"lost_seconds", stats_json(trial_stats(column(r.trials, [](const TrialResult& t) { return t.lost; })))},
-      {"down_seconds", stats_json(trial_stats(column(r.trials, [](const TrialResult& t) { return t.down; })))},
-      {"failures", stats_json(trial_stats(column(r.trials, [](const TrialResult& t) { return t.failures; })))},
-      {"preemptions", stats_json(trial_stats(column(r.trials, [](const TrialResult& t) { return t.preemptions; })))},
-      {"checkpoints", stats_json(trial_stats(column(r.trials, [](const TrialResult& t) { return t.checkpoints; })))},
-      {"resizes", stats_json(trial_stats(column(r.trials, [](const TrialResult& t) { return t.resizes; })))},
-      {"degraded_seconds", stats_json(trial_stats(column(r.trials, [](const TrialResult& t) { return t.degraded; })))}};
+      {"wall_seconds", stats_json(trial_stats(r.trials, [](const TrialResult& t) { return t.wall; }))},
+      {"goodput", stats_json(trial_stats(r.trials, goodput))},
+      {"cost_usd", stats_json(trial_stats(r.trials, [](const TrialResult& t) { return t.cost; }))},
+      {"lost_seconds", stats_json(trial_stats(r.trials, [](const TrialResult& t) { return t.lost; }))},
+      {"down_seconds", stats_json(trial_stats(r.trials, [](const TrialResult& t) { return t.down; }))},
+      {"failures", stats_json(trial_stats(r.trials, [](const TrialResult& t) { return t.failures; }))},
+      {"preemptions", stats_json(trial_stats(r.trials, [](const TrialResult& t) { return t.preemptions; }))},
+      {"checkpoints", stats_json(trial_stats(r.trials, [](const TrialResult& t) { return t.checkpoints; }))},
+      {"resizes", stats_json(trial_stats(r.trials, [](const TrialResult& t) { return t.resizes; }))},
+      {"degraded_seconds", stats_json(trial_stats(r.trials, [](const TrialResult& t) { return t.degraded; }))}};
   if (job.power.known) {
-    summary["energy_kwh"] =
-        stats_json(trial_stats(column(r.trials, [](const TrialResult& t) { return t.energy_kwh; })));
+    summary["energy_kwh"] = stats_json(trial_stats(r.trials, [](const TrialResult& t) { return t.energy_kwh; }));
     if (job.energy.grid_intensity > 0)
-      summary["co2_kg"] = stats_json(trial_stats(column(r.trials, [](const TrialResult& t) { return t.co2_kg; })));
+      summary["co2_kg"] = stats_json(trial_stats(r.trials, [](const TrialResult& t) { return t.co2_kg; }));
   }
   const auto finite = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
   return {{"name", r.name},

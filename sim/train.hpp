@@ -21,6 +21,15 @@ struct TrialStats {
   double mean = 0, p50 = 0, p90 = 0, p99 = 0;
 };
 TrialStats trial_stats(std::vector<double> values);
+// One figure of each trial (`field` of a TrialResult), over the trials.
+template <class Field> TrialStats trial_stats(const std::vector<lifecycle::TrialResult>& trials, Field field) {
+  std::vector<double> values;
+  for (const auto& t : trials)
+    values.push_back(static_cast<double>(field(t)));
+  return trial_stats(std::move(values));
+}
+// Useful iteration time over wall time.
+double goodput(const lifecycle::TrialResult& t);
 
 struct TrainResult {
   std::string name;

@@ -262,7 +262,8 @@ private:
 
   void interrupt(Event event) {
     for (;;) {
-      drain_pending_ = false; // a snapshot in host memory does not survive the restart
+      drain_pending_ = false;    // a snapshot in host memory does not survive the restart
+      const Event cause = event; // `event` becomes the next interruption if one comes during this one's phases
       bool calm = true;
       if (event.source == kSpot) {
         ++result_.preemptions;
@@ -292,34 +293,30 @@ private:
       done_ = committed_;
       if (elastic()) {
         // The lost nodes come back when replaced; meanwhile the job goes on without them if it can.
-        const int nodes = event.source == kSpot ? 1 : job_.failures[static_cast<std::size_t>(event.source)].nodes;
-        const double back = event.source == kSpot ? event.time + job_.spot.notice + job_.spot.replacement
-                                                  : event.time + job_.reschedule;
+        const int nodes = cause.source == kSpot ? 1 : job_.failures[static_cast<std::size_t>(cause.source)].nodes;
+        const double back = cause.source == kSpot ? cause.time + job_.spot.notice + job_.spot.replacement
+                                                  : cause.time + job_.reschedule;
         lost_nodes_ += nodes;
         returns_.emplace_back(back, nodes);
         take_returns();
         while (calm && !can_shrink()) { // too many lost at once: wait for the next replacement
-          double next = returns_.front().first;
-          for (const auto& r : returns_)
-            next = std::min(next, r.first);
+          const auto next = std::min_element(returns_.begin(), returns_.end())->first;
           calm = phase(std::max(0.0, next - now()), true, event);
           take_returns();
         }
         if (calm) {
-          ++result_.restarts;
           if (lost_nodes_ > 0) ++result_.resizes;
           set_shape();
-          calm = phase(job_.reconfigure + job_.checkpoint_load * (committed_ > 0), true, event) &&
-                 phase(job_.warmup_iterations * iteration_, false, event);
         }
-        if (calm) return;
-        continue;
+      } else if (calm) {
+        calm = phase(std::max(0.0, back_at_ - now()), true, event); // a preempted node's replacement
       }
-      if (calm) calm = phase(std::max(0.0, back_at_ - now()), true, event); // a preempted node's replacement
+      // A restart: rescheduled, or (elastic) reconfigured on the nodes there are; the checkpoint's load; warm-up.
       if (calm) {
         ++result_.restarts;
-        calm = phase(job_.restart + job_.checkpoint_load * (committed_ > 0), true, event) &&
-               phase(job_.warmup_iterations * job_.iteration, false, event);
+        calm = phase((elastic() ? job_.reconfigure : job_.restart) + job_.checkpoint_load * (committed_ > 0), true,
+                     event) &&
+               phase(job_.warmup_iterations * iteration_, false, event);
       }
       if (calm) return;
     }

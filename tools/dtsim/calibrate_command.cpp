@@ -32,28 +32,6 @@ std::string percent(double fraction) {
   return fmt::format("{:.1f}%", fraction * 100);
 }
 
-// Rows of cells aligned in columns: the first left-aligned, the others right-aligned (as `dtsim compare` prints).
-std::string aligned(const std::vector<std::vector<std::string>>& rows, std::size_t left_columns = 1) {
-  std::vector<std::size_t> widths;
-  for (const auto& row : rows)
-    for (std::size_t c = 0; c < row.size(); ++c) {
-      if (widths.size() <= c) widths.push_back(0);
-      widths[c] = std::max(widths[c], row[c].size());
-    }
-  std::string out;
-  for (const auto& row : rows) {
-    std::string line;
-    for (std::size_t c = 0; c < row.size(); ++c) {
-      if (c > 0) line += "  ";
-      line += c < left_columns ? fmt::format("{:<{}}", row[c], widths[c]) : fmt::format("{:>{}}", row[c], widths[c]);
-    }
-    while (!line.empty() && line.back() == ' ')
-      line.pop_back();
-    out += "  " + line + "\n";
-  }
-  return out;
-}
-
 std::string curve_table(const MeasurementFit& fit) {
   std::vector<std::vector<std::string>> rows{
       {"curve", "points", "held back", "sizes", "knots", "plateau", "held-back error", "efficiency of"},
@@ -67,7 +45,7 @@ std::string curve_table(const MeasurementFit& fit) {
                                    : std::string("n/a (< 5 points)"),
                     c.rate_label});
   }
-  return aligned(rows, 1);
+  return aligned_table(rows, 1, "  ");
 }
 
 std::string figures_table(const MeasurementFit& fit, const GpuProfile& base) {
@@ -91,7 +69,7 @@ std::string figures_table(const MeasurementFit& fit, const GpuProfile& base) {
                     fmt::format("least squares of time = alpha + bytes x beta on relative error, {} sizes, error "
                                 "median {} / max {}",
                                 c.fit.points, percent(c.fit.median_error), percent(c.fit.max_error))});
-  return aligned(rows, 3);
+  return aligned_table(rows, 3, "  ");
 }
 
 // --base: a shipped profile's name, or a profile file; by default the shipped profile of the device.
@@ -201,7 +179,7 @@ int calibrate_nccl_tests(const CalibrateArgs& args) {
                                     : std::string("give --link-bandwidth (e.g. 450GB/s) to compare with the link")},
         {"fit error", fmt::format("median {} / max {} of the measured times ({} times)", percent(fit.cost.median_error),
                                   percent(fit.cost.max_error), fit.cost.points)}};
-    std::cout << aligned(rows, 2);
+    std::cout << aligned_table(rows, 2, "  ");
   }
   return kExitOk;
 }

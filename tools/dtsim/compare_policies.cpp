@@ -2,6 +2,7 @@
 // on-demand capacity, elastic or waiting), side by side: each policy is a list of --set overrides, run as
 // `dtsim train` runs it, with the same seeds, so the differences are the policies' and not the draws'.
 #include "sim/report/format.hpp"
+#include "sim/series.hpp"
 #include "sim/train.hpp"
 #include "tools/dtsim/commands.hpp"
 
@@ -21,21 +22,12 @@ struct Policy {
   std::vector<std::string> sets;
 };
 
-std::string trim(const std::string& text) {
-  const auto first = text.find_first_not_of(" \t");
-  if (first == std::string::npos) return {};
-  return text.substr(first, text.find_last_not_of(" \t") - first + 1);
-}
-
 // "sync: ; async: checkpoint.mode=async, checkpoint.snapshot_bandwidth=20GB/s": a label and its overrides per policy;
 // without a label, the overrides name it.
 std::vector<Policy> parse_policies(const std::string& text) {
   std::vector<Policy> out;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const auto end = std::min(text.find(';', start), text.size());
-    const std::string one = trim(text.substr(start, end - start));
-    start = end + 1;
+  for (const auto& item : split_list(text, ';')) {
+    const std::string one = trim(item);
     if (one.empty()) continue;
     Policy p;
     std::string sets = one;
@@ -43,12 +35,8 @@ std::vector<Policy> parse_policies(const std::string& text) {
       p.label = trim(one.substr(0, colon));
       sets = one.substr(colon + 1);
     }
-    std::size_t from = 0;
-    while (from <= sets.size()) {
-      const auto comma = std::min(sets.find(',', from), sets.size());
-      if (const auto set = trim(sets.substr(from, comma - from)); !set.empty()) p.sets.push_back(set);
-      from = comma + 1;
-    }
+    for (const auto& set : split_list(sets))
+      if (const auto given = trim(set); !given.empty()) p.sets.push_back(given);
     if (p.label.empty()) p.label = p.sets.empty() ? "as given" : fmt::format("{}", fmt::join(p.sets, ", "));
     for (const auto& set : p.sets)
       if (set.find('=') == std::string::npos)
@@ -86,12 +74,6 @@ int compare_policies_command(const CompareArgs& args) {
         [&](std::size_t done, std::size_t total) { progress.update(done, total); }, limit));
   }
 
-  const auto mean = [](const TrainResult& r, auto field) {
-    std::vector<double> values;
-    for (const auto& t : r.trials)
-      values.push_back(static_cast<double>(field(t)));
-    return trial_stats(values);
-  };
   std::string out = fmt::format("{}: {} policies as whole runs, {} trial{} each (seed {})\n\n", scenarios.front().name,
                                 policies.size(), args.trials, args.trials == 1 ? "" : "s", seed);
   std::vector<std::vector<std::string>> rows{{"policy", "iteration", "time to train", "(p90)", "goodput", "cost",
@@ -101,11 +83,11 @@ int compare_policies_command(const CompareArgs& args) {
   json all = json::array();
   for (std::size_t i = 0; i < policies.size(); ++i) {
     const auto& r = results[i];
-    const auto wall = mean(r, [](const lifecycle::TrialResult& t) { return t.wall; });
-    const auto good = mean(r, [](const lifecycle::TrialResult& t) { return t.wall > 0 ? t.useful / t.wall : 0; });
-    const auto cost = mean(r, [](const lifecycle::TrialResult& t) { return t.cost; });
-    const auto kwh = mean(r, [](const lifecycle::TrialResult& t) { return t.energy_kwh; });
-    const auto hits = mean(r, [](const lifecycle::TrialResult& t) { return t.failures + t.preemptions; });
+    const auto wall = trial_stats(r.trials, [](const lifecycle::TrialResult& t) { return t.wall; });
+    const auto good = trial_stats(r.trials, goodput);
+    const auto cost = trial_stats(r.trials, [](const lifecycle::TrialResult& t) { return t.cost; });
+    const auto kwh = trial_stats(r.trials, [](const lifecycle::TrialResult& t) { return t.energy_kwh; });
+    const auto hits = trial_stats(r.trials, [](const lifecycle::TrialResult& t) { return t.failures + t.preemptions; });
     const bool priced = r.job.price_per_hour > 0 || r.job.spot.price_per_hour > 0;
     rows.push_back({policies[i].label, report::format_seconds(r.job.iteration), report::format_duration(wall.mean),
                     report::format_duration(wall.p90), report::format_percent(good.mean),
@@ -120,16 +102,7 @@ int compare_policies_command(const CompareArgs& args) {
     one["policy"] = {{"label", policies[i].label}, {"set", policies[i].sets}};
     all.push_back(std::move(one));
   }
-  std::vector<std::size_t> widths(rows.front().size(), 0);
-  for (const auto& row : rows)
-    for (std::size_t c = 0; c < row.size(); ++c)
-      widths[c] = std::max(widths[c], row[c].size());
-  for (const auto& row : rows) {
-    out += fmt::format("{:<{}}", row[0], widths[0]);
-    for (std::size_t c = 1; c < row.size(); ++c)
-      out += fmt::format("  {:>{}}", row[c], widths[c]);
-    out += "\n";
-  }
+  out += aligned_table(rows);
   // With a file written to standard output, the table goes to standard error.
   std::ostream& report = args.json_out == "-" || args.csv_out == "-" ? std::cerr : std::cout;
   report << out;
