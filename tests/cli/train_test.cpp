@@ -90,6 +90,32 @@ TEST(TrainCommand, ShippedSpotScenarioCostsTheSpotPriceAndOnDemandWithoutInterru
   }
 }
 
+TEST(TrainCommand, ShippedElasticScenarioLosesLessThanWaitingForReplacements) {
+  TempDir dir;
+  const auto path = (kScenarios / "resnet50-p3.2xlarge-spot-elastic.json").string();
+  const auto j = [&](const char* name) { return (dir.path() / name).string(); };
+  auto inv = run_dtsim("train '" + path + "' --trials 20 --json '" + j("shrink.json") + "'", dir);
+  ASSERT_EQ(inv.status, 0) << inv.err;
+  inv = run_dtsim("train '" + path + "' --trials 20 --set elastic.policy=wait --json '" + j("wait.json") + "'", dir);
+  ASSERT_EQ(inv.status, 0) << inv.err;
+  const auto shrink = json::parse(read_file(j("shrink.json")));
+  const auto wait = json::parse(read_file(j("wait.json")));
+  // One node of eight lost: the same 512 images on 7 GPUs (74 each) take a full step's worth of time of its own.
+  const auto shapes = shrink.at("elastic").at("seconds_per_step_by_replicas_lost");
+  EXPECT_EQ(shapes.at(0).get<double>(), shrink.at("iteration_seconds").get<double>());
+  EXPECT_GT(shapes.at(1).get<double>(), shapes.at(0).get<double>());
+  EXPECT_TRUE(wait.at("elastic").is_null());
+  for (const auto& t : shrink.at("trials")) // the accounting adds up, the slowdown a term of its own
+    EXPECT_NEAR(t.at("wall_seconds").get<double>(),
+                t.at("useful_seconds").get<double>() + t.at("checkpoint_seconds").get<double>() +
+                    t.at("lost_seconds").get<double>() + t.at("down_seconds").get<double>() +
+                    t.at("degraded_seconds").get<double>(),
+                1e-6 * t.at("wall_seconds").get<double>());
+  // Waiting 10 minutes for each replacement costs more than 2 minutes' reconfiguration and some minutes on 7 nodes.
+  EXPECT_LT(shrink.at("summary").at("wall_seconds").at("mean").get<double>(),
+            wait.at("summary").at("wall_seconds").at("mean").get<double>());
+}
+
 TEST(TrainCommand, ShippedLlama3RunMeetsFailuresAtThePublishedRate) {
   TempDir dir;
   const auto path = (kScenarios / "llama3-405b-h100x16384-train.json").string();

@@ -144,6 +144,17 @@ TEST(MixedGpus, PipelineStagesAreSizedToEachGroupsGpu) {
   EXPECT_THROW(simulate(read(split)), plan::PlanError);
 }
 
+TEST(MixedGpus, TheShippedHetPipeScenarioGivesTheV100StageFewerBlocks) {
+  const auto path = std::string(DTSIM_SOURCE_DIR) + "/scenarios/gpt2-v100-a100-hetpipe.json";
+  const auto r = simulate(scenario::load_scenario(path)).result;
+  ASSERT_EQ(r.parallel.chunk_units.size(), 2u);
+  EXPECT_LT(r.parallel.chunk_units[0], r.parallel.chunk_units[1]); // the V100 stage is the first
+  EXPECT_LT(r.iteration.mean,
+            simulate(scenario::load_scenario(path, {{"parallelism.stages", "[6,6]"}})).result.iteration.mean);
+  ASSERT_EQ(r.groups.size(), 2u);
+  EXPECT_EQ(r.groups[0].gpu, "v100");
+}
+
 TEST(MixedGpus, TheCanonicalScenarioReadsBackTheSameGroups) {
   const auto s = read(mixed("proportional"));
   const auto again = read(scenario::to_json(s));
