@@ -171,13 +171,14 @@ void Replay::wait_for_deps(RankState& state, int stream, const std::vector<std::
       if (state.done_iteration[dep] < it) return dep;
     return -1;
   };
-  auto awaited = unmet();
-  if (awaited < 0) return;
+  if (unmet() < 0) return;
   auto& wait = state.waits[stream];
+  // Taking the mutex is a simcall: other actors run meanwhile and may complete the awaited op before this one waits
+  // (it would then never be woken), so what is unmet is read again once the mutex is held.
   std::unique_lock lock(*state.mutex);
   wait.waiting = true;
   wait.awaited_count = 0;
-  for (; awaited >= 0; awaited = unmet()) {
+  for (auto awaited = unmet(); awaited >= 0; awaited = unmet()) {
     wait.awaited_op = awaited;
     wait.cv->wait(lock);
   }
