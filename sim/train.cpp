@@ -1,4 +1,5 @@
 #include "sim/train.hpp"
+#include "sim/train_shapes.hpp"
 
 #include "sim/engine/child_process.hpp"
 #include "sim/engine/job_replay.hpp"
@@ -39,6 +40,7 @@ json trial_json(const TrialResult& t) {
           {"checkpoints", t.checkpoints},
           {"restarts", t.restarts},
           {"resizes", t.resizes},
+          {"failovers", t.failovers},
           {"degraded_seconds", t.degraded},
           {"cost_usd", t.cost},
           {"energy_kwh", t.energy_kwh},
@@ -59,6 +61,7 @@ TrialResult trial_from_json(const json& j) {
   t.checkpoints = j.at("checkpoints");
   t.restarts = j.at("restarts");
   t.resizes = j.at("resizes");
+  t.failovers = j.at("failovers");
   t.degraded = j.at("degraded_seconds");
   t.cost = j.at("cost_usd");
   t.energy_kwh = j.at("energy_kwh");
@@ -117,73 +120,7 @@ void check_run_events(const scenario::Scenario& s, const lifecycle::JobTimes& jo
                   checkpoints > interruptions ? "a longer checkpoint interval would fit" : "a shorter run would fit"));
 }
 
-// Nodes one data-parallel replica spans: a node for plain data parallelism (its GPUs go together), else the
-// replica's tensor x pipeline x context GPUs in whole nodes.
-int nodes_per_replica(const scenario::Scenario& s) {
-  if (!s.parallelism.model_parallel()) return 1;
-  const int gpus = s.world_size() / s.parallelism.data;
-  return std::max(1, (gpus + s.cluster.gpus_per_node - 1) / s.cluster.gpus_per_node);
-}
-
-// The scenario with `lost` data-parallel replicas gone, and the samples its iteration covers against the full one's.
-// Keeping the global batch: each replica takes more (plain data parallelism: a larger micro-batch; pipelines: more
-// micro-batches); scaling it: each replica's batch as before.
-scenario::Scenario shrunk(const scenario::Scenario& s, int lost, double* samples_ratio) {
-  auto doc = scenario::to_json(s);
-  const bool keep = s.lifecycle.elastic.global_batch == lifecycle::GlobalBatch::keep;
-  const int npr = nodes_per_replica(s);
-  const int nodes_now = s.cluster.nodes - lost * npr;
-  doc["cluster"]["nodes"] = nodes_now;
-  // The survivors stay where they are in the network, but a topology built of equal groups (rail-optimized, a
-  // dragonfly's groups) needs a node count they divide: the groups are cut to the largest size that divides it,
-  // a coarser picture of the same fabric for the shrunk shapes alone.
-  auto& topology = doc["cluster"]["topology"];
-  if (topology.is_object() && topology.contains("nodes_per_group") && topology["nodes_per_group"].is_number_integer())
-    topology["nodes_per_group"] = std::gcd(nodes_now, topology["nodes_per_group"].get<int>());
-  double full = 0, now = 0;
-  if (s.parallelism.model_parallel()) {
-    const int data = s.parallelism.data, micro = s.parallelism.micro_batches;
-    int micro_now = keep ? (micro * data + data - lost - 1) / (data - lost) : micro;
-    // Megatron-LM's interleaved schedule runs micro-batches in multiples of the pipeline's stages: the nearest one
-    // (rounding up could double the batch, and the activations held with it); the samples ratio counts the rest.
-    const int step = s.parallelism.schedule == scenario::PipelineSchedule::interleaved ? s.parallelism.pipeline : 1;
-    micro_now = std::max(step, (micro_now + step / 2) / step * step);
-    doc["parallelism"]["data"] = data - lost;
-    doc["parallelism"]["micro_batches"] = micro_now;
-    doc["parallelism"].erase("global_batch");
-    full = static_cast<double>(micro) * data, now = static_cast<double>(micro_now) * (data - lost);
-  } else {
-    const int nodes = s.cluster.nodes, batch = s.model.batch_per_gpu;
-    const int batch_now = keep ? (batch * nodes + nodes - lost - 1) / (nodes - lost) : batch;
-    doc["model"]["batch_per_gpu"] = batch_now;
-    full = static_cast<double>(batch) * nodes, now = static_cast<double>(batch_now) * (nodes - lost);
-  }
-  *samples_ratio = now / full;
-  try {
-    return scenario::parse_scenario(doc.dump(), s.origin);
-  } catch (const scenario::ScenarioError& e) {
-    throw scenario::ScenarioError(e.file(), e.pointer(),
-                                  fmt::format("{} (the cluster shrunk by {} data-parallel replica{} for "
-                                              "\"elastic\": \"shrink\")",
-                                              e.detail(), lost, lost == 1 ? "" : "s"));
-  }
-}
-
 } // namespace
-
-std::vector<double> shrunk_iterations(const scenario::Scenario& s, double iteration, const MemoryLimit& limit) {
-  const auto& e = s.lifecycle.elastic;
-  if (!e.shrink) return {};
-  const int replicas = s.cluster.nodes / nodes_per_replica(s);
-  std::vector<double> out{iteration};
-  for (int lost = 1; lost <= std::min(e.max_lost_replicas, replicas - 1); ++lost) {
-    double ratio = 1;
-    const auto smaller = shrunk(s, lost, &ratio);
-    // Seconds per full step's worth of samples: a smaller global batch needs more iterations for the same data.
-    out.push_back(simulate(smaller, false, false, limit).result.iteration.mean / ratio);
-  }
-  return out;
-}
 
 TrialStats trial_stats(std::vector<double> values) {
   TrialStats s;
@@ -277,7 +214,7 @@ lifecycle::JobTimes job_times(const scenario::Scenario& s, double iteration, dou
     job.checkpoint_blocking =
         lifecycle::storage_seconds(size.per_node, job.nodes, st.write_bandwidth, st.aggregate_write, st.latency);
   }
-  const double mtbi = 1 / lifecycle::interruption_rate(run.failures, run.spot, job.nodes);
+  const double mtbi = 1 / lifecycle::rollback_rate(run.failures, run.spot, job.nodes, s.parallelism.pipeline);
   if (young) *young = !run.checkpoint.interval;
   // An asynchronous snapshot waits for the last one's drain (host memory holds one): no interval is shorter than it.
   job.checkpoint_interval = run.checkpoint.interval.value_or(
@@ -306,14 +243,20 @@ TrainResult train(const scenario::Scenario& s, int trials, std::uint64_t seed, i
   check_run_inputs(s);
   r.iteration_given = given_iteration.has_value();
   double iteration = 0;
+  const bool redundancy = s.lifecycle.spot.enabled && s.lifecycle.spot.policy == lifecycle::SpotPolicy::redundancy;
+  if (given_iteration && redundancy)
+    throw scenario::ScenarioError(s.origin, "/spot/policy",
+                                  "redundant computation simulates the iteration with and without it and after a "
+                                  "failover; --iteration-time gives only one");
+  std::optional<report::RunResult> simulated;
   if (given_iteration) {
     iteration = *given_iteration;
     // No kernels to price the draw by: every GPU at its compute-bound draw, an upper bound.
     r.gpu_watts = s.gpu.power.math;
   } else {
-    const auto sim = simulate(s, false, false, limit).result;
-    iteration = sim.iteration.mean;
-    r.gpu_watts = sim.energy.gpu_watts;
+    simulated = simulate(s, false, false, limit).result;
+    iteration = simulated->iteration.mean;
+    r.gpu_watts = simulated->energy.gpu_watts;
   }
   double draining = iteration;
   // A drain that takes under 0.1% of the NICs slows the iteration by less than that: not simulated again.
@@ -333,13 +276,15 @@ TrainResult train(const scenario::Scenario& s, int trials, std::uint64_t seed, i
     r.job.reconfigure = s.lifecycle.elastic.reconfigure + s.lifecycle.restart.startup +
                         s.lifecycle.restart.startup_per_gpu * s.world_size();
   }
+  if (redundancy) r.job.redundancy = redundancy_times(s, *simulated, limit);
   r.job.power = lifecycle::node_power(r.gpu_watts, s.gpu.power.idle, s.cluster.gpus_per_node, s.energy);
   r.job.energy = s.energy;
   r.mtbi = 1 / lifecycle::interruption_rate(r.job.failures, r.job.spot, r.nodes);
+  r.mtbr = 1 / lifecycle::rollback_rate(r.job.failures, r.job.spot, r.nodes, s.parallelism.pipeline);
   check_run_events(s, r.job, r.mtbi);
-  if (r.job.checkpoints && std::isfinite(r.mtbi))
+  if (r.job.checkpoints && std::isfinite(r.mtbr))
     r.expected_waste = lifecycle::first_order_waste(lifecycle::checkpoint_cost(r.job), r.job.checkpoint_interval,
-                                                    r.mtbi, r.job.restart + r.job.checkpoint_load);
+                                                    r.mtbr, r.job.restart + r.job.checkpoint_load);
 
   std::vector<engine::ChildJob> work;
   for (int i = 0; i < trials; ++i)
@@ -414,6 +359,14 @@ std::string format_train(const TrainResult& r) {
       out += fmt::format("{} {} with {} lost", k > 1 ? "," : "", format_seconds(job.shrunk_iteration[k]), k);
     out += fmt::format("; past {} lost it waits\n", job.shrunk_iteration.size() - 1);
   }
+  if (const auto& rc = job.redundancy; rc.enabled)
+    out +=
+        fmt::format("  redundancy     each stage runs its successor's forward too (Bamboo): {} an iteration, {} "
+                    "without ({:+.1f}%); after a failover {} (a node running two stages) until the replacement "
+                    "rejoins in {}; a preemption next to a stage still down rolls back to the checkpoint, "
+                    "every {} on average\n",
+                    format_seconds(job.iteration), format_seconds(rc.without), 100 * (job.iteration / rc.without - 1),
+                    format_seconds(rc.failover), format_duration(rc.rejoin), format_duration(r.mtbr));
   if (job.power.known)
     out += fmt::format("  power          {} a GPU training{}, {} a node training and {} waiting{}; PUE {:g}\n",
                        report::format_power(r.gpu_watts),
@@ -448,6 +401,10 @@ std::string format_train(const TrainResult& r) {
   if (job.spot.enabled)
     row("preemptions", trial_stats(r.trials, [](const TrialResult& t) { return t.preemptions; }), count);
   row("restarts", trial_stats(r.trials, [](const TrialResult& t) { return t.restarts; }), count);
+  if (job.redundancy.enabled) {
+    row("failovers", trial_stats(r.trials, [](const TrialResult& t) { return t.failovers; }), count);
+    row("redundant work", trial_stats(r.trials, [](const TrialResult& t) { return t.degraded; }), duration);
+  }
   if (!job.shrunk_iteration.empty()) {
     row("resizes", trial_stats(r.trials, [](const TrialResult& t) { return t.resizes; }), count);
     row("on fewer replicas", trial_stats(r.trials, [](const TrialResult& t) { return t.degraded; }), duration);
@@ -471,6 +428,7 @@ json to_json(const TrainResult& r) {
       {"preemptions", stats_json(trial_stats(r.trials, [](const TrialResult& t) { return t.preemptions; }))},
       {"checkpoints", stats_json(trial_stats(r.trials, [](const TrialResult& t) { return t.checkpoints; }))},
       {"resizes", stats_json(trial_stats(r.trials, [](const TrialResult& t) { return t.resizes; }))},
+      {"failovers", stats_json(trial_stats(r.trials, [](const TrialResult& t) { return t.failovers; }))},
       {"degraded_seconds", stats_json(trial_stats(r.trials, [](const TrialResult& t) { return t.degraded; }))}};
   if (job.power.known) {
     summary["energy_kwh"] = stats_json(trial_stats(r.trials, [](const TrialResult& t) { return t.energy_kwh; }));
@@ -500,12 +458,19 @@ json to_json(const TrainResult& r) {
             {"young", r.young},
             {"enabled", job.checkpoints}}},
           {"mean_time_between_interruptions_seconds", finite(r.mtbi)},
+          {"mean_time_between_rollbacks_seconds", finite(r.mtbr)},
           {"expected_waste_first_order", r.expected_waste},
           {"restart_seconds", job.restart},
           {"elastic", job.shrunk_iteration.empty() ? json(nullptr)
                                                    : json{{"nodes_per_replica", job.nodes_per_replica},
                                                           {"reconfigure_seconds", job.reconfigure},
                                                           {"seconds_per_step_by_replicas_lost", job.shrunk_iteration}}},
+          {"redundancy", !job.redundancy.enabled ? json(nullptr)
+                                                 : json{{"iteration_without_seconds", job.redundancy.without},
+                                                        {"iteration_after_failover_seconds", job.redundancy.failover},
+                                                        {"rejoin_seconds", job.redundancy.rejoin},
+                                                        {"stages", job.redundancy.stages},
+                                                        {"nodes_per_stage", job.redundancy.nodes_per_stage}}},
           {"power_watts", job.power.known ? json{{"gpu_training", r.gpu_watts},
                                                  {"node_training", job.power.training},
                                                  {"node_idle", job.power.idle},
@@ -518,13 +483,14 @@ json to_json(const TrainResult& r) {
 }
 
 std::string train_csv(const TrainResult& r) {
-  std::string out = "trial,wall_seconds,useful_seconds,checkpoint_seconds,lost_seconds,down_seconds,failures,"
-                    "preemptions,checkpoints,restarts,resizes,degraded_seconds,cost_usd,energy_kwh,co2_kg,goodput\n";
+  std::string out =
+      "trial,wall_seconds,useful_seconds,checkpoint_seconds,lost_seconds,down_seconds,failures,"
+      "preemptions,checkpoints,restarts,resizes,failovers,degraded_seconds,cost_usd,energy_kwh,co2_kg,goodput\n";
   for (std::size_t i = 0; i < r.trials.size(); ++i) {
     const auto& t = r.trials[i];
-    out += fmt::format("{},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{:.6g}\n", i,
-                       t.wall, t.useful, t.checkpoint_time, t.lost, t.down, t.failures, t.preemptions, t.checkpoints,
-                       t.restarts, t.resizes, t.degraded, t.cost, t.energy_kwh, t.co2_kg, goodput(t));
+    out += fmt::format("{},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{},{},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{:.6g}\n",
+                       i, t.wall, t.useful, t.checkpoint_time, t.lost, t.down, t.failures, t.preemptions, t.checkpoints,
+                       t.restarts, t.resizes, t.failovers, t.degraded, t.cost, t.energy_kwh, t.co2_kg, goodput(t));
   }
   return out;
 }

@@ -41,6 +41,7 @@ struct TrainResult {
   std::string storage_tier;
   bool young = false;        // the interval is Young's
   double mtbi = 0;           // the job's mean time between interruptions, seconds (infinite: none modeled)
+  double mtbr = 0;           // ... between those that roll it back to its checkpoint (fewer under redundancy)
   double expected_waste = 0; // first order, as a fraction of wall time (0 without interruptions)
   std::vector<std::string> failure_components;
   std::vector<lifecycle::TrialResult> trials;

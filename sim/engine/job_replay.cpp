@@ -2,7 +2,8 @@
 // the run (training until the next checkpoint, a checkpoint, a restart), on a condition with that phase's deadline;
 // a failure source or the cloud pushes an event and wakes it. Whatever was trained since the last complete checkpoint
 // is lost at an interruption; wall = useful + checkpoints + down + lost by construction (lost is the rest: work
-// redone, warm-ups, checkpoints cut short).
+// redone, warm-ups, checkpoints cut short). Under Bamboo's redundant computation a preempted node's stage is taken over
+// by its shadow instead, and the job trains on, slower, until the replacement rejoins.
 #include "sim/engine/job_replay.hpp"
 
 #include <simgrid/s4u.hpp>
@@ -44,8 +45,10 @@ double weibull(std::mt19937_64& rng, double shape, double mean) {
 class Job {
 public:
   Job(const JobTimes& job, std::uint64_t seed)
-      : job_(job), seed_(seed), iteration_(job.iteration), draining_(job.iteration_draining) {
+      : job_(job), seed_(seed), iteration_(job.iteration), draining_(job.iteration_draining), victims_(stream(-2)) {
     result_.failures_by_source.assign(job.failures.size(), 0);
+    if (redundant())
+      preempted_.assign(static_cast<std::size_t>(job.redundancy.stages * job.redundancy.nodes_per_stage), 0);
   }
 
   TrialResult run() {
@@ -65,7 +68,7 @@ public:
       sg4::Actor::create("spot", host_, [this] { spot_source(); })->daemonize();
     sg4::Actor::create("controller", host_, [this] { control(); });
     engine.run();
-    result_.useful = static_cast<double>(job_.steps) * job_.iteration;
+    result_.useful = static_cast<double>(job_.steps) * useful_iteration();
     result_.lost = result_.wall - result_.useful - result_.checkpoint_time - result_.down - result_.degraded;
     if (result_.lost < 1e-9 * result_.wall) result_.lost = 0; // rounding of the sums, not work lost
     const double price =
@@ -160,10 +163,7 @@ private:
   bool elastic() const { return !job_.shrunk_iteration.empty(); }
   int lost_replicas() const { return (lost_nodes_ + job_.nodes_per_replica - 1) / job_.nodes_per_replica; }
   bool can_shrink() const { return lost_replicas() < static_cast<int>(job_.shrunk_iteration.size()); }
-  void set_shape() {
-    iteration_ = job_.shrunk_iteration.at(static_cast<std::size_t>(lost_replicas()));
-    draining_ = job_.iteration_draining * iteration_ / job_.iteration;
-  }
+  void set_shape() { set_iteration(job_.shrunk_iteration.at(static_cast<std::size_t>(lost_replicas()))); }
   // Lost nodes whose replacements have come by now rejoin the count of nodes available.
   bool take_returns() {
     const int before = lost_replicas();
@@ -186,11 +186,22 @@ private:
 
   void control() {
     while (done_ < job_.steps) {
-      const std::int64_t target = std::min(job_.steps, done_ + job_.interval_steps);
+      if (redundant() && !rejoin()) continue;
+      // A checkpoint interval runs on across a failover or a rejoin: it began where the last one ended.
+      if (!resume_) since_ = done_;
+      resume_ = false;
+      std::int64_t target = std::max(done_, std::min(job_.steps, since_ + job_.interval_steps));
+      // A replacement due before the interval's end: train up to the iteration it comes in, then let it rejoin.
+      bool cut = false;
+      if (!returns_.empty() && redundant()) {
+        const double first = std::min_element(returns_.begin(), returns_.end())->first;
+        const auto by = done_ + std::max<std::int64_t>(1, std::llround(std::ceil((first - now()) / iteration_)));
+        if (by < target) target = by, cut = true;
+      }
       const double window = drain_pending_ ? std::max(0.0, drain_end_ - now()) : 0.0;
       const double seconds = training_seconds(static_cast<double>(target - done_));
       // A synchronous checkpoint follows the steps in the same wait (half the waits of a long run).
-      const bool write = job_.checkpoints && !job_.async && target < job_.steps;
+      const bool write = job_.checkpoints && !job_.async && target < job_.steps && !cut;
       const double start = now();
       Event event;
       const bool interrupted = wait(seconds + (write ? job_.checkpoint_blocking : 0.0), event);
@@ -205,15 +216,18 @@ private:
             elapsed >= seconds
                 ? target
                 : std::min(target, done_ + static_cast<std::int64_t>(std::floor(steps_after(elapsed, window) + 1e-9)));
-        result_.degraded += static_cast<double>(done_ - before) * (iteration_ - job_.iteration);
+        result_.degraded += static_cast<double>(done_ - before) * (iteration_ - useful_iteration());
         settle_drain();
+        resume_ = true; // unless the interruption rolls the job back to its checkpoint
         interrupt(event);
         continue;
       }
       done_ = target;
-      result_.degraded += static_cast<double>(done_ - before) * (iteration_ - job_.iteration);
+      result_.degraded += static_cast<double>(done_ - before) * (iteration_ - useful_iteration());
       settle_drain();
-      if (write) {
+      if (cut) {
+        resume_ = true;
+      } else if (write) {
         committed_ = done_;
         ++result_.checkpoints;
         result_.checkpoint_time += job_.checkpoint_blocking;
@@ -231,15 +245,21 @@ private:
     Event event;
     if (job_.async && drain_pending_) { // one snapshot in host memory at a time: the last drain finishes first
       const double start = now();
-      if (wait(drain_end_ - now(), event)) return interrupt(event);
+      if (wait(drain_end_ - now(), event)) return retry_after(event);
       result_.checkpoint_time += now() - start;
       settle_drain();
     }
-    if (wait(job_.checkpoint_blocking, event)) return interrupt(event);
+    if (wait(job_.checkpoint_blocking, event)) return retry_after(event);
     drain_pending_ = true;
     drain_steps_ = done_;
     drain_end_ = now() + job_.checkpoint_drain;
     drain_slowdown_ = 0;
+  }
+
+  // A checkpoint cut short by a failover is taken again once the shadow has the stage (the interval goes on).
+  void retry_after(const Event& event) {
+    resume_ = true;
+    interrupt(event);
   }
 
   // Right after a checkpoint (nothing to lose), a shrunk job takes back the nodes that have come back: it re-plans
@@ -261,6 +281,8 @@ private:
   }
 
   void interrupt(Event event) {
+    if (event.source == kSpot && redundant() && fail_over(event)) return;
+    resume_ = false;
     for (;;) {
       drain_pending_ = false;    // a snapshot in host memory does not survive the restart
       const Event cause = event; // `event` becomes the next interruption if one comes during this one's phases
@@ -312,6 +334,12 @@ private:
         calm = phase(std::max(0.0, back_at_ - now()), true, event); // a preempted node's replacement
       }
       // A restart: rescheduled, or (elastic) reconfigured on the nodes there are; the checkpoint's load; warm-up.
+      // Every preempted node's replacement has come by then (back_at_): a redundant job's pipelines are whole again.
+      if (calm && redundant()) {
+        std::fill(preempted_.begin(), preempted_.end(), 0);
+        returns_.clear();
+        set_iteration(job_.iteration);
+      }
       if (calm) {
         ++result_.restarts;
         calm = phase((elastic() ? job_.reconfigure : job_.restart) + job_.checkpoint_load * (committed_ > 0), true,
@@ -322,6 +350,56 @@ private:
     }
   }
 
+  // Redundant computation (Bamboo): the pipelines' stages form rings, each stage the shadow of the next; it holds its
+  // successor's layers and state. Nodes are numbered column by column, a column one node of each stage (the node of
+  // stage s - 1 in the same column holds the shadows of its ranks). A preempted node is drawn at random among those
+  // running; its shadow takes the stage over (the iteration in flight is redone) unless the stage's predecessor is
+  // already gone (no shadow) or its successor is (the victim was running that stage too): then two neighbouring
+  // stages' state is lost and the job restarts from its checkpoint. True if the shadow took over.
+  bool redundant() const { return job_.redundancy.enabled; }
+  // An iteration's useful time: the redundant forwards are overhead, counted with the slower iterations.
+  double useful_iteration() const { return redundant() ? job_.redundancy.without : job_.iteration; }
+  bool fail_over(const Event& event) {
+    const int stages = job_.redundancy.stages;
+    std::vector<int> running;
+    for (int i = 0; i < static_cast<int>(preempted_.size()); ++i)
+      if (!preempted_[static_cast<std::size_t>(i)]) running.push_back(i);
+    const int victim = running.at(static_cast<std::size_t>(uniform(victims_) * static_cast<double>(running.size())));
+    const int first = victim - victim % stages, stage = victim % stages;
+    const auto at = [&](int s) { return preempted_[static_cast<std::size_t>(first + (s + stages) % stages)] != 0; };
+    if (at(stage - 1) || at(stage + 1)) return false;
+    preempted_[static_cast<std::size_t>(victim)] = 1;
+    const double back = event.time + job_.spot.notice + job_.spot.replacement;
+    returns_.emplace_back(back, victim);
+    back_at_ = std::max(back_at_, back);
+    ++result_.preemptions;
+    ++result_.failovers;
+    set_iteration(job_.redundancy.failover);
+    return true;
+  }
+  // Replacements that have come take their stages back: the job stops while they load the stage's state and the
+  // communicators are rebuilt. False if something interrupted that (the interruption then handled).
+  bool rejoin() {
+    bool back = false;
+    std::erase_if(returns_, [&](const std::pair<double, int>& r) {
+      if (r.first > now()) return false;
+      preempted_[static_cast<std::size_t>(r.second)] = 0;
+      return back = true;
+    });
+    if (!back) return true;
+    Event event;
+    if (!phase(job_.redundancy.rejoin, true, event)) {
+      interrupt(event);
+      return false;
+    }
+    if (std::count(preempted_.begin(), preempted_.end(), 1) == 0) set_iteration(job_.iteration);
+    return true;
+  }
+  void set_iteration(double seconds) {
+    iteration_ = seconds;
+    draining_ = job_.iteration_draining * iteration_ / job_.iteration;
+  }
+
   const JobTimes& job_;
   std::uint64_t seed_;
   TrialResult result_;
@@ -329,17 +407,22 @@ private:
   sg4::MutexPtr mutex_;
   sg4::ConditionVariablePtr wake_;
   std::deque<Event> events_;
-  double back_at_ = 0;                          // when the last preempted node's replacement runs
-  double iteration_;                            // seconds per iteration on the replicas the job has now
-  double draining_;                             // the same while an asynchronous checkpoint drains
-  int lost_nodes_ = 0;                          // elastic: nodes lost and not yet replaced
-  std::vector<std::pair<double, int>> returns_; // elastic: when lost nodes come back, and how many
-  std::int64_t done_ = 0;                       // steps trained since the start of the run, kept or not
-  std::int64_t committed_ = 0;                  // steps the last complete checkpoint holds
+  double back_at_ = 0; // when the last preempted node's replacement runs
+  double iteration_;   // seconds per iteration on the replicas the job has now
+  double draining_;    // the same while an asynchronous checkpoint drains
+  int lost_nodes_ = 0; // elastic: nodes lost and not yet replaced
+  // When lost nodes come back, and (elastic) how many of them or (redundancy) the stage they take back.
+  std::vector<std::pair<double, int>> returns_;
+  std::int64_t done_ = 0;      // steps trained since the start of the run, kept or not
+  std::int64_t committed_ = 0; // steps the last complete checkpoint holds
   bool drain_pending_ = false;
   double drain_end_ = 0;
   std::int64_t drain_steps_ = 0;
   double drain_slowdown_ = 0;
+  std::int64_t since_ = 0;      // the step the current checkpoint interval began at
+  bool resume_ = false;         // the last segment ended early (a failover, a rejoin): its interval goes on
+  std::mt19937_64 victims_;     // redundancy: which node a preemption takes
+  std::vector<char> preempted_; // redundancy: per node (column by column), lost and not yet back
 };
 
 } // namespace

@@ -22,6 +22,16 @@ double interruption_rate(const std::vector<FailureSource>& failures, const SpotS
   return rate;
 }
 
+double rollback_rate(const std::vector<FailureSource>& failures, const SpotSpec& spot, int nodes, int stages) {
+  if (!spot.enabled || spot.policy != SpotPolicy::redundancy || stages < 2)
+    return interruption_rate(failures, spot, nodes);
+  const double spot_rate = spot.job_rate(nodes);
+  const double down = std::min(1.0, spot_rate / nodes * (spot.notice + spot.replacement));
+  // A ring of two stages has one neighbour (before and after are the same node).
+  const double share = stages == 2 ? down : 1 - (1 - down) * (1 - down);
+  return interruption_rate(failures, spot, nodes) - spot_rate * (1 - share);
+}
+
 double young_interval(double checkpoint_cost, double mtbi) {
   if (!std::isfinite(mtbi)) return std::numeric_limits<double>::infinity();
   return std::sqrt(2 * checkpoint_cost * mtbi);

@@ -63,7 +63,9 @@ struct RestartSpec {
 
 // What the cloud may take back: each node's instance is interrupted at a rate, with a notice first.
 enum class SpotPolicy : std::uint8_t {
-  wait // the job stops, waits for a replacement instance and restarts from its checkpoint
+  wait,      // the job stops, waits for a replacement instance and restarts from its checkpoint
+  redundancy // Bamboo (Thorpe et al., NSDI 2023): each pipeline stage also holds its successor's layers and runs
+             // their forward; a lost node's predecessor takes its stage over and training goes on without a restart
 };
 struct SpotSpec {
   bool enabled = false;
@@ -130,6 +132,15 @@ struct JobTimes {
   std::vector<double> shrunk_iteration;
   int nodes_per_replica = 1;
   double reconfigure = 0; // a resize's cost instead of `restart`
+  // Redundant computation (SpotPolicy::redundancy): the pipelines' stages, in a ring each the shadow of the next.
+  struct Redundancy {
+    bool enabled = false;
+    int stages = 0;          // pipeline stages
+    int nodes_per_stage = 0; // each node of a stage holds it for one or more data-parallel replicas
+    double failover = 0;     // seconds per iteration while a node runs its lost successor's stage too
+    double rejoin = 0;       // seconds the job stops when a replacement takes its stage back
+    double without = 0;      // seconds per iteration without redundant computation (for the report)
+  } redundancy;
   int warmup_iterations = 0;
   std::vector<FailureSource> failures;
   SpotSpec spot;
@@ -155,6 +166,12 @@ double storage_seconds(double bytes_per_node, int nodes, double node_bandwidth, 
 // reciprocal is the job's mean time between interruptions M.
 double interruption_rate(const std::vector<FailureSource>& failures, const SpotSpec& spot, int nodes);
 
+// The rate of interruptions that roll the job back to its checkpoint, per second: all of them, except under redundant
+// computation (Bamboo) on a ring of `stages` pipeline stages, where a preemption rolls back only when a neighbouring
+// stage of the victim is still down: with each node down a share p = (its preemption rate) x (notice + replacement)
+// of the time, 1 - (1 - p)^2 of preemptions (p of them on a ring of two). What Young's interval weighs.
+double rollback_rate(const std::vector<FailureSource>& failures, const SpotSpec& spot, int nodes, int stages);
+
 // Young's interval (Young 1974, first order): sqrt(2 C M), C the checkpoint's cost to training, M the job's mean time
 // between interruptions. Infinite when nothing interrupts.
 double young_interval(double checkpoint_cost, double mtbi);
@@ -171,6 +188,7 @@ double checkpoint_cost(const JobTimes& job);
 struct TrialResult {
   double wall = 0;            // seconds from start to the last step
   double useful = 0;          // steps x iteration time: what an uninterrupted run without checkpoints would take
+                              // (under redundancy: the iteration without its redundant computation)
   double checkpoint_time = 0; // seconds training stood still for checkpoints, plus the drain's slowdown
   double lost = 0;            // seconds of training redone (since the last complete checkpoint) and warm-ups
   double down = 0;            // seconds between an interruption and training again (detection, waiting, restart)
@@ -180,7 +198,9 @@ struct TrialResult {
   int checkpoints = 0; // completed
   int restarts = 0;
   int resizes = 0;       // elastic: shrinks and regrowths
-  double degraded = 0;   // seconds training took longer on fewer replicas (part of the wall time)
+  int failovers = 0;     // redundancy: preemptions a shadow took over without a restart
+  double degraded = 0;   // seconds training took longer on fewer replicas, or (redundancy) for the redundant
+                         // computation and after failovers (part of the wall time)
   double cost = 0;       // dollars
   double energy_kwh = 0; // at the meter: training at the node's training draw, checkpoints and down time idle
   double co2_kg = 0;

@@ -220,6 +220,7 @@ void ModelParallelPlanner::build_program(int rank, graph::Program& program) {
         deps.push_back(send_recv(before, vs - 1, false, fmt::format("recv activations chunk {} mb {}", vs, mb), {}));
       const auto done = run_forward(vs, std::move(deps));
       if (!last) send_recv(after, vs, true, fmt::format("send activations chunk {} mb {}", vs, mb), {done});
+      if (redundant()) redundant_forward((vs + 1) % chunks, done);
     } else {
       if (!last) deps.push_back(send_recv(after, vs, false, fmt::format("recv gradients chunk {} mb {}", vs, mb), {}));
       const auto done = run_backward(vs, std::move(deps), i == last_backward[slot.chunk]);
@@ -284,7 +285,7 @@ void ModelParallelPlanner::run_layer(std::size_t i, bool forward, std::vector<st
       if (c) tensor_collective(*c, label("{} recompute tp {}", full.name, collectives::to_string(c->op)), deps);
   }
   const bool experts = routing_.count(i) && spec_.expert > 1;
-  const char* pass = forward ? "fwd" : "bwd";
+  const char* pass = forward ? (redundant_pass_ ? "redundant fwd" : "fwd") : "bwd";
   const bool gemm = full.tensor_split == models::TensorSplit::column || full.tensor_split == models::TensorSplit::row;
   if (spec_.overlap.tensor && gemm && (comm.before || comm.after)) {
     std::vector<Exchange> parts;
@@ -386,19 +387,27 @@ std::uint32_t ModelParallelPlanner::flush() {
 // weights (Megatron's distributed optimizer).
 void ModelParallelPlanner::add_step() {
   const bool sharded = s_.training.zero_stage >= 1;
-  double dense = 0, expert = 0;
-  int tensors = 0;
-  for (int c = coord_.pp; c < static_cast<int>(chunk_units_.size()); c += spec_.pipeline)
-    for (auto u : chunk_units_[c]) {
-      dense += unit_params_[u].dense;
-      expert += unit_params_[u].experts;
-      for (auto i : units_[u])
-        tensors += shared_[i].parameters > 0 ? 1 : 0;
-    }
-  const double expert_replicas = static_cast<double>(layout_.data()) / layout_.expert();
-  const double params = sharded ? dense / layout_.gradient_replicas() + expert / expert_replicas : dense + expert;
+  const auto own = stage_parameters(coord_.pp);
+  const double dense = own.dense, expert = own.experts;
   auto deps = finalize_gradients();
-  run_priced(PricedOp(iteration_passes(params, tensors, s_), stage_gpu(coord_.pp)), "optimizer step", deps);
+  std::optional<std::uint32_t> replica;
+  if (redundant()) { // the reduced gradients to the shadow (the previous stage), the successor's from it
+    const int p = spec_.pipeline;
+    GridCoord prev = coord_, next = coord_;
+    prev.pp = (coord_.pp + p - 1) % p;
+    next.pp = (coord_.pp + 1) % p;
+    point_to_point(layout_.rank(prev), own.stepped * reduced_gradient_bytes(), true,
+                   "send gradients to the shadow stage", deps);
+    replica = point_to_point(layout_.rank(next), stage_parameters(next.pp).stepped * reduced_gradient_bytes(), false,
+                             "recv the successor's gradients", {});
+  }
+  run_priced(PricedOp(iteration_passes(own.stepped, own.tensors, s_), stage_gpu(coord_.pp)), "optimizer step", deps);
+  if (replica) {
+    const auto next = stage_parameters((coord_.pp + 1) % spec_.pipeline);
+    std::vector<std::uint32_t> after{*replica};
+    run_priced(PricedOp(iteration_passes(next.stepped, next.tensors, s_), stage_gpu(coord_.pp)),
+               "redundant optimizer step", after);
+  }
   const auto done = flush();
   if (!sharded || s_.training.zero_stage >= 3 || spec_.overlap.param_gather) return;
   const double weight = calibration::activation_bytes(s_.model.precision) == 4 ? 4 : 2;
@@ -410,6 +419,43 @@ void ModelParallelPlanner::add_step() {
   };
   gather(dense * weight, g.data, "dense");
   gather(expert * weight, g.expert_data, "expert");
+  if (!replica) return;
+  const auto next = stage_parameters((coord_.pp + 1) % spec_.pipeline);
+  gather(next.dense * weight, g.data, "redundant dense");
+  gather(next.experts * weight, g.expert_data, "redundant expert");
+}
+
+ModelParallelPlanner::StageParameters ModelParallelPlanner::stage_parameters(int stage) const {
+  StageParameters out;
+  for (int c = stage; c < static_cast<int>(chunk_units_.size()); c += spec_.pipeline)
+    for (auto u : chunk_units_[c]) {
+      out.dense += unit_params_[u].dense;
+      out.experts += unit_params_[u].experts;
+      for (auto i : units_[u])
+        out.tensors += shared_[i].parameters > 0 ? 1 : 0;
+    }
+  const double expert_replicas = static_cast<double>(layout_.data()) / layout_.expert();
+  out.stepped = s_.training.zero_stage >= 1 ? out.dense / layout_.gradient_replicas() + out.experts / expert_replicas
+                                            : out.dense + out.experts;
+  return out;
+}
+
+bool ModelParallelPlanner::redundant() const {
+  // A layout without a pipeline (dtsim search tries them) has no successor to shadow.
+  return spec_.pipeline > 1 && s_.lifecycle.spot.enabled &&
+         s_.lifecycle.spot.policy == lifecycle::SpotPolicy::redundancy;
+}
+
+// Bamboo's eager forward redundant computation: the successor's layers on the activations just sent to it. Their
+// activations are not kept: the backward that would need them runs only after a failover (Bamboo's lazy backward).
+void ModelParallelPlanner::redundant_forward(int chunk, std::uint32_t after) {
+  std::vector<std::uint32_t> deps{after};
+  redundant_pass_ = true;
+  for (auto u : chunk_units_[chunk])
+    for (auto i : units_[u])
+      run_layer(i, true, deps);
+  redundant_pass_ = false;
+  flush();
 }
 
 bool ModelParallelPlanner::sharded_weights() const {

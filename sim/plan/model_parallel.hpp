@@ -7,7 +7,10 @@
 // stream as Megatron's synchronous all-reduces do; MoE layers dispatch and combine their tokens by all-to-all over
 // the expert group (moe_routing.hpp); after the last micro-batch's backward of a chunk its gradients are reduced over
 // the data-parallel group in buckets (comm stream) while the remaining backwards run; the optimizer steps its
-// (ZeRO: sharded) parameters once all are reduced.
+// (ZeRO: sharded) parameters once all are reduced. Under Bamboo's redundant computation (Thorpe et al., NSDI 2023)
+// each stage also holds its successor's layers (the last stage the first's: a ring), runs their forward on each
+// micro-batch it has just sent on (filling the pipeline's bubbles where it has them, delaying it where not), and keeps
+// that copy current with the successor's reduced gradients and an optimizer step of its own.
 #include "sim/plan/kernel_table.hpp"
 #include "sim/plan/moe_routing.hpp"
 #include "sim/plan/op_cost.hpp"
@@ -50,6 +53,7 @@ private:
   ParallelInfo parallel_info(const std::vector<MemoryEstimate>& stages) const;
   void build_program(int rank, graph::Program& program);
   std::uint32_t send_recv(int peer, int boundary, bool send, std::string name, std::vector<std::uint32_t> deps);
+  std::uint32_t point_to_point(int peer, double bytes, bool send, std::string name, std::vector<std::uint32_t> deps);
   std::uint32_t run_forward(int chunk, std::vector<std::uint32_t> deps);
   std::uint32_t run_backward(int chunk, std::vector<std::uint32_t> deps, bool reduce);
   void run_layer(std::size_t layer, bool forward, std::vector<std::uint32_t>& deps);
@@ -79,6 +83,15 @@ private:
                         std::vector<std::uint32_t>& deps);
   void context_attention(std::size_t layer, bool forward, const std::string& name, std::vector<std::uint32_t>& deps);
   void add_step();
+  // Bamboo: each stage's replica of its successor.
+  bool redundant() const;
+  void redundant_forward(int chunk, std::uint32_t after);
+  struct StageParameters {
+    double dense = 0, experts = 0; // this rank's share
+    int tensors = 0;
+    double stepped = 0; // parameters its optimizer steps (ZeRO: its shard)
+  };
+  StageParameters stage_parameters(int stage) const;
   std::uint32_t gather_unit(std::size_t unit);
   bool sharded_weights() const;
   // What an op of the pass costs this rank (its expert position's share for expert layers), priced once.
@@ -136,6 +149,7 @@ private:
   } pending_;
   std::optional<std::uint32_t> last_compute_;
   std::vector<std::uint32_t> unit_compute_; // ZeRO-3: per unit of the pass, its last compute op
+  bool redundant_pass_ = false;             // the ops being added are a successor's redundant forward
   calibration::LaunchTimeline timeline_;    // the rank's host issuing its kernels, from the iteration's start
   KernelTable kernels_;                     // rank 0's kernels
   // Runs an op's kernels on the rank's timeline (rank 0's into the kernel table) as one compute op.

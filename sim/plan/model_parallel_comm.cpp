@@ -21,8 +21,13 @@ using graph::Stream;
 std::uint32_t ModelParallelPlanner::send_recv(int peer, int boundary, bool send, std::string name,
                                               std::vector<std::uint32_t> deps) {
   const auto& layer = s_.model.workload.layers.at(units_.at(chunk_units_.at(boundary).back()).back());
-  double bytes = static_cast<double>(layer.output_elements) * s_.model.batch_per_gpu *
-                 calibration::exchanged_activation_bytes(s_.model.precision) / spec_.tensor / spec_.context;
+  const double bytes = static_cast<double>(layer.output_elements) * s_.model.batch_per_gpu *
+                       calibration::exchanged_activation_bytes(s_.model.precision) / spec_.tensor / spec_.context;
+  return point_to_point(peer, bytes, send, std::move(name), std::move(deps));
+}
+
+std::uint32_t ModelParallelPlanner::point_to_point(int peer, double bytes, bool send, std::string name,
+                                                   std::vector<std::uint32_t> deps) {
   const bool crosses = peer / s_.cluster.gpus_per_node != rank_ / s_.cluster.gpus_per_node;
   if (coarse() && crosses) bytes *= nic_share();
   return add_op(

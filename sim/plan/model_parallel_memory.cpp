@@ -97,6 +97,20 @@ std::vector<MemoryEstimate> ModelParallelPlanner::stage_memory() const {
                          "the two largest units' full weights (ZeRO-3 prefetch)"});
     stages.push_back(std::move(m));
   }
+  if (redundant()) { // Bamboo: each stage holds its successor's model state too (the last stage the first's)
+    std::vector<double> state(stages.size(), 0.0);
+    for (std::size_t i = 0; i < stages.size(); ++i)
+      for (const auto& item : stages[i].items)
+        if (item.name == "weights" || item.name == "gradients" || item.name == "optimizer states")
+          state[i] += item.bytes;
+    for (std::size_t i = 0; i < stages.size(); ++i) {
+      const auto next = (i + 1) % stages.size();
+      stages[i].items.push_back({"successor's replica", state[next],
+                                 fmt::format("stage {}'s weights, gradients and optimizer states (redundant "
+                                             "computation, Bamboo)",
+                                             next)});
+    }
+  }
   return stages;
 }
 

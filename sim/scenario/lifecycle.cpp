@@ -85,6 +85,25 @@ std::vector<lifecycle::FailureSource> read_preset(const std::string& name) {
   return {};
 }
 
+// Bamboo's redundant computation needs a pipeline whose stages each fill whole nodes: a lost node is then one stage
+// (of the replicas it holds), whose predecessor's node holds its state.
+void check_redundancy(const Object& spot, const Scenario& s) {
+  const auto& p = s.parallelism;
+  const auto refuse = [&](const std::string& why) {
+    spot.fail("policy", "\"redundancy\" (Bamboo's redundant computation: each pipeline stage also runs its successor's "
+                        "forward, and takes its stage over when its node is preempted) " +
+                            why);
+  };
+  if (p.pipeline < 2) refuse("needs pipeline parallelism: parallelism.pipeline of 2 or more");
+  if (p.virtual_stages > 1) refuse("runs one model chunk per stage: not the interleaved schedule");
+  if (!s.groups.empty()) refuse("is not modeled on a cluster of mixed GPUs");
+  if (s.lifecycle.elastic.shrink) refuse("replaces shrinking: give one of the two policies");
+  if (p.order.back() != "pp" || s.cluster.nodes % p.pipeline != 0)
+    refuse(fmt::format("needs each stage on whole nodes of its own: \"pp\" outermost in parallelism.order and the {} "
+                       "nodes a multiple of the {} stages",
+                       s.cluster.nodes, p.pipeline));
+}
+
 } // namespace
 
 void read_lifecycle(const Object& top, Scenario& s) {
@@ -177,7 +196,9 @@ void read_lifecycle(const Object& top, Scenario& s) {
       if (const auto instance = topologies::find_instance(s.cluster.instance)) listed = instance->price.spot_per_hour;
     sp.price_per_hour = spot.number("price_per_hour", 0, listed.value_or(0.0), limits::kPricePerHour);
     sp.checkpoint_on_notice = spot.boolean("checkpoint_on_notice", true);
-    spot.choice("policy", {"wait"}, "spot policy", "wait");
+    sp.policy = spot.choice("policy", {"wait", "redundancy"}, "spot policy", "wait") == "redundancy"
+                    ? lifecycle::SpotPolicy::redundancy
+                    : lifecycle::SpotPolicy::wait;
   }
 
   const Object elastic = top.object("elastic", {"policy", "reconfigure", "global_batch", "max_lost_replicas"});
@@ -190,6 +211,7 @@ void read_lifecycle(const Object& top, Scenario& s) {
                          : lifecycle::GlobalBatch::scale;
     e.max_lost_replicas = static_cast<int>(elastic.integer("max_lost_replicas", 1, 4, 64));
   }
+  if (run.spot.enabled && run.spot.policy == lifecycle::SpotPolicy::redundancy) check_redundancy(spot, s);
   for (std::size_t i = 0; i < run.failures.size(); ++i)
     if (run.failures[i].nodes > s.cluster.nodes)
       throw ScenarioError(top.file(), "/failures",
@@ -242,7 +264,7 @@ json lifecycle_json(const Scenario& s, json out) {
                    {"replacement", sp.replacement},
                    {"price_per_hour", sp.price_per_hour},
                    {"checkpoint_on_notice", sp.checkpoint_on_notice},
-                   {"policy", "wait"}};
+                   {"policy", sp.policy == lifecycle::SpotPolicy::redundancy ? "redundancy" : "wait"}};
     if (!sp.trace.empty()) {
       out["spot"].erase("interruptions_per_month");
       out["spot"]["trace"] = sp.trace;

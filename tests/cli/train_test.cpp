@@ -116,6 +116,37 @@ TEST(TrainCommand, ShippedElasticScenarioLosesLessThanWaitingForReplacements) {
             wait.at("summary").at("wall_seconds").at("mean").get<double>());
 }
 
+TEST(TrainCommand, ShippedRedundancyScenarioFailsOverAndBeatsWaitingAtItsRate) {
+  TempDir dir;
+  const auto path = (kScenarios / "gpt2-xl-p3.2xlarge-spot-redundancy.json").string();
+  const auto j = [&](const char* name) { return (dir.path() / name).string(); };
+  auto inv = run_dtsim("train '" + path + "' --trials 10 --json '" + j("bamboo.json") + "'", dir);
+  ASSERT_EQ(inv.status, 0) << inv.err;
+  inv = run_dtsim("train '" + path + "' --trials 10 --set spot.policy=wait --json '" + j("wait.json") + "'", dir);
+  ASSERT_EQ(inv.status, 0) << inv.err;
+  const auto bamboo = json::parse(read_file(j("bamboo.json")));
+  const auto wait = json::parse(read_file(j("wait.json")));
+  const auto& r = bamboo.at("redundancy");
+  // The redundant forwards and the replica's upkeep lengthen the iteration; the plain one is what waiting runs.
+  EXPECT_GT(bamboo.at("iteration_seconds").get<double>(), r.at("iteration_without_seconds").get<double>());
+  EXPECT_DOUBLE_EQ(wait.at("iteration_seconds").get<double>(), r.at("iteration_without_seconds").get<double>());
+  EXPECT_TRUE(wait.at("redundancy").is_null());
+  // A node is down about 100 / 720 h x 12 min = 2.8% of the time: all but about 5.5% of preemptions fail over.
+  int preemptions = 0, failovers = 0;
+  for (const auto& t : bamboo.at("trials")) {
+    preemptions += t.at("preemptions").get<int>();
+    failovers += t.at("failovers").get<int>();
+    EXPECT_NEAR(t.at("wall_seconds").get<double>(),
+                t.at("useful_seconds").get<double>() + t.at("checkpoint_seconds").get<double>() +
+                    t.at("lost_seconds").get<double>() + t.at("down_seconds").get<double>() +
+                    t.at("degraded_seconds").get<double>(),
+                1e-6 * t.at("wall_seconds").get<double>());
+  }
+  EXPECT_GT(failovers, 0.85 * preemptions);
+  EXPECT_LT(bamboo.at("summary").at("wall_seconds").at("mean").get<double>(),
+            wait.at("summary").at("wall_seconds").at("mean").get<double>());
+}
+
 TEST(TrainCommand, ShippedLlama3RunMeetsFailuresAtThePublishedRate) {
   TempDir dir;
   const auto path = (kScenarios / "llama3-405b-h100x16384-train.json").string();

@@ -23,9 +23,9 @@ std::vector<TrialResult> trials(const JobTimes& job, int count) {
   for (int i = 0; i < count; ++i)
     work.emplace_back([job, i] {
       const auto t = replay_job(job, 1000 + static_cast<std::uint64_t>(i));
-      return fmt::format("{:.17g} {:.17g} {:.17g} {:.17g} {:.17g} {} {} {} {} {:.17g} {:.17g} {:.17g} {}", t.wall,
+      return fmt::format("{:.17g} {:.17g} {:.17g} {:.17g} {:.17g} {} {} {} {} {:.17g} {:.17g} {:.17g} {} {}", t.wall,
                          t.useful, t.checkpoint_time, t.lost, t.down, t.failures, t.preemptions, t.checkpoints,
-                         t.restarts, t.cost, t.energy_kwh, t.degraded, t.resizes);
+                         t.restarts, t.cost, t.energy_kwh, t.degraded, t.resizes, t.failovers);
     });
   std::vector<TrialResult> results;
   for (const auto& outcome : run_in_children(work, 2)) {
@@ -33,7 +33,7 @@ std::vector<TrialResult> trials(const JobTimes& job, int count) {
     std::istringstream in(outcome.output);
     TrialResult t;
     in >> t.wall >> t.useful >> t.checkpoint_time >> t.lost >> t.down >> t.failures >> t.preemptions >> t.checkpoints >>
-        t.restarts >> t.cost >> t.energy_kwh >> t.degraded >> t.resizes;
+        t.restarts >> t.cost >> t.energy_kwh >> t.degraded >> t.resizes >> t.failovers;
     results.push_back(t);
   }
   return results;
@@ -239,6 +239,82 @@ TEST(JobReplay, AShrunkJobLosesOnlyTheSlowdownUntilItsNodeComesBack) {
   }
   ASSERT_GT(failures, 40); // 8 trials x about 10 failures
   EXPECT_NEAR(degraded / failures, 50, 5) << failures << " failures";
+}
+
+// Redundant computation on a two-stage ring (one node a stage): 10,000 steps of 1 s (0.8 s of it useful, the rest the
+// redundant forwards), 1.5 s after a failover, a 30 s rejoin, no checkpoints; preemptions from a trace without notice,
+// replaced 100 s later.
+JobTimes two_stage_ring(std::vector<double> trace) {
+  JobTimes job;
+  job.steps = 10000;
+  job.nodes = 2;
+  job.iteration = job.iteration_draining = 1;
+  job.interval_steps = job.steps;
+  job.restart = 10;
+  job.spot.enabled = true;
+  job.spot.replacement = 100;
+  job.spot.policy = lifecycle::SpotPolicy::redundancy;
+  job.spot.trace = std::move(trace);
+  job.redundancy = {true, 2, 1, 1.5, 30, 0.8};
+  return job;
+}
+
+TEST(JobReplay, AShadowTakesAPreemptedStageOverWithoutARestart) {
+  // Preempted at 1,000 s after 1,000 steps; the shadow carries both stages at 1.5 s until the replacement is due at
+  // 1,100 s: ceil(100 / 1.5) = 67 steps, to 1,100.5 s; the rejoin stops the job 30 s; the other 8,933 steps end at
+  // 1,130.5 + 8,933 = 10,063.5 s. Nothing is redone: the wall time is the useful 8,000 s, the 30 s down and the slower
+  // iterations, 67 x 0.7 + 9,933 x 0.2 s.
+  for (const auto& t : trials(two_stage_ring({1000}), 2)) {
+    EXPECT_EQ(t.preemptions, 1);
+    EXPECT_EQ(t.failovers, 1);
+    EXPECT_EQ(t.restarts, 0);
+    EXPECT_NEAR(t.wall, 10063.5, 1e-6);
+    EXPECT_NEAR(t.useful, 8000, 1e-9);
+    EXPECT_NEAR(t.down, 30, 1e-9);
+    EXPECT_NEAR(t.degraded, 67 * 0.7 + 9933 * 0.2, 1e-6);
+    EXPECT_NEAR(t.lost, 0, 1e-6);
+  }
+}
+
+TEST(JobReplay, LosingAShadowAndItsStageTogetherRestartsFromTheCheckpoint) {
+  // The second preemption (1,050 s) takes the node carrying both stages: no copy of them is left, and the job starts
+  // over from step 0 once both replacements run (1,150 s) and it has restarted (10 s): 1,160 + 10,000 s.
+  for (const auto& t : trials(two_stage_ring({1000, 1050}), 2)) {
+    EXPECT_EQ(t.preemptions, 2);
+    EXPECT_EQ(t.failovers, 1);
+    EXPECT_EQ(t.restarts, 1);
+    EXPECT_NEAR(t.wall, 11160, 1e-6);
+    EXPECT_NEAR(t.down, 110, 1e-9);
+    EXPECT_NEAR(t.wall, t.useful + t.checkpoint_time + t.down + t.lost + t.degraded, 1e-6);
+  }
+}
+
+TEST(JobReplay, AShadowCoversAPreemptionUnlessANeighbourIsAlreadyGone) {
+  // Eight stages in a ring on 2 columns (16 nodes), a preemption every 1,000 s across the job, each node back 500 s
+  // later. A node is then down p = 500 / (16 x 1,000) = 1/32 of the time, and a preemption needs a restart when
+  // the stage before or after the victim is down: 1 - (1 - p)^2 = 6.2% of them.
+  auto job = two_stage_ring({});
+  job.nodes = 16;
+  job.steps = 100000;
+  job.spot.trace.clear();
+  job.spot.interruptions_per_month = 30 * 86400.0 / 16 / 1000;
+  job.spot.replacement = 500;
+  job.redundancy = {true, 8, 2, 1.5, 30, 0.8};
+  job.checkpoints = true; // after every step, at no cost: a restart redoes at most the step under way
+  job.interval_steps = 1;
+  job.checkpoint_interval = 1;
+  int preemptions = 0, restarts = 0;
+  for (const auto& t : trials(job, 8)) {
+    preemptions += t.preemptions;
+    restarts += t.restarts;
+    EXPECT_LE(t.failovers + t.restarts, t.preemptions); // a preemption during a restart adds to that restart
+    EXPECT_NEAR(t.wall, t.useful + t.checkpoint_time + t.down + t.lost + t.degraded, 1e-6);
+  }
+  ASSERT_GT(preemptions, 600); // 8 trials of about 100
+  const double p = 1.0 / 32, share = 1 - (1 - p) * (1 - p), n = preemptions;
+  EXPECT_NEAR(restarts, share * n, 3 * std::sqrt(n * share * (1 - share))) << preemptions << " preemptions";
+  // The closed form Young's interval weighs under redundancy says the same share.
+  EXPECT_DOUBLE_EQ(lifecycle::rollback_rate({}, job.spot, 16, 8), job.spot.job_rate(16) * share);
 }
 
 } // namespace

@@ -1,6 +1,7 @@
 // A whole run's inputs from a scenario, by hand: its length, the checkpoint's bytes and write time, the job's rate
 // of interruptions from the Llama 3 study's counts, Young's interval, what an asynchronous drain leaves of the NICs.
 #include "sim/train.hpp"
+#include "sim/train_shapes.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -28,6 +29,16 @@ json base() {
 
 scenario::Scenario read(const json& document) {
   return scenario::parse_scenario(document.dump(), "t.json");
+}
+
+// The JSON pointer a scenario is refused at, or "accepted".
+std::string refused(const json& document) {
+  try {
+    read(document);
+  } catch (const scenario::ScenarioError& e) {
+    return e.pointer();
+  }
+  return "accepted";
 }
 
 TEST(TrainInputs, TheRunLastsItsEpochsInGlobalBatches) {
@@ -158,14 +169,6 @@ TEST(TrainInputs, AShrunkShapeIsTheClusterWithoutTheLostReplicas) {
 }
 
 TEST(TrainInputs, ElasticAndCorrelatedFailureInputIsCheckedAtItsPointer) {
-  const auto refused = [](const json& document) {
-    try {
-      read(document);
-    } catch (const scenario::ScenarioError& e) {
-      return e.pointer();
-    }
-    return std::string("accepted");
-  };
   auto document = base();
   document["elastic"] = {{"policy", "grow"}};
   EXPECT_EQ(refused(document), "/elastic/policy");
@@ -201,6 +204,65 @@ TEST(TrainInputs, ASpotTraceReadsSortedAndGivesItsOwnRate) {
   document["spot"]["trace"] = {"2d"};
   document["spot"]["interruptions_per_month"] = 0.1;
   EXPECT_THROW(read(document), scenario::ScenarioError);
+}
+
+// GPT-2 small pipelined over single-V100 nodes on spot capacity, with Bamboo's redundant computation.
+json pipelined(int stages, int nodes) {
+  auto document = json::parse(R"({
+    "version": 1, "name": "bamboo",
+    "model": {"preset": "gpt2", "batch_per_gpu": 4, "precision": "amp"},
+    "training": {"optimizer": "adam", "recompute": "full", "steps": 1000},
+    "cluster": {"nodes": 4, "gpus_per_node": 1, "gpu": "v100", "nic": {"bandwidth": "10Gbps"}},
+    "parallelism": {"pipeline": 4, "micro_batches": 4, "schedule": "1f1b"},
+    "spot": {"interruptions_per_month": 2, "notice": "2min", "replacement": "10min", "policy": "redundancy"},
+    "restart": {"startup": "1min", "startup_per_gpu": "1s"},
+    "run": {"iterations": 2, "warmup_iterations": 1}
+  })");
+  document["parallelism"]["pipeline"] = stages;
+  document["cluster"]["nodes"] = nodes;
+  return document;
+}
+
+TEST(TrainInputs, RedundancyNeedsAPipelineOfWholeNodesAndIsCheckedAtThePolicy) {
+  EXPECT_EQ(refused(pipelined(4, 8)), "accepted");
+  EXPECT_EQ(read(scenario::to_json(read(pipelined(4, 8)))).lifecycle.spot.policy, lifecycle::SpotPolicy::redundancy);
+  auto document = pipelined(4, 8);
+  document["parallelism"]["order"] = "tp-ep-pp-dp"; // a node column would hold two stages' neighbours apart
+  EXPECT_EQ(refused(document), "/spot/policy");
+  document = pipelined(4, 4);
+  document["parallelism"]["schedule"] = "interleaved";
+  document["parallelism"]["virtual_stages"] = 2;
+  EXPECT_EQ(refused(document), "/spot/policy");
+  document = pipelined(4, 4);
+  document["elastic"] = {{"policy", "shrink"}};
+  EXPECT_EQ(refused(document), "/spot/policy");
+  document = pipelined(1, 4);
+  document["parallelism"].erase("micro_batches");
+  EXPECT_EQ(refused(document), "/spot/policy");
+}
+
+TEST(TrainInputs, RedundancysShapesAndTheRejoinByHand) {
+  const auto s = read(pipelined(4, 4));
+  const auto with = simulate(s).result;
+  const auto r = redundancy_times(s, with);
+  EXPECT_EQ(r.stages, 4);
+  EXPECT_EQ(r.nodes_per_stage, 1);
+  auto plain = pipelined(4, 4);
+  plain["spot"]["policy"] = "wait";
+  EXPECT_DOUBLE_EQ(r.without, simulate(read(plain)).result.iteration.mean);
+  EXPECT_GT(with.iteration.mean, r.without); // the redundant forwards and the replica's upkeep cost time
+  EXPECT_GE(r.failover, with.iteration.mean);
+  // The replacement loads its GPU's weights, optimizer states and successor's replica over the 10 Gbps NIC, after a
+  // minute of start-up and a second for each of the 4 GPUs.
+  double state = 0;
+  for (const auto& item : with.memory.items)
+    if (item.name == "weights" || item.name == "optimizer states" || item.name == "successor's replica")
+      state += item.bytes;
+  EXPECT_NEAR(r.rejoin, 60 + 4 * 1 + state / 1.25e9, 1e-9);
+  // Two stages: after a failover one node holds the whole model and the micro-batches become accumulation steps.
+  const auto two = read(pipelined(2, 2));
+  const auto with_two = simulate(two).result;
+  EXPECT_GE(redundancy_times(two, with_two).failover, with_two.iteration.mean);
 }
 
 TEST(TrialStats, NearestRankPercentiles) {
