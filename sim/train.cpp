@@ -4,6 +4,7 @@
 #include "sim/engine/child_process.hpp"
 #include "sim/engine/job_replay.hpp"
 #include "sim/plan/op_cost.hpp"
+#include "sim/report/energy.hpp"
 #include "sim/report/format.hpp"
 
 #include <fmt/format.h>
@@ -277,7 +278,9 @@ TrainResult train(const scenario::Scenario& s, int trials, std::uint64_t seed, i
                         s.lifecycle.restart.startup_per_gpu * s.world_size();
   }
   if (redundancy) r.job.redundancy = redundancy_times(s, *simulated, limit);
-  r.job.power = lifecycle::node_power(r.gpu_watts, s.gpu.power.idle, s.cluster.gpus_per_node, s.energy);
+  r.job.power = simulated ? report::node_power(simulated->energy)
+                          : lifecycle::node_power(r.gpu_watts, s.gpu.power.idle, s.cluster.gpus_per_node, s.energy);
+  if (!simulated && !s.groups.empty()) r.job.power.known = false; // no kernels to weigh each group's draw by
   r.job.energy = s.energy;
   r.mtbi = 1 / lifecycle::interruption_rate(r.job.failures, r.job.spot, r.nodes);
   r.mtbr = 1 / lifecycle::rollback_rate(r.job.failures, r.job.spot, r.nodes, s.parallelism.pipeline);

@@ -103,8 +103,9 @@ Plan make_grouped_plan(const scenario::Scenario& s) {
     if (i > 0) out.graph.programs.push_back(std::move(plans[i].graph.programs.at(0)));
     for (int r = groups[i].first_rank; r < groups[i].first_rank + groups[i].ranks; ++r)
       out.graph.rank_program[static_cast<std::size_t>(r)] = static_cast<std::uint32_t>(i);
+    const auto& kernels = i == 0 ? out.kernels : plans[i].kernels;
     out.groups.push_back({groups[i].name, groups[i].gpu.name, groups[i].first_rank, groups[i].ranks, batch[i],
-                          i == 0 ? kernel_seconds(out) : kernel_seconds(plans[i])});
+                          i == 0 ? kernel_seconds(out) : kernel_seconds(plans[i]), bound_seconds(kernels)});
   }
   const double accumulation = out.samples_per_worker_iteration / static_cast<double>(batch[0]);
   double samples = 0;

@@ -70,3 +70,14 @@ std::vector<KernelRow> KernelTable::rows() const {
 }
 
 } // namespace dtsim::plan::detail
+
+namespace dtsim::plan {
+
+BoundSeconds bound_seconds(const std::vector<KernelRow>& kernels) {
+  BoundSeconds b;
+  for (const auto& k : kernels)
+    (k.bound == "math" ? b.math : k.bound == "HBM" || k.bound == "L2" ? b.memory : b.launch) += k.seconds;
+  return b;
+}
+
+} // namespace dtsim::plan

@@ -162,7 +162,7 @@ Plan ModelParallelPlanner::build() {
   // A cluster of mixed GPUs: each group's ranks, for the report's who-waits-for-whom (their stages' kernels are
   // not kept apart: only rank 0's table is).
   for (const auto& g : s_.groups)
-    plan.groups.push_back({g.name, g.gpu.name, g.first_rank, g.ranks, s_.model.batch_per_gpu, 0});
+    plan.groups.push_back({g.name, g.gpu.name, g.first_rank, g.ranks, s_.model.batch_per_gpu, 0, {}});
   return plan;
 }
 

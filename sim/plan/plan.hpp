@@ -53,12 +53,19 @@ struct KernelRow {
   double efficiency = 0; // achieved over the bound's peak (FLOP/s over the precision's peak, or bytes/s over HBM's)
 };
 
+// Kernel GPU time by what bounds it: math; HBM or L2 (memory); launch (the GPU-side overhead, a host behind).
+struct BoundSeconds {
+  double math = 0, memory = 0, launch = 0;
+};
+BoundSeconds bound_seconds(const std::vector<KernelRow>& kernels);
+
 // One group of a cluster of mixed GPUs, as planned: its micro-batch and its GPUs' time per iteration.
 struct GroupPlan {
   std::string name, gpu;
   int first_rank = 0, ranks = 0;
   std::int64_t batch_per_gpu = 0;
   double kernel_seconds = 0; // GPU time of one rank's kernels per iteration (compute alone, from its own profile)
+  BoundSeconds bounds;       // the same by bound (all 0 where the planner keeps no table per group)
 };
 
 struct Plan {

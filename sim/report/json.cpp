@@ -141,6 +141,8 @@ json energy_to_json(const IterationEnergy& e) {
           {"math_share", e.math_share},
           {"memory_share", e.memory_share},
           {"node_watts", e.node_watts},
+          {"node_idle_watts", e.node_idle_watts},
+          {"gpu_watts_by_group", e.group_gpu_watts},
           {"host_watts", e.host_watts},
           {"cluster_watts", e.cluster_watts},
           {"kwh_per_iteration", e.kwh_per_iteration},
@@ -157,6 +159,8 @@ json groups_to_json(const std::vector<GroupMetrics>& groups) {
                    {"gpus", g.ranks},
                    {"batch_per_gpu", g.batch_per_gpu},
                    {"kernel_seconds_per_iteration", g.kernel_seconds},
+                   {"kernel_seconds_by_bound",
+                    {{"math", g.bounds.math}, {"memory", g.bounds.memory}, {"launch", g.bounds.launch}}},
                    {"compute_seconds_per_iteration", g.breakdown.compute},
                    {"exposed_communication_seconds_per_iteration", g.breakdown.exposed_communication},
                    {"idle_seconds_per_iteration", g.breakdown.idle}});
@@ -166,8 +170,10 @@ json groups_to_json(const std::vector<GroupMetrics>& groups) {
 std::vector<GroupMetrics> groups_from_json(const json& j) {
   std::vector<GroupMetrics> out;
   for (const auto& g : j) {
-    GroupMetrics m{
-        g.at("name"), g.at("gpu"), g.at("gpus"), g.at("batch_per_gpu"), g.at("kernel_seconds_per_iteration"), {}};
+    GroupMetrics m{g.at("name"), g.at("gpu"), g.at("gpus"), g.at("batch_per_gpu"), g.at("kernel_seconds_per_iteration"),
+                   {},           {}};
+    const auto& bounds = g.at("kernel_seconds_by_bound");
+    m.bounds = {bounds.at("math"), bounds.at("memory"), bounds.at("launch")};
     m.breakdown.compute = g.at("compute_seconds_per_iteration");
     m.breakdown.exposed_communication = g.at("exposed_communication_seconds_per_iteration");
     m.breakdown.idle = g.at("idle_seconds_per_iteration");
@@ -185,6 +191,8 @@ IterationEnergy energy_from_json(const json& j) {
   e.math_share = number("math_share");
   e.memory_share = number("memory_share");
   e.node_watts = number("node_watts");
+  e.node_idle_watts = number("node_idle_watts");
+  e.group_gpu_watts = j.at("gpu_watts_by_group").get<std::vector<double>>();
   e.host_watts = number("host_watts");
   e.cluster_watts = number("cluster_watts");
   e.kwh_per_iteration = number("kwh_per_iteration");

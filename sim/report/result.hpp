@@ -101,12 +101,15 @@ struct ParallelMetrics {
 // What the run draws (sim/report/energy.hpp); `known` false where the GPU profile has no power figures.
 struct IterationEnergy {
   bool known = false;
-  double gpu_watts = 0;     // one GPU's mean draw over the iteration
-  double math_share = 0;    // of the iteration, at the compute-bound draw
-  double memory_share = 0;  // at the streaming draw (memory-bound kernels, exposed communication)
-  double node_watts = 0;    // a node's GPUs, host and network, before the facility's overhead
-  double host_watts = 0;    // the node's host and network alone (0: not known, not counted)
-  double cluster_watts = 0; // every node, at the meter (PUE)
+  double gpu_watts = 0;       // one GPU's mean draw over the iteration
+  double math_share = 0;      // of the iteration, at the compute-bound draw
+  double memory_share = 0;    // at the streaming draw (memory-bound kernels, exposed communication)
+  double node_watts = 0;      // a node's GPUs, host and network, before the facility's overhead (mixed GPUs: the mean
+                              // node's)
+  double node_idle_watts = 0; // the same with its GPUs idle
+  std::vector<double> group_gpu_watts; // a cluster of mixed GPUs: one GPU's mean draw in each group
+  double host_watts = 0;               // the node's host and network alone (0: not known, not counted)
+  double cluster_watts = 0;            // every node, at the meter (PUE)
   double kwh_per_iteration = 0;
   double kwh_per_epoch = 0; // 0 without a dataset size
   double kwh_of_run = 0;    // the epochs of the run, or the simulated iterations
@@ -120,6 +123,7 @@ struct GroupMetrics {
   int ranks = 0;
   std::int64_t batch_per_gpu = 0;
   double kernel_seconds = 0; // planned GPU time of its kernels per iteration
+  plan::BoundSeconds bounds; // the same by bound (all 0: not planned per group, no energy reported)
   Breakdown breakdown;       // simulated, per iteration
 };
 

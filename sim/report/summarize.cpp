@@ -259,7 +259,7 @@ RunResult summarize(const scenario::Scenario& s, const plan::Plan& plan, const e
       std::count_if(replay.ranks.begin(), replay.ranks.end(), [](const auto& rank) { return rank.simulated; }));
   const bool own_clock = strategies::is_asynchronous(s.training.strategy);
   for (const auto& g : plan.groups)
-    r.groups.push_back({g.name, g.gpu, g.ranks, g.batch_per_gpu, g.kernel_seconds, {}});
+    r.groups.push_back({g.name, g.gpu, g.ranks, g.batch_per_gpu, g.kernel_seconds, g.bounds, {}});
   for (std::size_t index = 0; index < replay.ranks.size(); ++index) {
     const auto& rank = replay.ranks[index];
     if (!rank.simulated) continue; // coarse fidelity: another rank stood for it

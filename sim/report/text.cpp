@@ -168,6 +168,12 @@ std::string format_summary(const RunResult& r) {
     line("GPU draw",
          fmt::format("{} mean ({} at compute-bound draw, {} streaming, the rest idle)", format_power(e.gpu_watts),
                      format_percent(e.math_share), format_percent(e.memory_share)));
+    if (!e.group_gpu_watts.empty()) {
+      std::string by;
+      for (std::size_t i = 0; i < r.groups.size() && i < e.group_gpu_watts.size(); ++i)
+        by += fmt::format("{}{} {}", i ? ", " : "", r.groups[i].name, format_power(e.group_gpu_watts[i]));
+      line("GPU draw by group", by);
+    }
     line("node draw",
          e.host_watts > 0
              ? fmt::format("{} ({} of it host and network)", format_power(e.node_watts), format_power(e.host_watts))

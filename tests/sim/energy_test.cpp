@@ -61,6 +61,36 @@ TEST(Energy, AnIterationDrawsWhatItsKernelsAreBoundBy) {
   EXPECT_NEAR(e.kwh_per_iteration, 4 * 8 * e.gpu_watts * 0.100 / 3.6e6, 1e-15);
 }
 
+TEST(Energy, EachGroupOfAMixedClusterDrawsAtItsOwnGpusFigures) {
+  auto doc = base();
+  doc["cluster"] = json::parse(R"({"nodes": 4, "gpus_per_node": 8, "nic": {"bandwidth": "400Gbps"},
+      "groups": [{"gpu": "h100-sxm", "nodes": 1}, {"gpu": "h200", "nodes": 3}]})");
+  doc["energy"] = {{"host_power", "2kW"}, {"pue", 1.5}};
+  const auto s = read(doc);
+  report::RunResult r;
+  r.iteration.mean = 0.100;
+  // The H100s compute 60 ms (50 math, 10 streaming) and wait; the H200s 40 ms of math and 20 ms streaming.
+  report::GroupMetrics h100{"h100-sxm", "h100-sxm", 8, 32, 0.060, {0.050, 0.010, 0}, {}};
+  report::GroupMetrics h200{"h200", "h200", 24, 32, 0.060, {0.040, 0.020, 0}, {}};
+  h200.breakdown.exposed_communication = 0.010;
+  r.groups = {h100, h200};
+  const auto e = report::iteration_energy(s, r);
+  ASSERT_TRUE(e.known);
+  // Measured draws: H100 695 / 395 / 120 W, H200 689 / 423 / 132 W (compute-bound, streaming, idle).
+  const double w100 = (0.050 * 695 + 0.010 * 395 + 0.040 * 120) / 0.100;
+  const double w200 = (0.040 * 689 + 0.030 * 423 + 0.030 * 132) / 0.100;
+  ASSERT_EQ(e.group_gpu_watts.size(), 2u);
+  EXPECT_NEAR(e.group_gpu_watts[0], w100, 1e-9);
+  EXPECT_NEAR(e.group_gpu_watts[1], w200, 1e-9);
+  EXPECT_NEAR(e.gpu_watts, (8 * w100 + 24 * w200) / 32, 1e-9);
+  // One H100 node and three H200 nodes, each with its 2 kW host; the mean node, and the cluster at a PUE of 1.5.
+  const double nodes = (8 * w100 + 2000) + 3 * (8 * w200 + 2000);
+  EXPECT_NEAR(e.node_watts, nodes / 4, 1e-9);
+  EXPECT_NEAR(e.node_idle_watts, ((8 * 120 + 2000) + 3 * (8 * 132 + 2000)) / 4.0, 1e-9);
+  EXPECT_NEAR(e.cluster_watts, 1.5 * nodes, 1e-9);
+  EXPECT_NEAR(e.kwh_per_iteration, 1.5 * nodes * 0.100 / 3.6e6, 1e-15);
+}
+
 TEST(Energy, TheHostDrawComesFromTheInstancePresetUnlessTheScenarioGivesIt) {
   auto doc = base();
   doc["cluster"] = {{"nodes", 2}, {"instance", "aws.p5.48xlarge"}};
