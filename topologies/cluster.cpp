@@ -79,4 +79,11 @@ double tier_bisection(const ClusterSpec& c) {
   return (c.tiers.back().fan_in / 2) * below;
 }
 
+const LinkSpec& ClusterSpec::slowest_nic() const {
+  const LinkSpec* slowest = node_nics.empty() ? &nic : &node_nics.front();
+  for (const auto& n : node_nics)
+    if (n.bandwidth < slowest->bandwidth) slowest = &n;
+  return *slowest;
+}
+
 } // namespace dtsim::topologies

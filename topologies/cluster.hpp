@@ -99,9 +99,14 @@ struct ClusterSpec {
   int gpus_per_node = 1;
   std::string gpu; // calibration profile name
   IntraNodeKind intra_kind = IntraNodeKind::pcie;
-  LinkSpec intra;            // each GPU's port into the node fabric
-  LinkSpec pcie;             // each GPU's path to its node's NIC (GPUDirect RDMA over PCIe)
-  LinkSpec nic;              // the node's NIC link to the switch
+  LinkSpec intra;                  // each GPU's port into the node fabric
+  LinkSpec pcie;                   // each GPU's path to its node's NIC (GPUDirect RDMA over PCIe)
+  LinkSpec nic;                    // the node's NIC link to the switch
+  std::vector<LinkSpec> node_nics; // per node where they differ (a cluster of mixed node groups); empty: all `nic`
+  const LinkSpec& nic_of(int node) const {
+    return node_nics.empty() ? nic : node_nics.at(static_cast<std::size_t>(node));
+  }
+  const LinkSpec& slowest_nic() const;
   double switch_latency = 0; // seconds added by each switch, per crossing
   std::vector<Tier> tiers;   // from the nodes up; empty: every node on the top switch
   // A torus (or ring) instead of switches: the nodes at the points of a grid with wrap-around links of the NIC's

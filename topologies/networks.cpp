@@ -32,7 +32,7 @@ void build_switch_tiers(GraphBuilder& b) {
   }
   for (int node = 0; node < c.nodes; ++node)
     b.network_link(b.nics()[node][0], parents[static_cast<std::size_t>(node) * parents.size() / c.nodes],
-                   fmt::format("node{}-nic", node), c.nic.bandwidth, c.nic.latency);
+                   fmt::format("node{}-nic", node), c.nic_of(node).bandwidth, c.nic_of(node).latency);
 }
 
 // Leaf-spine with every spine drawn: each leaf has one link to each spine, of the leaf's uplink bandwidth divided
@@ -50,7 +50,8 @@ void build_spines(GraphBuilder& b) {
     for (int s = 0; s < c.spines; ++s)
       b.network_link(leaf, spines[s], fmt::format("leaf{}-spine{}", l, s), uplink, 0);
     for (int node = l * per_leaf; node < (l + 1) * per_leaf; ++node)
-      b.network_link(b.nics()[node][0], leaf, fmt::format("node{}-nic", node), c.nic.bandwidth, c.nic.latency);
+      b.network_link(b.nics()[node][0], leaf, fmt::format("node{}-nic", node), c.nic_of(node).bandwidth,
+                     c.nic_of(node).latency);
   }
 }
 
@@ -79,7 +80,8 @@ void build_fat_tree(GraphBuilder& b) {
         b.network_link(edge, aggs[a], fmt::format("pod{}-edge{}-agg{}", p, e, a), edge_up, 0);
       const int first = (p * half + e) * half;
       for (int node = first; node < std::min(first + half, c.nodes); ++node)
-        b.network_link(b.nics()[node][0], edge, fmt::format("node{}-nic", node), c.nic.bandwidth, c.nic.latency);
+        b.network_link(b.nics()[node][0], edge, fmt::format("node{}-nic", node), c.nic_of(node).bandwidth,
+                       c.nic_of(node).latency);
     }
   }
 }
@@ -145,7 +147,7 @@ void build_dragonfly(GraphBuilder& b) {
   for (int node = 0; node < c.nodes; ++node) {
     const int router = node / d.nodes_per_router;
     b.network_link(b.nics()[node][0], routers[router / d.routers_per_group][router % d.routers_per_group],
-                   fmt::format("node{}-nic", node), c.nic.bandwidth, c.nic.latency);
+                   fmt::format("node{}-nic", node), c.nic_of(node).bandwidth, c.nic_of(node).latency);
   }
 }
 

@@ -171,8 +171,9 @@ private:
     const double half_switch = cluster_.switch_latency / 2;
     fat_pipe(root, "switch", cluster_.switch_latency); // only the reducing switch's route crosses it
     for (int node = 0; node < cluster_.nodes; ++node) {
+      const auto& nic = cluster_.nic_of(node);
       duplex(root, fmt::format("node{}-nic", node),
-             {cluster_.nic.bandwidth * cluster_.tcp.payload_efficiency(), cluster_.nic.latency + half_switch});
+             {nic.bandwidth * cluster_.tcp.payload_efficiency(), nic.latency + half_switch});
       create_node_links(root, node);
     }
     const auto uplinks = topologies::tier_uplinks(cluster_);

@@ -15,7 +15,7 @@ collectives::NcclSystem nccl_system(const topologies::ClusterSpec& c) {
   const double links = c.intra_kind == IntraNodeKind::hybrid_cube_mesh ? 6 : 1;
   s.gpu_bandwidth = c.intra.bandwidth * links * c.fabric_efficiency;
   s.nics = std::max(1, c.nic_ports);
-  s.nic_bandwidth = c.nic.bandwidth / s.nics;
+  s.nic_bandwidth = c.slowest_nic().bandwidth / s.nics; // NCCL's ring moves at its slowest link's pace
   s.nvls = c.nvswitch_reduces;
   s.collnet = c.switch_reduces;
   return s;

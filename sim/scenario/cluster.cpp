@@ -121,7 +121,7 @@ void read_groups(const Object& top, const Object& c, Scenario& s) {
   std::int64_t nodes = 0;
   for (std::size_t i = 0; i < list->size(); ++i) {
     const Object g(c.file(), &(*list)[i], c.pointer("groups") + "/" + std::to_string(i),
-                   {"name", "gpu", "nodes", "price_per_hour"});
+                   {"name", "gpu", "nodes", "price_per_hour", "nic"});
     GpuGroup group;
     group.gpu_name = gpu_name(g, std::nullopt);
     group.gpu = resolve_gpu(g, group.gpu_name);
@@ -133,9 +133,22 @@ void read_groups(const Object& top, const Object& c, Scenario& s) {
     group.price_per_node_hour = g.number("price_per_hour", 0, s.cluster.price_per_node_hour, limits::kPricePerHour);
     if ((group.gpu.compute_capability > 0) != (s.gpu.compute_capability > 0))
       g.fail("gpu", "a cluster mixes GPUs, not GPUs and CPUs: their collectives would run over different libraries");
+    if (g.has("nic")) {
+      // Each node of the group on its own NIC; the switches above are the cluster's.
+      const auto& topology = s.cluster;
+      if (topology.rail.rails > 0 || !topology.torus.empty() || !topology.explicit_network.links.empty())
+        g.fail("nic", "a group's own NIC needs a switched network (tiers, leaf-spine, fat-tree or dragonfly): rails, a "
+                      "torus and an explicit network are drawn with one NIC for every node");
+      group.nic = read_link(g.object("nic", {"bandwidth", "latency"}), 0, s.cluster.nic.latency,
+                            "a group's NIC has no default bandwidth");
+    }
     nodes += group.nodes;
     s.groups.push_back(std::move(group));
   }
+  if (std::any_of(s.groups.begin(), s.groups.end(), [](const GpuGroup& g) { return g.nic.has_value(); }))
+    for (const auto& g : s.groups)
+      for (int n = 0; n < g.nodes; ++n)
+        s.cluster.node_nics.push_back(g.nic.value_or(s.cluster.nic));
   if (nodes != s.cluster.nodes)
     c.fail("groups",
            fmt::format("the groups have {} nodes in all, the cluster {} (cluster.nodes): every node belongs to "

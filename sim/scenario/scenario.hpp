@@ -181,6 +181,7 @@ struct GpuGroup {
   int first_rank = 0; // its GPUs are ranks first_rank .. first_rank + ranks - 1
   int ranks = 0;
   double price_per_node_hour = 0;
+  std::optional<topologies::LinkSpec> nic; // its nodes' network link; absent: the cluster's
 };
 
 // How a mixed cluster's data-parallel ranks split the global batch: the same micro-batch everywhere (the slowest

@@ -134,9 +134,11 @@ json to_json(const Scenario& s) {
   if (!s.cluster.instance.empty()) out["cluster"]["instance"] = s.cluster.instance;
   if (!s.groups.empty()) {
     json groups = json::array();
-    for (const auto& g : s.groups)
+    for (const auto& g : s.groups) {
       groups.push_back(
           {{"name", g.name}, {"gpu", g.gpu_name}, {"nodes", g.nodes}, {"price_per_hour", g.price_per_node_hour}});
+      if (g.nic) groups.back()["nic"] = link_json(*g.nic);
+    }
     out["cluster"].erase("gpu"); // each group names its own
     out["cluster"]["groups"] = std::move(groups);
     out["cluster"]["batch_split"] = s.batch_split == BatchSplit::equal ? "equal" : "proportional";
