@@ -64,16 +64,24 @@ std::vector<engine::ChildOutcome> run_points(const std::vector<engine::ChildJob>
   };
   std::vector<engine::ChildOutcome> outcomes(work.size());
   std::vector<std::size_t> pending; // indices of the jobs to run
+  std::size_t in_shard = 0;
   for (std::size_t i = 0; i < work.size(); ++i) {
+    if (book.store && !book.store->in_shard(i)) continue; // another shard's
+    ++in_shard;
     if (book.store)
       if (auto kept = book.store->load(book.keys.at(i), label(i), unreadable)) {
         outcomes[i] = std::move(*kept);
         continue;
       }
+    if (book.store && book.store->merge_only())
+      throw scenario::ScenarioError("merge", "",
+                                    fmt::format("{} ({}) is in none of the directories merged: that shard did not "
+                                                "finish it; run the shard again with the same --out",
+                                                label(i), book.store->shard_text(i)));
     pending.push_back(i);
   }
-  const std::size_t kept = work.size() - pending.size();
-  if (progress && kept > 0) progress(kept, work.size());
+  const std::size_t kept = in_shard - pending.size();
+  if (progress && kept > 0) progress(kept, in_shard);
   std::vector<engine::ChildJob> to_run;
   for (const auto i : pending)
     to_run.push_back(work[i]);
@@ -86,10 +94,13 @@ std::vector<engine::ChildOutcome> run_points(const std::vector<engine::ChildJob>
   };
   auto ran = engine::run_in_children(
       to_run, jobs,
-      [&](std::size_t done, std::size_t, std::size_t) { progress ? progress(kept + done, work.size()) : void(); },
+      [&](std::size_t done, std::size_t, std::size_t) { progress ? progress(kept + done, in_shard) : void(); },
       on_finished, book.limits);
   for (std::size_t j = 0; j < pending.size(); ++j)
     outcomes[pending[j]] = std::move(ran[j]);
+  if (book.store && book.store->sharded())
+    throw ShardFinished{book.store->dir(), book.store->shard_index(), book.store->shard_count(), in_shard,
+                        pending.size()};
   return outcomes;
 }
 

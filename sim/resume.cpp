@@ -58,6 +58,11 @@ ResumeStore::ResumeStore(std::string dir, std::string version) : dir_(std::move(
     throw scenario::ScenarioError("--resume", "", fmt::format("cannot write in \"{}\"", dir_));
 }
 
+std::string ResumeStore::shard_text(std::size_t point) const {
+  const int count = sharded() ? shard_count_ : shard_count_for_merge_;
+  return count > 0 ? fmt::format("shard {}/{}", point % static_cast<std::size_t>(count) + 1, count) : "";
+}
+
 std::string ResumeStore::key(std::string_view command, std::string_view canonical) const {
   const auto text = fmt::format("dtsim {}\n{}\n{}", version_, command, canonical);
   return fmt::format("{:016x}{:016x}", fnv1a(text, 0xcbf29ce484222325ULL), fnv1a(text, 0x84222325cbf29ce4ULL));

@@ -83,7 +83,28 @@ MemoryLimit memory_limit_of(const std::string& flag, int jobs) {
   return memory_limit(*bytes, jobs);
 }
 
-std::unique_ptr<ResumeStore> open_resume(const std::string& dir) {
+std::unique_ptr<ResumeStore> open_resume(const std::string& resume_dir, const ShardArgs& sharding) {
+  if (!sharding.shard.empty() || sharding.merge_shards > 0) {
+    const auto& dir = sharding.merge_shards > 0 ? resume_dir : sharding.out;
+    if (dir.empty()) throw scenario::ScenarioError("--shard", "", "needs --out DIR, where the shard's points are kept");
+    auto store = std::make_unique<ResumeStore>(dir, DTSIM_VERSION);
+    if (sharding.merge_shards > 0) {
+      store->set_merge_only(sharding.merge_shards);
+      return store;
+    }
+    int index = 0, count = 0;
+    char slash = 0;
+    std::istringstream in(sharding.shard);
+    if (!(in >> index >> slash >> count) || slash != '/' || !in.eof() || count < 1 || count > 100000 || index < 1 ||
+        index > count)
+      throw scenario::ScenarioError(
+          "--shard", "",
+          fmt::format("expected K/N with 1 <= K <= N <= 100000, such as 2/8, got \"{}\"", sharding.shard));
+    store->set_shard(index, count);
+    write_shard_manifest(sharding);
+    return store;
+  }
+  const auto& dir = resume_dir;
   if (dir.empty()) {
     engine::set_interrupt_note("Run it with --resume DIR to keep finished points across an interruption.");
     return nullptr;

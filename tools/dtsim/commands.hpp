@@ -29,6 +29,15 @@ struct RunArgs {
 };
 int run_command(const RunArgs& args);
 
+// --shard K/N --out DIR of sweep, compare and search: run a deterministic 1/N of the points, kept in DIR with a
+// manifest (shard.json: the command line, K and N) that `dtsim merge` reads.
+struct ShardArgs {
+  std::string shard;                     // "K/N"; empty: every point
+  std::string out;                       // the directory this shard's points are kept in
+  int merge_shards = 0;                  // set by dtsim merge: every point must be kept already
+  std::vector<std::string> command_line; // argv after "dtsim", for the manifest
+};
+
 struct SweepArgs {
   std::string scenario;
   std::vector<std::string> sets;
@@ -37,6 +46,7 @@ struct SweepArgs {
   int jobs = 0;           // 0: one per core
   std::string resume;     // --resume DIR: finished points kept there, and read back instead of simulated again
   std::string max_memory; // --max-memory SIZE; empty: 3/4 of this machine's memory
+  ShardArgs sharding;
 };
 int sweep_command(const SweepArgs& args);
 
@@ -53,6 +63,7 @@ struct CompareArgs {
   int jobs = 0; // 0: one per core
   std::string resume;
   std::string max_memory; // --max-memory SIZE; empty: 3/4 of this machine's memory
+  ShardArgs sharding;
 };
 int compare_command(const CompareArgs& args);
 int compare_policies_command(const CompareArgs& args); // compare_policies.cpp: --policies
@@ -80,6 +91,7 @@ struct SearchArgs {
   std::string fidelity; // step, aggregate or coarse; empty: coarse with model parallelism, aggregate without
   std::string resume;
   std::string max_memory; // --max-memory SIZE; empty: 3/4 of this machine's memory
+  ShardArgs sharding;
 };
 int search_command(const SearchArgs& args);
 
@@ -190,6 +202,19 @@ int finish_table(const std::string& csv_path, const std::string& csv_text, int s
 MemoryLimit memory_limit_of(const std::string& flag, int jobs);
 
 // --resume DIR: the store of finished points (none without the flag), and what an interruption says about it.
-std::unique_ptr<ResumeStore> open_resume(const std::string& dir);
+std::unique_ptr<ResumeStore> open_resume(const std::string& dir, const ShardArgs& sharding = {});
+
+// `dtsim merge DIR...`: the shards of one sharded command put together, printed and written as the unsharded command
+// prints and writes them (it runs that command again with the shards' points read back; nothing is simulated).
+struct MergeArgs {
+  std::vector<std::string> dirs;
+  std::string csv_out;  // replaces the command's --csv FILE
+  std::string json_out; // replaces the command's --json FILE
+};
+int merge_command(const MergeArgs& args);
+
+// Writes DIR/shard.json for a sharded run: the command line without its --shard, --out and --resume, the working
+// directory its paths are relative to, K and N.
+void write_shard_manifest(const ShardArgs& sharding);
 
 } // namespace dtsim::cli

@@ -129,7 +129,7 @@ int compare_command(const CompareArgs& args) {
     throw scenario::ScenarioError("--strategies", "", e.what());
   }
   check_writable({args.csv_out, args.json_out}, {args.scenario});
-  const auto resume = open_resume(args.resume);
+  const auto resume = open_resume(args.resume, args.sharding);
   const int jobs = parallel_jobs(args.jobs);
   const auto limit = memory_limit_of(args.max_memory, std::min<int>(jobs, static_cast<int>(names.size())));
 

@@ -77,6 +77,14 @@ int main(int argc, char** argv) {
                     "interrupted run)");
   };
 
+  auto shard_options = [](CLI::App* cmd, cli::ShardArgs& s) {
+    cmd->add_option("--shard", s.shard,
+                    "Simulate only shard K of N of the points (K/N, such as 2/8), kept in --out DIR; dtsim merge puts "
+                    "the N directories together");
+    cmd->add_option("--out", s.out, "With --shard: the directory this shard's points are kept in");
+    cmd->add_option("--merge-only", s.merge_shards)->group(""); // dtsim merge's: every point must be kept already
+  };
+
   cli::RunArgs run;
   auto* run_cmd = app.add_subcommand("run", "Simulate one scenario and print where the time goes");
   scenario_options(run_cmd, run.scenario, run.sets);
@@ -93,6 +101,7 @@ int main(int argc, char** argv) {
   sweep_cmd->add_option("--nodes", sweep.nodes, "Node counts: 1,2,4,8 or 1..64 (doubling)")->required();
   parallel_options(sweep_cmd, sweep.csv_out, sweep.jobs);
   resume_option(sweep_cmd, sweep.resume);
+  shard_options(sweep_cmd, sweep.sharding);
   memory_option(sweep_cmd, sweep.max_memory);
 
   cli::CompareArgs compare;
@@ -115,6 +124,7 @@ int main(int argc, char** argv) {
   parallel_options(compare_cmd, compare.csv_out, compare.jobs);
   compare_cmd->add_option("--json", compare.json_out, "Write every strategy's full result as a JSON array to FILE");
   resume_option(compare_cmd, compare.resume);
+  shard_options(compare_cmd, compare.sharding);
   memory_option(compare_cmd, compare.max_memory);
 
   cli::TrainArgs train;
@@ -146,6 +156,16 @@ int main(int argc, char** argv) {
                    "aggregate without)")
       ->check(CLI::IsMember({"step", "aggregate", "coarse"}));
   resume_option(search_cmd, search.resume);
+  shard_options(search_cmd, search.sharding);
+
+  cli::MergeArgs merge;
+  auto* merge_cmd = app.add_subcommand(
+      "merge",
+      "Put the shards of a sweep, compare or search run with --shard K/N --out DIR together: prints and writes "
+      "what the command run whole prints and writes");
+  merge_cmd->add_option("dirs", merge.dirs, "The shards' --out directories")->required();
+  merge_cmd->add_option("--csv", merge.csv_out, "Write the table as CSV to FILE (instead of the command's --csv)");
+  merge_cmd->add_option("--json", merge.json_out, "compare: write the JSON to FILE (instead of the command's --json)");
   memory_option(search_cmd, search.max_memory);
 
   cli::CollectiveArgs coll;
@@ -240,6 +260,9 @@ int main(int argc, char** argv) {
     search.sets.push_back(set);
     train.sets.push_back(set);
   }
+  const std::vector<std::string> command_line(argv + 1, argv + argc);
+  for (auto* sharding : {&sweep.sharding, &compare.sharding, &search.sharding})
+    sharding->command_line = command_line;
   try {
     if (*explain_cmd) return cli::explain_command(explain);
     if (*list_cmd) return cli::list_command(list_what);
@@ -248,13 +271,21 @@ int main(int argc, char** argv) {
     if (*compare_cmd) {
       if (compare.strategies.empty() && compare.policies.empty())
         throw scenario::ScenarioError("dtsim compare", "", "give --strategies or --policies");
+      if (!compare.policies.empty() && !compare.sharding.shard.empty())
+        throw scenario::ScenarioError("--shard", "", "shards compare --strategies; --policies runs its trials here");
       return compare.policies.empty() ? cli::compare_command(compare) : cli::compare_policies_command(compare);
     }
+    if (*merge_cmd) return cli::merge_command(merge);
     if (*search_cmd) return cli::search_command(search);
     if (*train_cmd) return cli::train_command(train);
     if (*coll_cmd) return cli::collective_command(coll);
     if (*calibrate_cmd) return cli::calibrate_command(calibrate);
     if (*validate_cmd) return cli::validate_command(validate);
+  } catch (const ShardFinished& done) {
+    std::cout << fmt::format("shard {}/{}: {} points kept in {} ({} simulated now); put the shards together with "
+                             "dtsim merge\n",
+                             done.index, done.count, done.points, done.dir, done.simulated);
+    return cli::kExitOk;
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << "\n";
     // Bad input (the scenario, an override, a plan that cannot run) is the user's to fix: status 2.

@@ -184,7 +184,7 @@ int search_command(const SearchArgs& args) {
   if (overridden(args.sets, "run.iterations")) options.iterations.reset();
   if (overridden(args.sets, "run.warmup_iterations")) options.warmup_iterations.reset();
   options.jobs = parallel_jobs(args.jobs);
-  const auto resume = open_resume(args.resume);
+  const auto resume = open_resume(args.resume, args.sharding);
   options.resume = resume.get();
   options.limit = memory_limit_of(args.max_memory, options.jobs);
 

@@ -63,7 +63,7 @@ int sweep_command(const SweepArgs& args) {
     throw scenario::ScenarioError("--nodes", "", e.what());
   }
   check_writable({args.csv_out}, {args.scenario});
-  const auto resume = open_resume(args.resume);
+  const auto resume = open_resume(args.resume, args.sharding);
   const int jobs = parallel_jobs(args.jobs);
   const auto limit = memory_limit_of(args.max_memory, std::min<int>(jobs, static_cast<int>(nodes.size())));
 

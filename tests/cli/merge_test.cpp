@@ -1,0 +1,109 @@
+// Sharded sweep, compare and search put together by dtsim merge: the same bytes as the command run whole, and the
+// shards that do not add up to one run (one missing, one given twice, another command's, a point lost) refused.
+#include "tests/cli/cli_util.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+namespace dtsim::testing {
+namespace {
+
+namespace fs = std::filesystem;
+const fs::path kScenarios = fs::path(DTSIM_SOURCE_DIR) / "scenarios";
+
+std::string quoted(const fs::path& path) {
+  return "'" + path.string() + "'";
+}
+
+// Runs `command` whole (writing `outputs` named "whole.*") and in `shards` shards merged (writing "merged.*"); the
+// two stdouts, and each output file of the two, must be the same bytes.
+void expect_same_as_whole(const std::string& command, int shards, const std::vector<std::string>& outputs) {
+  TempDir dir;
+  const auto p = [&](const std::string& name) { return quoted(dir.path() / name); };
+  std::string whole_args, merged_args;
+  for (const auto& o : outputs) {
+    whole_args += " --" + o + " " + p("out." + o);
+  }
+  const auto whole = run_dtsim(command + whole_args, dir);
+  ASSERT_EQ(whole.status, 0) << whole.err;
+  for (const auto& o : outputs)
+    fs::rename(dir.path() / ("out." + o), dir.path() / ("whole." + o));
+  std::string dirs;
+  for (int k = 1; k <= shards; ++k) {
+    const auto out = dir.path() / ("shard" + std::to_string(k));
+    const auto shard = run_dtsim(command + " --shard " + std::to_string(k) + "/" + std::to_string(shards) + " --out " +
+                                     quoted(out) + " --jobs 1",
+                                 dir);
+    ASSERT_EQ(shard.status, 0) << shard.err;
+    EXPECT_NE(shard.out.find("put the shards together with dtsim merge"), std::string::npos) << shard.out;
+    dirs += " " + quoted(out);
+  }
+  for (const auto& o : outputs)
+    merged_args += " --" + o + " " + p("out." + o);
+  const auto merged = run_dtsim("merge" + dirs + merged_args, dir);
+  ASSERT_EQ(merged.status, 0) << merged.err;
+  EXPECT_EQ(merged.out, whole.out);
+  for (const auto& o : outputs)
+    EXPECT_EQ(read_file(dir.path() / ("out." + o)), read_file(dir.path() / ("whole." + o))) << o;
+}
+
+// A search small enough for a test: eight 300M-parameter matmuls on one node of 4 V100s (4 candidates fit).
+std::string small_search(const TempDir& dir) {
+  std::string layers;
+  for (int i = 0; i < 8; ++i)
+    layers += (i ? "," : "") + std::string(R"({"name": "fc)") + std::to_string(i) +
+              R"(", "kind": "matmul", "forward_flops": 1e6, "parameters": 300000000, "input_elements": 1024,
+                 "output_elements": 1024})";
+  return quoted(dir.write("search.json", R"({"version": 1, "name": "search-merge", "model": {"layers": [)" + layers +
+                                             R"(], "batch_per_gpu": 2}, "cluster": {"nodes": 1, "gpus_per_node": 4,
+                                             "gpu": "v100", "nic": {"bandwidth": "10Gbps"}, "price_per_hour": 36},
+                                             "training": {"optimizer": "momentum"}})"));
+}
+
+TEST(Merge, ShardedSweepCompareAndSearchPrintAndWriteWhatTheWholeRunDoes) {
+  expect_same_as_whole("sweep " + quoted(kScenarios / "resnet50-p3.2xlarge-sync.json") + " --nodes 1..8", 2, {"csv"});
+  expect_same_as_whole("compare " + quoted(kScenarios / "strategies-16-nodes-straggler.json") +
+                           " --strategies allreduce,ssp:3",
+                       2, {"csv", "json"});
+  // Search's --csv prints every candidate on stdout: it stays in the command, and the shards are of that command.
+  const TempDir inputs;
+  expect_same_as_whole("search " + small_search(inputs) + " --csv", 3, {});
+  expect_same_as_whole("search " + small_search(inputs) + " --top 2", 2, {});
+}
+
+TEST(Merge, ShardsThatAreNotOneWholeRunAreRefusedNamingWhy) {
+  TempDir dir;
+  const auto sweep = "sweep " + quoted(kScenarios / "resnet50-p3.2xlarge-sync.json") + " --nodes 1..4";
+  const auto a = dir.path() / "a", b = dir.path() / "b", c = dir.path() / "c";
+  ASSERT_EQ(run_dtsim(sweep + " --shard 1/2 --out " + quoted(a), dir).status, 0);
+  ASSERT_EQ(run_dtsim(sweep + " --shard 2/2 --out " + quoted(b), dir).status, 0);
+  ASSERT_EQ(run_dtsim(sweep + " --set cluster.nodes=2 --shard 2/2 --out " + quoted(c), dir).status, 0);
+  auto inv = run_dtsim("merge " + quoted(a), dir);
+  EXPECT_EQ(inv.status, 2);
+  EXPECT_NE(inv.err.find("shard 2/2 is missing"), std::string::npos) << inv.err;
+  inv = run_dtsim("merge " + quoted(a) + " " + quoted(a), dir);
+  EXPECT_EQ(inv.status, 2);
+  EXPECT_NE(inv.err.find("shard 1/2 is given twice"), std::string::npos) << inv.err;
+  inv = run_dtsim("merge " + quoted(a) + " " + quoted(c), dir);
+  EXPECT_EQ(inv.status, 2);
+  EXPECT_NE(inv.err.find("a shard of another command"), std::string::npos) << inv.err;
+  // A point lost from a shard's directory: the merge names it and its shard.
+  for (const auto& entry : fs::directory_iterator(b))
+    if (entry.path().filename() != "shard.json") {
+      fs::remove(entry.path());
+      break;
+    }
+  inv = run_dtsim("merge " + quoted(a) + " " + quoted(b), dir);
+  EXPECT_EQ(inv.status, 2);
+  EXPECT_NE(inv.err.find("(shard 2/2) is in none of the directories merged"), std::string::npos) << inv.err;
+  inv = run_dtsim(sweep + " --shard 3/2 --out " + quoted(a), dir);
+  EXPECT_EQ(inv.status, 2);
+  EXPECT_NE(inv.err.find("--shard"), std::string::npos) << inv.err;
+  inv = run_dtsim(sweep + " --shard 1/2", dir);
+  EXPECT_EQ(inv.status, 2);
+  EXPECT_NE(inv.err.find("needs --out DIR"), std::string::npos) << inv.err;
+}
+
+} // namespace
+} // namespace dtsim::testing
