@@ -229,6 +229,8 @@ json to_json(const RunResult& r) {
       {"global_batch", r.global_batch},
       {"sample_unit", r.sample_unit},
       {"framework", r.framework},
+      {"fidelity",
+       {{"mode", r.fidelity}, {"auto", r.fidelity_reason.empty() ? json(nullptr) : json(r.fidelity_reason)}}},
       {"iteration_seconds", to_json(r.iteration)},
       {"throughput_samples_per_second", r.throughput},
       {"epoch_seconds", r.epoch_seconds},
@@ -285,6 +287,8 @@ RunResult run_result_from_json(const json& j) {
   r.global_batch = j.at("global_batch");
   r.sample_unit = j.at("sample_unit");
   r.framework = j.at("framework");
+  r.fidelity = j.at("fidelity").at("mode");
+  if (!j.at("fidelity").at("auto").is_null()) r.fidelity_reason = j.at("fidelity").at("auto");
   r.iteration = distribution_from_json(j.at("iteration_seconds"));
   r.throughput = j.at("throughput_samples_per_second");
   r.epoch_seconds = j.at("epoch_seconds");

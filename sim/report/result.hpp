@@ -133,11 +133,13 @@ struct RunResult {
   int gpus = 0;
   std::int64_t global_batch = 0;
   std::string sample_unit;
-  std::string framework;    // the framework whose kernels ran (training.framework, "auto" resolved)
-  Distribution iteration;   // seconds, measured iterations only
-  double throughput = 0;    // samples/s
-  double epoch_seconds = 0; // 0 when the scenario gives no dataset size
-  int epochs = 1;           // of the whole training run
+  std::string framework;       // the framework whose kernels ran (training.framework, "auto" resolved)
+  std::string fidelity;        // how collectives were replayed: step, aggregate, coarse
+  std::string fidelity_reason; // run.fidelity "auto": what dtsim chose and why; empty when the scenario chose
+  Distribution iteration;      // seconds, measured iterations only
+  double throughput = 0;       // samples/s
+  double epoch_seconds = 0;    // 0 when the scenario gives no dataset size
+  int epochs = 1;              // of the whole training run
   // Dollars (USD), when the cluster has a price (0 otherwise): the cluster per hour, one epoch, the whole run
   // (epochs x epoch; without a dataset size, the simulated iterations).
   double price_per_hour = 0;

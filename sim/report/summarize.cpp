@@ -223,6 +223,8 @@ RunResult summarize(const scenario::Scenario& s, const plan::Plan& plan, const e
   r.global_batch = std::llround(plan.workers * plan.samples_per_worker_iteration);
   r.sample_unit = s.model.workload.sample_unit;
   r.framework = s.framework.name;
+  r.fidelity = std::string(scenario::to_string(s.run.fidelity));
+  r.fidelity_reason = s.run.fidelity_reason;
   r.gradient_bytes = plan.gradient_bytes;
   r.buckets = plan.buckets;
   r.allreduce_algorithms = plan.allreduce_algorithms;

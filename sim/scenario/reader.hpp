@@ -129,6 +129,8 @@ json energy_json(const lifecycle::EnergySpec& energy);
 void read_parallelism(const Object& top, Scenario& scenario);
 // run.fidelity "coarse" needs tensor, pipeline or expert parallelism (after read_parallelism and read_run).
 void check_fidelity(const Object& top, const Scenario& scenario);
+// run.fidelity "auto": the fidelity dtsim chooses for the scenario (RunSpec::fidelity_reason says why).
+void resolve_fidelity(Scenario& scenario);
 json parallelism_json(const ParallelismSpec& spec);
 std::string_view pipeline_schedule_name(PipelineSchedule p);
 std::string_view routing_name(RoutingDistribution d);

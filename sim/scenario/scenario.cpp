@@ -69,6 +69,7 @@ Scenario read_document(const std::string& origin, const json& document) {
   s.run = detail::read_run(top);
   detail::check_fidelity(top, s);
   s.network = detail::read_network(top);
+  detail::resolve_fidelity(s);
   s.input = detail::read_input(top, s);
   detail::read_lifecycle(top, s);
   s.energy = detail::read_energy(top, s);

@@ -151,6 +151,9 @@ struct RunSpec {
   int warmup_iterations = 1; // simulated first, left out of the statistics
   std::uint64_t seed = 1;
   Fidelity fidelity = Fidelity::step;
+  // "auto" (a scenario file's default): `fidelity` is the one dtsim chose for the scenario, and why.
+  bool fidelity_auto = false;
+  std::string fidelity_reason;
 };
 
 // The input pipeline of each node (PyTorch DataLoader workers: read, decode, augment), a stage that can bound the

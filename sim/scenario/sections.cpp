@@ -133,8 +133,11 @@ RunSpec read_run(const Object& top) {
   r.warmup_iterations =
       static_cast<int>(section.integer("warmup_iterations", 0, r.warmup_iterations, limits::kIterations));
   r.seed = section.unsigned_integer("seed", r.seed);
-  r.fidelity = enum_of<Fidelity>(fidelity_names(), section.choice("fidelity", fidelity_names(), "fidelity mode",
-                                                                  std::string(to_string(r.fidelity))));
+  auto names = fidelity_names();
+  names.insert(names.begin(), "auto");
+  const auto fidelity = section.choice("fidelity", names, "fidelity mode", "auto");
+  r.fidelity_auto = fidelity == "auto";
+  if (!r.fidelity_auto) r.fidelity = enum_of<Fidelity>(fidelity_names(), fidelity);
   return r;
 }
 

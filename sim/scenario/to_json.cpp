@@ -124,7 +124,7 @@ json to_json(const Scenario& s) {
        {{"iterations", s.run.iterations},
         {"warmup_iterations", s.run.warmup_iterations},
         {"seed", s.run.seed},
-        {"fidelity", to_string(s.run.fidelity)}}},
+        {"fidelity", s.run.fidelity_auto ? std::string("auto") : std::string(to_string(s.run.fidelity))}}},
       {"network", {{"model", to_string(s.network.model)}, {"cross_traffic", s.network.cross_traffic}}},
   };
   // clip_gradients only when given: its default follows the framework, which "auto" resolves by the layout.

@@ -53,7 +53,9 @@ TEST(Scenario, MinimalScenarioTakesTheDocumentedDefaults) {
   EXPECT_EQ(s.training.compression, strategies::CompressionSpec{});
   EXPECT_FALSE(s.stragglers.any());
   EXPECT_EQ(s.training.algorithm, collectives::Algorithm::automatic);
-  EXPECT_EQ(s.run.fidelity, Fidelity::step);
+  // "auto": a data-parallel all-reduce of one-GPU nodes on one switch replays its collectives aggregated.
+  EXPECT_TRUE(s.run.fidelity_auto);
+  EXPECT_EQ(s.run.fidelity, Fidelity::aggregate);
   EXPECT_DOUBLE_EQ(s.training.bucket_bytes, 25.0 * 1024 * 1024);
   EXPECT_DOUBLE_EQ(s.training.first_bucket_bytes, 1.0 * 1024 * 1024);
   EXPECT_TRUE(s.training.overlap);

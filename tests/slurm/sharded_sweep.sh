@@ -21,6 +21,8 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
+# On a failure, what Slurm and the jobs said.
+trap 'echo "FAIL at line $LINENO"; tail -n 20 "$work"/*.log "$work"/out/*.log "$work"/out/merged.* 2> /dev/null' ERR
 mkdir -p "$work/state" "$work/spool"
 cat > "$work/slurm.conf" << CONF
 ClusterName=dtsimtest
