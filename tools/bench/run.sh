@@ -26,6 +26,7 @@ benchmarks=(
   "train-llama3-16384-gpus-1000-trials|train scenarios/llama3-405b-h100x16384-train.json --iteration-time 6.144s --trials 1000|< 60 s"
   "train-resnet50-spot-policies|compare scenarios/resnet50-p3.2xlarge-spot.json --trials 100 --policies 'wait: spot.interruptions_per_month=20; shrink: spot.interruptions_per_month=20, elastic.policy=shrink'|< 30 s (two policies, 100 trials each, 5 shapes simulated)"
   "train-gpt2-xl-redundancy|train scenarios/gpt2-xl-p3.2xlarge-spot-redundancy.json --trials 100|< 10 s (100 trials of about 56 preemptions; 3 shapes of the 8-stage pipeline simulated)"
+  "sweep-resnet50-to-512-nodes|sweep scenarios/resnet50-p3.2xlarge-sync.json --nodes 1..512|< 10 s (10 points, the default fidelity: auto)"
   "mixed-v100-a100-proportional|run scenarios/resnet50-v100-a100-mixed.json --set cluster.batch_split=proportional|< 5 s (64 GPUs of two kinds, the split planned 4 times)"
   "alltoall-256mib-4096-aggregate|collective tools/bench/h100-nodes.json --op all-to-all --ranks 4096 --sizes 256MiB --fidelity aggregate --jobs 1|< 30 s, 4 GiB"
 )
