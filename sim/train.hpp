@@ -80,7 +80,8 @@ TrainResult train(const scenario::Scenario& s, int trials, std::uint64_t seed, i
 // simulated; the first is `iteration`). Empty unless the scenario's elastic policy shrinks.
 std::vector<double> shrunk_iterations(const scenario::Scenario& s, double iteration, const MemoryLimit& limit = {});
 
-std::string format_train(const TrainResult& result); // what `dtsim train` prints
+nlohmann::json to_json(const lifecycle::TrialResult& trial); // one trial, as the JSON and the child processes carry it
+std::string format_train(const TrainResult& result);         // what `dtsim train` prints
 nlohmann::json to_json(const TrainResult& result);
 std::string train_csv(const TrainResult& result); // one row per trial
 
