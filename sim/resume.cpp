@@ -59,8 +59,8 @@ ResumeStore::ResumeStore(std::string dir, std::string version) : dir_(std::move(
 }
 
 std::string ResumeStore::shard_text(std::size_t point) const {
-  const int count = sharded() ? shard_count_ : shard_count_for_merge_;
-  return count > 0 ? fmt::format("shard {}/{}", point % static_cast<std::size_t>(count) + 1, count) : "";
+  return shard_count_ > 0 ? fmt::format("shard {}/{}", point % static_cast<std::size_t>(shard_count_) + 1, shard_count_)
+                          : "";
 }
 
 std::string ResumeStore::key(std::string_view command, std::string_view canonical) const {

@@ -40,7 +40,7 @@ public:
   // --shard K/N: this run simulates (and keeps) only the points whose index is K - 1 modulo N; `dtsim merge` puts the
   // N directories together. Points are numbered in the order the command lists them, the same in every shard.
   void set_shard(int index, int count) { shard_index_ = index, shard_count_ = count; }
-  bool sharded() const { return shard_count_ > 0; }
+  bool sharded() const { return shard_index_ > 0; }
   bool in_shard(std::size_t point) const {
     return !sharded() || static_cast<int>(point % static_cast<std::size_t>(shard_count_)) == shard_index_ - 1;
   }
@@ -48,17 +48,16 @@ public:
   int shard_index() const { return shard_index_; }
   int shard_count() const { return shard_count_; }
   // `dtsim merge`: every point must be kept already; one that is not is an error naming its shard.
-  void set_merge_only(int shards) { merge_only_ = true, shard_count_for_merge_ = shards; }
+  void set_merge_only(int shards) { merge_only_ = true, shard_count_ = shards; }
   bool merge_only() const { return merge_only_; }
-  int merged_shards() const { return shard_count_for_merge_; }
 
 private:
   std::string dir_;
   std::string version_;
   std::size_t reused_ = 0;
-  int shard_index_ = 0, shard_count_ = 0;
+  int shard_index_ = 0; // 1 .. shard_count_ for a shard's run; 0: every point (a plain run, or a merge)
+  int shard_count_ = 0; // N, of a shard's run or of the shards merged
   bool merge_only_ = false;
-  int shard_count_for_merge_ = 0;
 };
 
 // What a sharded run did, thrown once its points are kept (the command prints no table: `dtsim merge` does).

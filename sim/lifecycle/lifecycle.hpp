@@ -139,7 +139,7 @@ struct JobTimes {
     int nodes_per_stage = 0; // each node of a stage holds it for one or more data-parallel replicas
     double failover = 0;     // seconds per iteration while a node runs its lost successor's stage too
     double rejoin = 0;       // seconds the job stops when a replacement takes its stage back
-    double without = 0;      // seconds per iteration without redundant computation (for the report)
+    double without = 0;      // seconds per iteration without redundant computation: the useful time
   } redundancy;
   int warmup_iterations = 0;
   std::vector<FailureSource> failures;

@@ -387,25 +387,26 @@ std::uint32_t ModelParallelPlanner::flush() {
 // weights (Megatron's distributed optimizer).
 void ModelParallelPlanner::add_step() {
   const bool sharded = s_.training.zero_stage >= 1;
+  const int p = spec_.pipeline;
   const auto own = stage_parameters(coord_.pp);
-  const double dense = own.dense, expert = own.experts;
+  // Bamboo: this stage also keeps its successor's replica current (successor's gradients in, its own out).
+  const bool shadows = redundant();
+  const auto successor = shadows ? stage_parameters((coord_.pp + 1) % p) : StageParameters{};
   auto deps = finalize_gradients();
   std::optional<std::uint32_t> replica;
-  if (redundant()) { // the reduced gradients to the shadow (the previous stage), the successor's from it
-    const int p = spec_.pipeline;
+  if (shadows) { // the reduced gradients to the shadow (the previous stage), the successor's from it
     GridCoord prev = coord_, next = coord_;
     prev.pp = (coord_.pp + p - 1) % p;
     next.pp = (coord_.pp + 1) % p;
     point_to_point(layout_.rank(prev), own.stepped * reduced_gradient_bytes(), true,
                    "send gradients to the shadow stage", deps);
-    replica = point_to_point(layout_.rank(next), stage_parameters(next.pp).stepped * reduced_gradient_bytes(), false,
+    replica = point_to_point(layout_.rank(next), successor.stepped * reduced_gradient_bytes(), false,
                              "recv the successor's gradients", {});
   }
   run_priced(PricedOp(iteration_passes(own.stepped, own.tensors, s_), stage_gpu(coord_.pp)), "optimizer step", deps);
-  if (replica) {
-    const auto next = stage_parameters((coord_.pp + 1) % spec_.pipeline);
+  if (shadows) {
     std::vector<std::uint32_t> after{*replica};
-    run_priced(PricedOp(iteration_passes(next.stepped, next.tensors, s_), stage_gpu(coord_.pp)),
+    run_priced(PricedOp(iteration_passes(successor.stepped, successor.tensors, s_), stage_gpu(coord_.pp)),
                "redundant optimizer step", after);
   }
   const auto done = flush();
@@ -417,12 +418,11 @@ void ModelParallelPlanner::add_step() {
     add_collective(Operation::all_gather, bytes, group, fmt::format("allgather updated {} weights", what), {done},
                    Stream::comm, Axis::data);
   };
-  gather(dense * weight, g.data, "dense");
-  gather(expert * weight, g.expert_data, "expert");
-  if (!replica) return;
-  const auto next = stage_parameters((coord_.pp + 1) % spec_.pipeline);
-  gather(next.dense * weight, g.data, "redundant dense");
-  gather(next.experts * weight, g.expert_data, "redundant expert");
+  gather(own.dense * weight, g.data, "dense");
+  gather(own.experts * weight, g.expert_data, "expert");
+  if (!shadows) return;
+  gather(successor.dense * weight, g.data, "redundant dense");
+  gather(successor.experts * weight, g.expert_data, "redundant expert");
 }
 
 ModelParallelPlanner::StageParameters ModelParallelPlanner::stage_parameters(int stage) const {

@@ -103,6 +103,9 @@ TEST(Merge, ShardsThatAreNotOneWholeRunAreRefusedNamingWhy) {
   inv = run_dtsim(sweep + " --shard 1/2", dir);
   EXPECT_EQ(inv.status, 2);
   EXPECT_NE(inv.err.find("needs --out DIR"), std::string::npos) << inv.err;
+  inv = run_dtsim(sweep + " --shard 1/2 --out " + quoted(a) + " --resume " + quoted(b), dir);
+  EXPECT_EQ(inv.status, 2);
+  EXPECT_NE(inv.err.find("give --out alone"), std::string::npos) << inv.err;
 }
 
 } // namespace

@@ -87,6 +87,10 @@ std::unique_ptr<ResumeStore> open_resume(const std::string& resume_dir, const Sh
   if (!sharding.shard.empty() || sharding.merge_shards > 0) {
     const auto& dir = sharding.merge_shards > 0 ? resume_dir : sharding.out;
     if (dir.empty()) throw scenario::ScenarioError("--shard", "", "needs --out DIR, where the shard's points are kept");
+    if (sharding.merge_shards == 0 && !resume_dir.empty())
+      throw scenario::ScenarioError("--resume", "",
+                                    "a shard keeps its points in --out DIR (and reads back those it kept): give --out "
+                                    "alone");
     auto store = std::make_unique<ResumeStore>(dir, DTSIM_VERSION);
     if (sharding.merge_shards > 0) {
       store->set_merge_only(sharding.merge_shards);

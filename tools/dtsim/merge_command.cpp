@@ -11,9 +11,9 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cerrno>
 #include <filesystem>
 #include <map>
-#include <set>
 #include <sys/wait.h>
 #include <unistd.h>
 
