@@ -52,6 +52,8 @@ engine::ReplayOptions replay_options(const scenario::Scenario& s, const MemoryLi
   o.memory_limit = limit.memory;
   o.memory_limit_text = limit.memory_text;
   o.iterations = s.run.warmup_iterations + s.run.iterations;
+  o.warmup_iterations = s.run.warmup_iterations;
+  o.skip_repeats = s.run.skip_repeats;
   o.network_model =
       s.network.model == scenario::NetworkModel::cm02 ? engine::NetworkModel::cm02 : engine::NetworkModel::lv08;
   o.cross_traffic = s.network.cross_traffic;

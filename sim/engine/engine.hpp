@@ -15,7 +15,11 @@ namespace dtsim::engine {
 enum class NetworkModel : std::uint8_t { lv08, cm02 };
 
 struct ReplayOptions {
-  int iterations = 1; // total, warm-up included
+  int iterations = 1;        // total, warm-up included
+  int warmup_iterations = 0; // of those, the first ones, which the steady state is not looked for in
+  // Stop replaying once iterations repeat exactly (steady_state.cpp) and extend the result to `iterations`: on for
+  // graphs with no stochastic input (no stragglers, no random gossip peers, no parameter servers).
+  bool skip_repeats = true;
   NetworkModel network_model = NetworkModel::lv08;
   bool cross_traffic = true;
   bool show_progress = false; // print a progress line on stderr (for a terminal) during long replays
@@ -77,7 +81,12 @@ struct ReplayResult {
   std::vector<LinkLoad> links;
   std::vector<ServerStats> servers;
   double simulated_seconds = 0; // end of the last iteration
-  std::uint64_t transfers = 0;  // point-to-point flows simulated
+  std::uint64_t transfers = 0;  // point-to-point flows simulated (repeated iterations: as if replayed)
+  // Iterations the replay ran: all of them, or fewer when the last `repeat_period` of those repeated the
+  // `repeat_period` before them exactly (every rank's timeline shifted by one time, the same bytes on every link): the
+  // rest repeat them and were not replayed.
+  int replayed_iterations = 0;
+  int repeat_period = 0;
 };
 
 // The replay stalled: some ranks wait for something no other rank will ever do.

@@ -71,9 +71,9 @@ void Replay::inbox_loop(int rank) {
     ++timeline.pushes_received;
     if (reply > 0) {
       put_init(reply_boxes_[from], &token_, reply, pair(rank, from))->detach();
-      timeline.bytes_sent[std::min<std::size_t>(timeline.bytes_sent.size() - 1, timeline.iteration_end.size())] +=
-          reply;
-      account_links(pair(rank, from), reply);
+      const auto it = std::min<std::size_t>(timeline.bytes_sent.size() - 1, timeline.iteration_end.size());
+      timeline.bytes_sent[it] += reply;
+      account_links(pair(rank, from), reply, static_cast<std::uint32_t>(it));
     }
   }
 }

@@ -35,12 +35,17 @@ ReplayResult Replay::run() {
     throw std::runtime_error(
         fmt::format("the graph has {} ranks but the cluster only {} GPUs", graph_.rank_count(), platform_.gpus.size()));
   index_programs();
+  look_for_steady_state();
   start_actors();
   start_services();
   engine_->run();
   if (options_.show_progress && progress_shown_) std::fputs("\r\033[K", stderr);
-  if (finished_streams_ != started_streams_) throw DeadlockError(deadlock_report());
-  return collect();
+  // Once the steady state is found, the streams stop where they are and those waiting on one another stay blocked:
+  // the engine returns as on a deadlock, and what they did after the last replayed iteration is dropped.
+  if (finished_streams_ != started_streams_ && !stopped()) throw DeadlockError(deadlock_report());
+  auto result = collect();
+  extend_to_all_iterations(result);
+  return result;
 }
 
 void Replay::configure_engine() {
@@ -136,6 +141,7 @@ void Replay::stream_loop(int rank, int stream) {
     status.wait = StreamStatus::Wait::previous_iteration;
     wait_for_count(state, stream, it * per_iteration);
     for (std::uint32_t index : ops) {
+      if (stopped()) return; // the rest of the run repeats the steady state (steady_state.cpp)
       const auto& op = program.ops[index];
       status.op = index;
       status.wait = StreamStatus::Wait::dependencies;
@@ -187,7 +193,10 @@ void Replay::wait_for_deps(RankState& state, int stream, const std::vector<std::
 
 void Replay::mark_done(RankState& state, std::uint32_t op, std::uint32_t it, std::uint64_t per_iteration) {
   state.done_iteration[op] = it;
-  if (++state.ops_done % per_iteration == 0) state.timeline.iteration_end.push_back(sg4::Engine::get_clock());
+  if (++state.ops_done % per_iteration == 0) {
+    state.timeline.iteration_end.push_back(sg4::Engine::get_clock());
+    if (period_ > 0) rank_finished_iteration(it);
+  }
   for (auto& wait : state.waits)
     if (wait.waiting && (wait.awaited_op == static_cast<std::int64_t>(op) ||
                          (wait.awaited_op < 0 && state.ops_done >= wait.awaited_count)))

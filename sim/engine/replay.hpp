@@ -1,7 +1,7 @@
 #pragma once
 // Engine-private: the replay of an execution graph on SimGrid, one actor per rank and stream. Its parts:
 // replay.cpp (actors, streams, results), collective_replay.cpp (collectives as flows), switches.cpp (the
-// switches of in-switch reductions).
+// switches of in-switch reductions), steady_state.cpp (iterations that repeat).
 #include "sim/collectives/nccl.hpp"
 #include "sim/collectives/schedule.hpp"
 #include "sim/engine/engine.hpp"
@@ -168,7 +168,7 @@ private:
   void start_switches(const graph::Collective& c, const ScheduleEntry& entry, std::uint32_t it);
 
   void switch_loop(const graph::Collective& c, const collectives::Schedule& schedule, int constant, int self,
-                   const std::vector<int>& positions);
+                   const std::vector<int>& positions, std::uint32_t it);
 
   static std::uint64_t flow_size(double bytes) { return static_cast<std::uint64_t>(std::llround(bytes)); }
 
@@ -204,7 +204,17 @@ private:
 
   // Bytes per rank (the data it sent) and per link (what crossed it: the data and the protocol's flags).
   void account(int from, const Pair& route, double bytes, double wire_bytes, std::uint32_t it);
-  void account_links(const Pair& route, double bytes);
+  void account_links(const Pair& route, double bytes, std::uint32_t it);
+  void account_link(int link, double bytes, std::uint32_t it);
+
+  // The steady state (steady_state.cpp). A deterministic replay settles into iterations that repeat: once every
+  // rank's last `period_` iterations are the `period_` before them shifted by one time, with the same bytes on every
+  // link, the replay stops and the rest of the run is those iterations again.
+  void look_for_steady_state();                   // sets period_ (0: the graph has a stochastic input)
+  void rank_finished_iteration(std::uint32_t it); // the last rank to finish `it` checks whether it repeats
+  bool repeats(std::uint32_t last, double& shift) const;
+  bool stopped() const { return stop_after_ >= 0; }
+  void extend_to_all_iterations(ReplayResult& result) const; // the replayed iterations, then their repeats
 
   // At most twice a second of wall time: simulated time reached, iteration, flows so far.
   void show_progress(std::uint32_t iteration);
@@ -232,6 +242,13 @@ private:
   bool explicit_latency_ = false;
   std::vector<double> link_bytes_; // per tracked link half
   std::uint64_t transfers_ = 0;
+  int period_ = 0;               // iterations a repeat spans (ops that run every k-th iteration: k); 0: never skip
+  std::int64_t stop_after_ = -1; // the last iteration replayed, once the steady state is found
+  double repeat_shift_ = 0;      // how much later each period repeats the one before it
+  int ranks_with_programs_ = 0;
+  std::vector<int> ranks_through_;                        // per iteration: ranks that have finished it
+  std::vector<std::vector<double>> iteration_link_bytes_; // per iteration, per tracked link half (period_ > 0)
+  std::vector<std::uint64_t> iteration_transfers_;        // per iteration (period_ > 0)
   std::chrono::steady_clock::time_point last_progress_ = std::chrono::steady_clock::now();
   bool progress_shown_ = false;
   int started_streams_ = 0;

@@ -69,6 +69,8 @@ std::string encode(const ReplayResult& result) {
   Writer w;
   w.value(result.simulated_seconds);
   w.value(result.transfers);
+  w.value(result.replayed_iterations);
+  w.value(result.repeat_period);
   w.value<std::uint64_t>(result.ranks.size());
   for (const auto& rank : result.ranks) {
     w.value(rank.simulated);
@@ -104,6 +106,8 @@ ReplayResult decode(const std::string& bytes) {
   ReplayResult result;
   result.simulated_seconds = r.value<double>();
   result.transfers = r.value<std::uint64_t>();
+  result.replayed_iterations = r.value<int>();
+  result.repeat_period = r.value<int>();
   result.ranks.resize(r.value<std::uint64_t>());
   for (auto& rank : result.ranks) {
     rank.simulated = r.value<bool>();

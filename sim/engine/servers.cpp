@@ -230,7 +230,7 @@ void Replay::answer(int s, int worker, int key_id) {
   const int rank = state.workers[worker];
   put_init(state.pull[rank], &token_, key.pull_bytes, pair(graph_.servers[s].endpoint, rank))->detach();
   state.stats.bytes_sent += key.pull_bytes;
-  account_links(pair(graph_.servers[s].endpoint, rank), key.pull_bytes);
+  account_links(pair(graph_.servers[s].endpoint, rank), key.pull_bytes, 0); // never skipped: no per-iteration count
 }
 
 } // namespace dtsim::engine::detail

@@ -36,8 +36,8 @@ void Replay::start_switches(const graph::Collective& c, const ScheduleEntry& ent
     by_node[cluster_.node_of(members[p])].push_back(static_cast<int>(p));
   auto start = [&](int constant, int endpoint_id, std::vector<int> positions) {
     sg4::Actor::create(fmt::format("switch{}", endpoint_id), host(endpoint_id),
-                       [this, &c, &entry, constant, endpoint_id, positions = std::move(positions)] {
-                         switch_loop(c, *entry.schedule, constant, endpoint_id, positions);
+                       [this, &c, &entry, constant, endpoint_id, it, positions = std::move(positions)] {
+                         switch_loop(c, *entry.schedule, constant, endpoint_id, positions, it);
                        });
   };
   if (!platform_.node_switches.empty())
@@ -53,7 +53,7 @@ void Replay::start_switches(const graph::Collective& c, const ScheduleEntry& ent
 }
 
 void Replay::switch_loop(const graph::Collective& c, const collectives::Schedule& schedule, int constant, int self,
-                         const std::vector<int>& positions) {
+                         const std::vector<int>& positions, std::uint32_t it) {
   const auto& members = graph_.groups[c.group];
   std::vector<sg4::CommPtr> comms;
   std::vector<const Pair*> from; // the path of each receive, first in comms
@@ -74,7 +74,7 @@ void Replay::switch_loop(const graph::Collective& c, const collectives::Schedule
           const double wire = t.bytes * schedule_for(c).wire.wire_factor;
           comms.push_back(out.mailbox->put_async(&token_, flow_size(wire)));
           for (int link : out.links)
-            link_bytes_[link] += wire;
+            account_link(link, wire, it);
         }
     sg4::Comm::wait_all(comms);
     double visible = sg4::Engine::get_clock();

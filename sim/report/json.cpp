@@ -264,6 +264,10 @@ json to_json(const RunResult& r) {
       {"host_wait_seconds_per_iteration", r.host_wait_seconds},
       {"simulated_seconds", r.simulated_seconds},
       {"transfers", r.transfers},
+      {"iterations",
+       {{"total", r.total_iterations},
+        {"replayed", r.replayed_iterations},
+        {"repeat_period", r.repeat_period > 0 ? json(r.repeat_period) : json(nullptr)}}},
       {"scenario", r.scenario},
   };
   // Only with tensor, pipeline or expert parallelism (the scenario's "parallelism" section).
@@ -327,6 +331,10 @@ RunResult run_result_from_json(const json& j) {
   r.host_wait_seconds = j.at("host_wait_seconds_per_iteration");
   r.simulated_seconds = j.at("simulated_seconds");
   r.transfers = j.at("transfers");
+  const auto& iterations = j.at("iterations");
+  r.total_iterations = iterations.at("total");
+  r.replayed_iterations = iterations.at("replayed");
+  if (!iterations.at("repeat_period").is_null()) r.repeat_period = iterations.at("repeat_period");
   r.scenario = j.at("scenario");
   if (const auto it = j.find("input_pipeline"); it != j.end()) {
     r.input.modeled = true;

@@ -165,6 +165,11 @@ struct RunResult {
   double host_wait_seconds = 0;
   double simulated_seconds = 0;
   std::uint64_t transfers = 0;
+  // Iterations replayed, warm-up included (fewer than the run's when the rest repeat a steady state exactly: the last
+  // `repeat_period` replayed ones again and again), and the run's in all.
+  int replayed_iterations = 0;
+  int repeat_period = 0;
+  int total_iterations = 0;
   nlohmann::json scenario; // canonical scenario, so a result says what produced it
 };
 

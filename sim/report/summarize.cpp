@@ -233,6 +233,9 @@ RunResult summarize(const scenario::Scenario& s, const plan::Plan& plan, const e
   r.host_wait_seconds = plan.host_wait_seconds;
   r.simulated_seconds = replay.simulated_seconds;
   r.transfers = replay.transfers;
+  r.replayed_iterations = replay.replayed_iterations;
+  r.repeat_period = replay.repeat_period;
+  r.total_iterations = s.run.warmup_iterations + s.run.iterations;
   r.scenario = scenario::to_json(s);
 
   // An iteration ends when its last rank finishes it.

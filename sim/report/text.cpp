@@ -193,6 +193,17 @@ std::string format_summary(const RunResult& r) {
 
   out += fmt::format("\nSimulated {} of training ({} network transfers).\n", format_seconds(r.simulated_seconds),
                      r.transfers);
+  if (r.replayed_iterations > 0 && r.replayed_iterations < r.total_iterations) {
+    const int first = r.replayed_iterations - r.repeat_period + 1; // 1-based, as the iterations are counted here
+    out += fmt::format("Replayed {} of {} iterations: {} repeated {} (every rank's timeline to 1e-7 of its length, "
+                       "every link's bytes), and the rest repeat {}.\n",
+                       r.replayed_iterations, r.total_iterations,
+                       r.repeat_period == 1 ? fmt::format("iteration {}", r.replayed_iterations)
+                                            : fmt::format("iterations {}-{}", first, r.replayed_iterations),
+                       r.repeat_period == 1 ? fmt::format("iteration {}", first - 1)
+                                            : fmt::format("{}-{}", first - r.repeat_period, first - 1),
+                       r.repeat_period == 1 ? "it" : "them");
+  }
   return out;
 }
 

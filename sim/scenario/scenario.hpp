@@ -150,6 +150,8 @@ struct RunSpec {
   int iterations = 10;       // measured iterations
   int warmup_iterations = 1; // simulated first, left out of the statistics
   std::uint64_t seed = 1;
+  // Stop replaying once iterations repeat exactly and take the rest as repeats (a deterministic scenario only).
+  bool skip_repeats = true;
   Fidelity fidelity = Fidelity::step;
   // "auto" (a scenario file's default): `fidelity` is the one dtsim chose for the scenario, and why.
   bool fidelity_auto = false;

@@ -127,12 +127,13 @@ void resolve_attention(const Object& top, Scenario& s) {
 }
 
 RunSpec read_run(const Object& top) {
-  const Object section = top.object("run", {"iterations", "warmup_iterations", "seed", "fidelity"});
+  const Object section = top.object("run", {"iterations", "warmup_iterations", "seed", "fidelity", "skip_repeats"});
   RunSpec r;
   r.iterations = static_cast<int>(section.integer("iterations", 1, r.iterations, limits::kIterations));
   r.warmup_iterations =
       static_cast<int>(section.integer("warmup_iterations", 0, r.warmup_iterations, limits::kIterations));
   r.seed = section.unsigned_integer("seed", r.seed);
+  r.skip_repeats = section.boolean("skip_repeats", r.skip_repeats);
   auto names = fidelity_names();
   names.insert(names.begin(), "auto");
   const auto fidelity = section.choice("fidelity", names, "fidelity mode", "auto");

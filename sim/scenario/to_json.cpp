@@ -127,6 +127,7 @@ json to_json(const Scenario& s) {
         {"fidelity", s.run.fidelity_auto ? std::string("auto") : std::string(to_string(s.run.fidelity))}}},
       {"network", {{"model", to_string(s.network.model)}, {"cross_traffic", s.network.cross_traffic}}},
   };
+  if (!s.run.skip_repeats) out["run"]["skip_repeats"] = false;
   // clip_gradients only when given: its default follows the framework, which "auto" resolves by the layout.
   if (s.training.clip_gradients) out["training"]["clip_gradients"] = *s.training.clip_gradients;
   // "dataset" is optional and has no neutral value: it is left out when the samples per epoch are unknown.

@@ -143,7 +143,8 @@ TEST(BadScenario, UnknownKeyWithDidYouMean) {
 TEST(BadScenario, UnknownKeyListsKnownKeysWhenNothingIsClose) {
   const auto e = error_of(patched({{"run", {{"epochs", 3}}}}));
   EXPECT_SCENARIO_ERROR(e, "/run/epochs", "unknown key \"epochs\"; known keys: ");
-  EXPECT_TRUE(test::contains(e.detail(), "\"iterations\", \"seed\", \"warmup_iterations\"")) << e.what();
+  EXPECT_TRUE(test::contains(e.detail(), "\"iterations\", \"seed\", \"skip_repeats\", \"warmup_iterations\""))
+      << e.what();
   // A short word is not "close" to another short word two letters away ("foo" is not "run").
   EXPECT_SCENARIO_ERROR(error_of(patched({{"foo", 1}})), "/foo", "unknown key \"foo\"; known keys: \"checkpoint\"");
 }
