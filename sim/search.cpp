@@ -1,6 +1,7 @@
 #include "sim/search.hpp"
 
 #include "sim/child_runs.hpp"
+#include "sim/graph/estimate.hpp"
 #include "sim/plan/plan.hpp"
 #include "sim/simulate.hpp"
 
@@ -153,6 +154,90 @@ Unit unit_of(const scenario::Scenario& base) {
   return {base.model.workload.sample_unit, 1};
 }
 
+double estimate_seconds(const scenario::Scenario& candidate) {
+  const auto plan = plan::make_plan(candidate);
+  return graph::estimate(candidate.cluster, plan.graph, 2).iteration_seconds;
+}
+
+namespace {
+
+// Each runnable candidate's estimate, and which of them to simulate: the best `simulate` by the estimate (ties by
+// Candidate order) and every one without an estimate.
+// A candidate's estimate as one line: "ok SECONDS" or "error WHY".
+std::string estimate_line(const scenario::Scenario& base, const Candidate& c, const Options& options) {
+  try {
+    return fmt::format("ok {:.17g}", estimate_seconds(candidate_scenario(base, c, options)));
+  } catch (const std::exception& e) {
+    std::string why = e.what();
+    std::replace(why.begin(), why.end(), '\n', ' ');
+    return "error " + why;
+  }
+}
+
+// The estimates' lines, in candidate order: here with one job, else in `jobs` child processes, each a strided share
+// of the candidates (neighbours in Candidate order cost alike).
+std::vector<std::string> estimate_lines(const scenario::Scenario& base, const std::vector<Candidate>& runnable,
+                                        const Options& options) {
+  std::vector<std::string> lines(runnable.size());
+  const std::size_t shares = std::min<std::size_t>(static_cast<std::size_t>(options.jobs), runnable.size());
+  if (shares <= 1) {
+    for (std::size_t i = 0; i < runnable.size(); ++i)
+      lines[i] = estimate_line(base, runnable[i], options);
+    return lines;
+  }
+  std::vector<engine::ChildJob> jobs;
+  for (std::size_t share = 0; share < shares; ++share)
+    jobs.push_back([&, share] {
+      std::string out;
+      for (std::size_t i = share; i < runnable.size(); i += shares)
+        out += estimate_line(base, runnable[i], options) + "\n";
+      return out;
+    });
+  auto outcomes = engine::run_in_children(jobs, options.jobs, {}, {}, options.limit);
+  for (std::size_t share = 0; share < shares; ++share) {
+    const auto& outcome = outcomes[share];
+    std::size_t at = 0;
+    for (std::size_t i = share; i < runnable.size(); i += shares) {
+      if (!outcome.ok) {
+        lines[i] = "error the estimate's process failed: " + outcome.output.substr(0, outcome.output.find('\n'));
+        continue;
+      }
+      const auto end = outcome.output.find('\n', at);
+      lines[i] = outcome.output.substr(at, end - at);
+      at = end + 1;
+    }
+  }
+  return lines;
+}
+
+std::vector<Point> estimated(const scenario::Scenario& base, const std::vector<Candidate>& runnable,
+                             const Options& options) {
+  std::vector<Point> out;
+  std::vector<std::size_t> order;
+  const auto lines = estimate_lines(base, runnable, options);
+  for (std::size_t i = 0; i < runnable.size(); ++i) {
+    Point p;
+    p.candidate = runnable[i];
+    if (lines[i].starts_with("ok ")) {
+      p.estimate_seconds = std::stod(lines[i].substr(3));
+      order.push_back(out.size());
+    } else {
+      p.estimate_error = lines[i].substr(std::min<std::size_t>(6, lines[i].size()));
+      p.simulated = true;
+    }
+    out.push_back(std::move(p));
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return out[a].estimate_seconds < out[b].estimate_seconds; });
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    out[order[i]].estimate_rank = static_cast<int>(i + 1);
+    out[order[i]].simulated = options.simulate <= 0 || static_cast<int>(i) < options.simulate;
+  }
+  return out;
+}
+
+} // namespace
+
 Result search(const scenario::Scenario& base, const Options& options, const SweepProgress& progress) {
   if (options.iterations && *options.iterations < 1)
     throw std::invalid_argument(fmt::format("iterations must be >= 1, got {}", *options.iterations));
@@ -179,12 +264,24 @@ Result search(const scenario::Scenario& base, const Options& options, const Swee
     ++(s.verdict == Verdict::invalid ? result.counts.invalid : result.counts.do_not_fit);
     result.rejected.push_back(std::move(s));
   }
-  result.counts.simulated = static_cast<int>(runnable.size());
+  std::vector<Point> chosen;
+  for (auto& p : estimated(base, runnable, options)) {
+    if (p.estimate_rank > 0) ++result.counts.estimated;
+    if (p.simulated)
+      chosen.push_back(std::move(p));
+    else
+      result.screened.push_back(std::move(p));
+  }
+  std::stable_sort(result.screened.begin(), result.screened.end(),
+                   [](const Point& a, const Point& b) { return a.estimate_rank < b.estimate_rank; });
+  result.counts.simulated = static_cast<int>(chosen.size());
+  result.counts.not_simulated = static_cast<int>(result.screened.size());
 
   // The scenario is built again in the child: thousands of resolved scenarios need not sit in the parent.
   std::vector<engine::ChildJob> work;
   detail::PointBook book{{}, options.resume, {}, options.limit};
-  for (const auto& c : runnable) {
+  for (const auto& point : chosen) {
+    const auto& c = point.candidate;
     work.push_back(detail::point_job(
         [&base, &options, c] { return detail::run_here(candidate_scenario(base, c, options), options.limit); }));
     book.labels.push_back(fmt::format("the candidate at {} node(s), tensor {}, pipeline {}, data {}, expert {}, "
@@ -196,9 +293,8 @@ Result search(const scenario::Scenario& base, const Options& options, const Swee
           options.resume->key("search", scenario::to_json(candidate_scenario(base, c, options)).dump()));
   }
   auto outcomes = detail::run_points(work, options.jobs, progress, book);
-  for (std::size_t i = 0; i < runnable.size(); ++i) {
-    Point p;
-    p.candidate = runnable[i];
+  for (std::size_t i = 0; i < chosen.size(); ++i) {
+    Point p = std::move(chosen[i]);
     detail::take_outcome(p, outcomes[i]);
     if (p.ok) {
       p.throughput = p.result.throughput * result.unit.per_sample;

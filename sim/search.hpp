@@ -2,8 +2,10 @@
 // Design-space search for large-model parallelism (`dtsim search`): every way to lay a scenario's training job over
 // its cluster as tensor x pipeline x data parallel ranks (experts sharded over the data-parallel ranks), with the
 // micro-batch, the pipeline schedule, the ZeRO stage and activation recomputation; the candidates that validate and
-// fit in GPU memory are simulated side by side and ranked by throughput and by cost. The model, the cluster and the
-// global batch are the base scenario's; with several node counts each count is a cluster of its own.
+// fit in GPU memory are priced by the closed-form estimate of their plan (graph/estimate.hpp, no SimGrid), and the
+// best `simulate` of them by that estimate are simulated side by side and ranked by throughput and by cost. The model,
+// the cluster and the global batch are the base scenario's; with several node counts each count is a cluster of its
+// own.
 #include "sim/engine/child_process.hpp"
 #include "sim/report/result.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -71,6 +73,7 @@ struct Options {
   // run.iterations and run.warmup_iterations of every candidate; empty: the base's.
   std::optional<int> iterations = 1;
   std::optional<int> warmup_iterations = 1;
+  int simulate = 20;             // the best this many by the estimate are simulated; 0: every candidate
   int jobs = 1;                  // simulations run in parallel processes
   ResumeStore* resume = nullptr; // --resume: simulated points kept, and read back on the next run
   engine::ChildLimits limit;     // each simulation's memory (simulate.hpp's MemoryLimit); default none
@@ -114,6 +117,12 @@ Unit unit_of(const scenario::Scenario& base);
 
 struct Point {
   Candidate candidate;
+  // The closed-form iteration of its plan (graph::estimate); 0 when it has none (estimate_error says why): such a
+  // candidate is simulated whatever its rank.
+  double estimate_seconds = 0;
+  std::string estimate_error;
+  int estimate_rank = 0; // 1-based, among the estimated candidates (ties by Candidate order); 0: none
+  bool simulated = false;
   bool ok = false;
   std::string error;      // why the simulation failed
   bool bad_input = false; // failed because of its input (it does not fit in memory at run time, ...)
@@ -126,8 +135,10 @@ struct Counts {
   int enumerated = 0;
   int invalid = 0;
   int do_not_fit = 0;
-  int simulated = 0; // enumerated - invalid - do_not_fit
-  int failed = 0;    // of the simulated
+  int estimated = 0;     // enumerated - invalid - do_not_fit, less those without an estimate
+  int simulated = 0;     // the best `simulate` estimated ones, and those without an estimate
+  int not_simulated = 0; // estimated, ranked below the ones simulated
+  int failed = 0;        // of the simulated
 };
 
 struct Result {
@@ -135,10 +146,16 @@ struct Result {
   Unit unit;
   Counts counts;
   std::vector<Point> points;      // the simulated: successful ones by throughput (best first), then the failed ones
+  std::vector<Point> screened;    // estimated and not simulated, by the estimate (best first)
   std::vector<Screened> rejected; // the invalid and the ones that do not fit, in Candidate order
 };
 
-// Enumerates, screens and simulates (options.jobs at a time, in child processes); `progress` counts simulations.
+// The closed-form iteration of the candidate's plan: graph::estimate over two iterations (the second's time).
+// Throws when there is none (a plan that cannot be built, parameter servers, gossip).
+double estimate_seconds(const scenario::Scenario& candidate);
+
+// Enumerates, screens, estimates and simulates the best by the estimate (options.jobs at a time, in child
+// processes); `progress` counts simulations.
 // Throws std::invalid_argument for bad options (iterations < 1, warm-up < 0, jobs < 1).
 Result search(const scenario::Scenario& base, const Options& options, const SweepProgress& progress = {});
 

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numeric>
 
 namespace dtsim::plan::detail {
@@ -43,16 +44,22 @@ ModelParallelPlanner::ModelParallelPlanner(const scenario::Scenario& s)
   const int chunks = spec_.pipeline * spec_.virtual_stages;
   std::vector<int> counts = spec_.stage_blocks;
   if (counts.empty()) {
-    // Balanced by time, each chunk's units priced on its own stage's GPU (HetPipe sizes a slower GPU's stage smaller).
+    // Balanced by time, each chunk's units priced on its own stage's GPU (HetPipe sizes a slower GPU's stage smaller);
+    // the units are priced once per distinct GPU (`dtsim search` builds thousands of planners).
+    std::map<const calibration::GpuProfile*, std::vector<double>> unit_seconds;
     std::vector<std::vector<double>> seconds(static_cast<std::size_t>(chunks));
-    for (int c = 0; c < chunks; ++c)
-      for (const auto& unit : units_) {
-        double t = 0;
-        for (auto i : unit)
-          t += forward_cost(shared_[i], context_).seconds(chunk_gpu(c)) +
-               backward_cost(shared_[i], context_).seconds(chunk_gpu(c));
-        seconds[static_cast<std::size_t>(c)].push_back(t);
-      }
+    for (int c = 0; c < chunks; ++c) {
+      const auto* gpu = &chunk_gpu(c);
+      auto [priced, added] = unit_seconds.try_emplace(gpu);
+      if (added)
+        for (const auto& unit : units_) {
+          double t = 0;
+          for (auto i : unit)
+            t += forward_cost(shared_[i], context_).seconds(*gpu) + backward_cost(shared_[i], context_).seconds(*gpu);
+          priced->second.push_back(t);
+        }
+      seconds[static_cast<std::size_t>(c)] = priced->second;
+    }
     counts = balanced_split_by_chunk(seconds);
   }
   std::size_t next = 0;

@@ -82,7 +82,8 @@ std::string quoted(const std::filesystem::path& path) {
   return "'" + path.string() + "'";
 }
 
-// Columns of a ranking: tp pp dp ep micro-batch micro-batches schedule zero recompute iteration throughput memory cost.
+// Columns of a ranking: tp pp dp ep micro-batch micro-batches schedule zero recompute estimate iteration throughput
+// memory cost.
 enum Column {
   tp,
   pp,
@@ -93,6 +94,7 @@ enum Column {
   schedule,
   zero,
   recompute,
+  estimate,
   iteration,
   throughput,
   mfu,
@@ -106,7 +108,8 @@ TEST(SearchCommand, RanksTheCandidatesThatFitWithFiguresFromTheirUnits) {
   const auto inv = run_dtsim("search " + quoted(scenario) + " --top 3 --jobs 2", dir);
   ASSERT_EQ(inv.status, 0) << inv.err << inv.out;
   EXPECT_NE(inv.out.find("global batch 8 samples per iteration"), std::string::npos) << inv.out;
-  EXPECT_NE(inv.out.find("Candidates: 18 enumerated, 6 invalid, 8 do not fit in GPU memory, 4 simulated, 0 failed"),
+  EXPECT_NE(inv.out.find("Candidates: 18 enumerated, 6 invalid, 8 do not fit in GPU memory, 4 estimated, 4 simulated, "
+                         "0 failed"),
             std::string::npos)
       << inv.out;
   EXPECT_NE(inv.out.find("invalid (6 candidates): /training/recompute"), std::string::npos) << inv.out;
@@ -118,7 +121,7 @@ TEST(SearchCommand, RanksTheCandidatesThatFitWithFiguresFromTheirUnits) {
   ASSERT_EQ(best.size(), 3u) << inv.out;
   double previous = INFINITY;
   for (const auto& row : best) {
-    ASSERT_EQ(row.size(), 14u) << inv.out;
+    ASSERT_EQ(row.size(), 15u) << inv.out;
     EXPECT_EQ(row[tp] + row[pp] + row[dp] + row[ep], "1141");
     EXPECT_EQ(row[schedule], "-"); // no pipeline
     EXPECT_EQ(row[zero], "3");     // the only stage that fits
@@ -152,37 +155,41 @@ TEST(SearchCommand, CsvListsEverySimulatedCandidate) {
   const auto scenario = dir.write("s.json", scenario_text());
   const auto inv = run_dtsim("search " + quoted(scenario) + " --csv --nodes 1,2 --jobs 2", dir);
   ASSERT_EQ(inv.status, 0) << inv.err << inv.out;
-  EXPECT_NE(inv.err.find("Candidates: 27 enumerated, 9 invalid, 12 do not fit in GPU memory, 6 simulated, 0 failed"),
+  EXPECT_NE(inv.err.find("Candidates: 27 enumerated, 9 invalid, 12 do not fit in GPU memory, 6 estimated, 6 simulated, "
+                         "0 failed"),
             std::string::npos)
       << inv.err;
   const auto rows = lines(inv.out);
   ASSERT_EQ(rows.size(), 7u) << inv.out;
   const auto header = words(rows[0], ',');
-  ASSERT_EQ(header.size(), 20u);
-  EXPECT_EQ(header[13], "throughput_samples_per_second");
-  EXPECT_EQ(header[14], "samples_per_second");
-  EXPECT_EQ(header[15], "mfu");
-  EXPECT_EQ(header[16], "memory_bytes_per_gpu");
-  EXPECT_EQ(header[18], "cost_usd_per_million_samples");
+  ASSERT_EQ(header.size(), 22u);
+  EXPECT_EQ(header[12], "estimate_rank");
+  EXPECT_EQ(header[13], "estimate_seconds");
+  EXPECT_EQ(header[15], "throughput_samples_per_second");
+  EXPECT_EQ(header[16], "samples_per_second");
+  EXPECT_EQ(header[17], "mfu");
+  EXPECT_EQ(header[18], "memory_bytes_per_gpu");
+  EXPECT_EQ(header[20], "cost_usd_per_million_samples");
   int two_nodes = 0;
   double previous = INFINITY;
   for (std::size_t i = 1; i < rows.size(); ++i) {
     const auto f = words(rows[i], ',');
-    ASSERT_EQ(f.size(), 20u) << rows[i];
+    ASSERT_EQ(f.size(), 22u) << rows[i];
     const int nodes = std::stoi(f[0]);
     two_nodes += nodes == 2;
     EXPECT_EQ(f[1], std::to_string(4 * nodes));
     EXPECT_EQ(f[10], "3");
-    const double seconds = std::stod(f[12]), rate = std::stod(f[13]), memory = std::stod(f[16]);
+    const double seconds = std::stod(f[14]), rate = std::stod(f[15]), memory = std::stod(f[18]);
+    EXPECT_GT(std::stod(f[13]), 0); // every one of these has an estimate
     EXPECT_NEAR(rate * seconds, 8.0, 1e-6);
     EXPECT_NEAR(memory, nodes == 1 ? 12e9 + 40960.0 * std::stoi(f[6]) : 8.4e9 + 40960.0, 1e-6 * memory);
-    EXPECT_EQ(std::stod(f[14]), rate); // samples are the unit
+    EXPECT_EQ(std::stod(f[16]), rate); // samples are the unit
     // Megatron-LM's model FLOPs: each GEMM 3 times per sample, 3 x 8 layers x 1e6 x 8 samples per iteration, over
     // the GPUs' fp32 peak (V100: 15.7 TFLOP/s) for the iteration.
-    EXPECT_NEAR(std::stod(f[15]), 3 * 8 * 1e6 * 8 / (seconds * 4 * nodes * 15.7e12), 1e-6 * std::stod(f[15]));
-    EXPECT_EQ(std::stod(f[17]), 36.0 * nodes); // the cluster's USD per hour
-    EXPECT_NEAR(std::stod(f[18]), 36.0 * nodes / 3600 / rate * 1e6, 1e-6 * std::stod(f[18]));
-    EXPECT_TRUE(f[19].empty());
+    EXPECT_NEAR(std::stod(f[17]), 3 * 8 * 1e6 * 8 / (seconds * 4 * nodes * 15.7e12), 1e-6 * std::stod(f[17]));
+    EXPECT_EQ(std::stod(f[19]), 36.0 * nodes); // the cluster's USD per hour
+    EXPECT_NEAR(std::stod(f[20]), 36.0 * nodes / 3600 / rate * 1e6, 1e-6 * std::stod(f[20]));
+    EXPECT_TRUE(f[21].empty());
     EXPECT_LE(rate, previous);
     previous = rate;
   }
@@ -211,21 +218,23 @@ TEST(SearchCommand, TransformerThroughputIsInTokens) {
   EXPECT_NE(inv.out.find("global batch 8 sequences of 2048 tokens per iteration"), std::string::npos) << inv.out;
   for (const auto* unit : {"(sequences)", "(tokens/s)", "(USD/1M tokens)"})
     EXPECT_NE(inv.out.find(unit), std::string::npos) << unit << "\n" << inv.out;
-  int enumerated = -1, invalid = -1, too_big = -1, simulated = -1, failed = -1;
+  int enumerated = -1, invalid = -1, too_big = -1, estimated = -1, simulated = -1;
   const auto at = inv.out.find("Candidates: ");
   ASSERT_NE(at, std::string::npos) << inv.out;
-  ASSERT_EQ(std::sscanf(inv.out.c_str() + at,
-                        "Candidates: %d enumerated, %d invalid, %d do not fit in GPU memory, %d simulated, %d failed",
-                        &enumerated, &invalid, &too_big, &simulated, &failed),
-            5)
+  ASSERT_EQ(
+      std::sscanf(inv.out.c_str() + at,
+                  "Candidates: %d enumerated, %d invalid, %d do not fit in GPU memory, %d estimated, %d simulated",
+                  &enumerated, &invalid, &too_big, &estimated, &simulated),
+      5)
       << inv.out;
   EXPECT_EQ(enumerated, 177);
-  EXPECT_EQ(invalid + too_big + simulated, 177);
-  EXPECT_LT(failed, simulated);
+  EXPECT_EQ(invalid + too_big + estimated, 177); // every one that fits has an estimate
+  EXPECT_EQ(simulated, std::min(estimated, 20)); // the best 20 by it are simulated
+  EXPECT_NE(inv.out.find("(the best by the estimate), 0 failed"), std::string::npos) << inv.out;
   const auto best = rows_under(inv.out, "Best 5 by throughput");
   ASSERT_EQ(best.size(), 5u) << inv.out;
   for (const auto& row : best) {
-    ASSERT_EQ(row.size(), 14u) << inv.out;
+    ASSERT_EQ(row.size(), 15u) << inv.out;
     EXPECT_EQ(std::stoi(row[tp]) * std::stoi(row[pp]) * std::stoi(row[dp]), 4);
     EXPECT_EQ(std::stoi(row[batch]) * std::stoi(row[dp]) * std::stoi(row[micro_batches]), 8);
     const double seconds = std::stod(row[iteration]), rate = std::stod(row[throughput]);
@@ -243,14 +252,17 @@ TEST(SearchCommand, TransformerThroughputIsInTokens) {
   const double forward = 12 * (24 * s * h * h + 4 * s * s * h) + 2 * s * h * v;
   const double expected = 3 * 8 * forward / (4 * 312e12);
   const auto rows = lines(csv.out);
-  ASSERT_EQ(static_cast<int>(rows.size()), simulated + 1) << csv.out;
+  ASSERT_EQ(static_cast<int>(rows.size()), estimated + 1) << csv.out; // the simulated, then the others
+  int rows_simulated = 0;
   for (std::size_t i = 1; i < rows.size(); ++i) {
-    if (rows[i].back() != ',') continue; // a failed candidate: its error, quoted, is the last field
+    if (rows[i].back() != ',') continue; // not simulated, or failed: why is the last field
+    ++rows_simulated;
     const auto f = words(rows[i], ',');
-    ASSERT_EQ(f.size(), 20u) << rows[i];
-    EXPECT_NEAR(std::stod(f[15]) * std::stod(f[12]), expected, expected * 1e-6) << rows[i];
-    EXPECT_NEAR(std::stod(f[13]), 2048 * std::stod(f[14]), 1e-6 * std::stod(f[13])) << rows[i]; // tokens, sequences
+    ASSERT_EQ(f.size(), 22u) << rows[i];
+    EXPECT_NEAR(std::stod(f[17]) * std::stod(f[14]), expected, expected * 1e-6) << rows[i];
+    EXPECT_NEAR(std::stod(f[15]), 2048 * std::stod(f[16]), 1e-6 * std::stod(f[15])) << rows[i]; // tokens, sequences
   }
+  EXPECT_EQ(rows_simulated, simulated);
 }
 
 TEST(SearchCommand, NothingThatCanRunIsAnErrorThatSaysWhy) {
@@ -261,7 +273,8 @@ TEST(SearchCommand, NothingThatCanRunIsAnErrorThatSaysWhy) {
   EXPECT_EQ(alone.status, 1) << alone.out << alone.err;
   EXPECT_TRUE(alone.out.empty()) << alone.out;
   EXPECT_NE(alone.err.find("no candidate layout ran"), std::string::npos) << alone.err;
-  EXPECT_NE(alone.err.find("18 enumerated, 6 invalid, 12 do not fit in GPU memory, 0 simulated"), std::string::npos)
+  EXPECT_NE(alone.err.find("18 enumerated, 6 invalid, 12 do not fit in GPU memory, 0 estimated, 0 simulated"),
+            std::string::npos)
       << alone.err;
   EXPECT_NE(alone.err.find("needs 26.82 GiB per GPU of 14.90 GiB"), std::string::npos) << alone.err;
 

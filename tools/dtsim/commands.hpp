@@ -84,11 +84,12 @@ int train_command(const TrainArgs& args);
 struct SearchArgs {
   std::string scenario;
   std::vector<std::string> sets;
-  int top = 10;         // rows of each ranking
-  bool csv = false;     // every simulated candidate as CSV on stdout instead of the rankings
-  int jobs = 0;         // 0: one per core
-  std::string nodes;    // "1,2,4" or "1..8": node counts to search over; empty: the scenario's
-  std::string fidelity; // step, aggregate or coarse; empty: coarse with model parallelism, aggregate without
+  int top = 10;                // rows of each ranking
+  std::string simulate = "20"; // the best K by the closed-form estimate are simulated, or "all"
+  bool csv = false;            // every candidate as CSV on stdout instead of the rankings
+  int jobs = 0;                // 0: one per core
+  std::string nodes;           // "1,2,4" or "1..8": node counts to search over; empty: the scenario's
+  std::string fidelity;        // step, aggregate or coarse; empty: coarse with model parallelism, aggregate without
   std::string resume;
   std::string max_memory; // --max-memory SIZE; empty: 3/4 of this machine's memory
   ShardArgs sharding;

@@ -146,7 +146,10 @@ int main(int argc, char** argv) {
                 "the best by throughput and by cost");
   scenario_options(search_cmd, search.scenario, search.sets);
   search_cmd->add_option("--top", search.top, "Rows of each ranking (default 10)")->check(count(1, 1'000'000));
-  search_cmd->add_flag("--csv", search.csv, "Print every simulated candidate as CSV (header first) instead");
+  search_cmd->add_option("--simulate", search.simulate,
+                         "Simulate the best K candidates by the closed-form estimate, or all (default 20)");
+  search_cmd->add_flag("--csv", search.csv,
+                       "Print every candidate as CSV (header first) instead: the simulated ones, then the estimated");
   search_cmd->add_option("--jobs", search.jobs, "Simulations run in parallel (default: one per core)")
       ->check(count(1, 1024));
   search_cmd->add_option("--nodes", search.nodes, "Node counts to search over too: 1,2,4,8 or 1..64 (doubling)");

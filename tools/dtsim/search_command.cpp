@@ -53,11 +53,11 @@ bool overridden(const std::vector<std::string>& sets, const std::string& path) {
 std::string table(const std::vector<const Point*>& points, const search::Result& result, const std::string& sample_unit,
                   bool nodes, bool priced) {
   const auto& unit = result.unit.name;
-  std::vector<std::vector<std::string>> rows{{"tp", "pp", "dp", "ep", "micro-batch", "micro-batches", "schedule",
-                                              "zero", "recompute", "iteration", "throughput", "MFU", "memory", "cost"},
-                                             {"", "", "", "", fmt::format("({})", sample_unit), "(per iteration)", "",
-                                              "(stage)", "", "(s)", fmt::format("({}/s)", unit), "(%)", "(GiB/GPU)",
-                                              fmt::format("(USD/1M {})", unit)}};
+  std::vector<std::vector<std::string>> rows{
+      {"tp", "pp", "dp", "ep", "micro-batch", "micro-batches", "schedule", "zero", "recompute", "estimate", "iteration",
+       "throughput", "MFU", "memory", "cost"},
+      {"", "", "", "", fmt::format("({})", sample_unit), "(per iteration)", "", "(stage)", "", "(s)", "(s)",
+       fmt::format("({}/s)", unit), "(%)", "(GiB/GPU)", fmt::format("(USD/1M {})", unit)}};
   if (nodes) {
     rows[0].insert(rows[0].begin(), {"nodes", "GPUs"});
     rows[1].insert(rows[1].begin(), {"", ""});
@@ -78,6 +78,7 @@ std::string table(const std::vector<const Point*>& points, const search::Result&
                                  schedule(c),
                                  std::to_string(c.zero_stage),
                                  std::string(scenario::to_string(c.recompute)),
+                                 p->estimate_rank > 0 ? figure(p->estimate_seconds) : "-",
                                  figure(r.iteration.mean),
                                  figure(p->throughput, 5),
                                  r.utilization.mfu > 0 ? figure(100 * r.utilization.mfu, 3) : "-",
@@ -100,19 +101,24 @@ std::string table(const std::vector<const Point*>& points, const search::Result&
   return out;
 }
 
-// Every simulated candidate in base units: the successful ones by throughput, then the failed ones with why.
+// Every candidate in base units: the simulated ones, the successful by throughput, then the failed ones with why;
+// then the estimated ones not simulated, by the estimate.
 std::string csv(const search::Result& result) {
   const auto& unit = result.unit.name;
   std::string out = fmt::format("nodes,gpus,tensor,pipeline,data,expert,micro_batch,micro_batches,schedule,"
-                                "virtual_stages,zero_stage,recompute,iteration_seconds,throughput_{}_per_second,"
-                                "samples_per_second,mfu,memory_bytes_per_gpu,cost_usd_per_hour,"
-                                "cost_usd_per_million_{},error\n",
+                                "virtual_stages,zero_stage,recompute,estimate_rank,estimate_seconds,iteration_seconds,"
+                                "throughput_{}_per_second,samples_per_second,mfu,memory_bytes_per_gpu,"
+                                "cost_usd_per_hour,cost_usd_per_million_{},error\n",
                                 unit, unit);
-  for (const auto& p : result.points) {
+  const auto row_start = [&](const Point& p) {
     const auto& c = p.candidate;
     out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},", c.nodes, c.nodes * result.space.gpus_per_node, c.tensor,
                        c.pipeline, c.data, c.expert, c.micro_batch, c.micro_batches, scenario::to_string(c.schedule),
                        c.virtual_stages, c.zero_stage, scenario::to_string(c.recompute));
+    out += p.estimate_rank > 0 ? fmt::format("{},{:.9g},", p.estimate_rank, p.estimate_seconds) : std::string(",,");
+  };
+  for (const auto& p : result.points) {
+    row_start(p);
     if (!p.ok) {
       out += ",,,,,,," + csv_field(p.error) + "\n";
       continue;
@@ -122,12 +128,21 @@ std::string csv(const search::Result& result) {
                        r.utilization.mfu, r.memory.total(), r.price_per_hour,
                        p.cost_per_million > 0 ? fmt::format("{:.9g}", p.cost_per_million) : std::string());
   }
+  for (const auto& p : result.screened) {
+    row_start(p);
+    out += ",,,,,,,not simulated: ranked below the simulated ones by the estimate\n";
+  }
   return out;
 }
 
 std::string counts_line(const search::Counts& n) {
-  return fmt::format("Candidates: {} enumerated, {} invalid, {} do not fit in GPU memory, {} simulated, {} failed\n",
-                     n.enumerated, n.invalid, n.do_not_fit, n.simulated, n.failed);
+  const int unestimated = n.simulated + n.not_simulated - n.estimated;
+  return fmt::format(
+      "Candidates: {} enumerated, {} invalid, {} do not fit in GPU memory, {} estimated, {} simulated{}{}, "
+      "{} failed\n",
+      n.enumerated, n.invalid, n.do_not_fit, n.estimated, n.simulated,
+      n.not_simulated > 0 ? " (the best by the estimate)" : "",
+      unestimated > 0 ? fmt::format(" ({} without an estimate among them)", unestimated) : "", n.failed);
 }
 
 // The reasons behind the rejected and failed candidates, the most frequent first (at most `limit` of each kind),
@@ -183,6 +198,18 @@ int search_command(const SearchArgs& args) {
   // One measured iteration after one warm-up keeps thousands of candidates affordable, unless the user chose.
   if (overridden(args.sets, "run.iterations")) options.iterations.reset();
   if (overridden(args.sets, "run.warmup_iterations")) options.warmup_iterations.reset();
+  if (args.simulate == "all") {
+    options.simulate = 0;
+  } else {
+    try {
+      std::size_t used = 0;
+      options.simulate = std::stoi(args.simulate, &used);
+      if (used != args.simulate.size() || options.simulate < 1) throw std::invalid_argument(args.simulate);
+    } catch (const std::exception&) {
+      throw scenario::ScenarioError("--simulate", "",
+                                    fmt::format("expected a count >= 1 or \"all\", got \"{}\"", args.simulate));
+    }
+  }
   options.jobs = parallel_jobs(args.jobs);
   const auto resume = open_resume(args.resume, args.sharding);
   options.resume = resume.get();
@@ -223,14 +250,16 @@ int search_command(const SearchArgs& args) {
   const auto& run = base.run;
   const int measured = options.iterations.value_or(run.iterations);
   const int warmup = options.warmup_iterations.value_or(run.warmup_iterations);
-  std::cout << fmt::format("Each candidate simulated for {} measured iteration(s) after {} warm-up, at {}.\n", measured,
-                           warmup,
-                           !options.fidelity ? std::string("coarse fidelity with tensor, pipeline or expert "
-                                                           "parallelism and aggregate without")
-                           : *options.fidelity == scenario::Fidelity::coarse
-                               ? std::string("coarse fidelity (aggregate without tensor, pipeline or expert "
-                                             "parallelism, which coarse needs)")
-                               : fmt::format("{} fidelity", scenario::to_string(*options.fidelity)));
+  std::cout << fmt::format(
+      "Every candidate that fits priced by the closed-form estimate of its plan; {} simulated for {} "
+      "measured iteration(s) after {} warm-up, at {}.\n",
+      options.simulate > 0 ? fmt::format("the best {} by it", options.simulate) : std::string("each"), measured, warmup,
+      !options.fidelity ? std::string("coarse fidelity with tensor, pipeline or expert "
+                                      "parallelism and aggregate without")
+      : *options.fidelity == scenario::Fidelity::coarse
+          ? std::string("coarse fidelity (aggregate without tensor, pipeline or expert "
+                        "parallelism, which coarse needs)")
+          : fmt::format("{} fidelity", scenario::to_string(*options.fidelity)));
   const auto top = [&](std::vector<const Point*> points) {
     if (points.size() > static_cast<std::size_t>(args.top)) points.resize(static_cast<std::size_t>(args.top));
     return points;
