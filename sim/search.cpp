@@ -155,7 +155,7 @@ Unit unit_of(const scenario::Scenario& base) {
 }
 
 double estimate_seconds(const scenario::Scenario& candidate) {
-  const auto plan = plan::make_plan(candidate);
+  const auto plan = plan::make_first_replica_plan(candidate);
   return graph::estimate(candidate.cluster, plan.graph, 2).iteration_seconds;
 }
 

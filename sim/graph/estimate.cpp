@@ -83,6 +83,9 @@ private:
   void wake(int rank, int stream);
   void wake_rank(int rank);
   double collective_seconds(const Collective& c);
+  // The members that post a group's collectives: those with programs (a first-replica plan's others mirror them).
+  std::size_t posting_members(int group);
+  std::unordered_map<int, std::size_t> posting_;
   double closed_form(const Collective& c, const std::vector<int>& members) const;
   double transfer_seconds(int from, int to, double bytes) const;
 
@@ -111,8 +114,13 @@ Estimate Evaluator::run() {
       stream_ops_[p][static_cast<int>(graph_.programs[p].ops[i].stream)].push_back(i);
     }
   ranks_.resize(graph_.rank_count());
+  // A node's NIC is shared by its ranks that run (with programs, or in a group: a first-replica plan's mirrors).
+  std::vector<bool> runs(graph_.rank_count(), false);
+  for (const auto& group : graph_.groups)
+    for (int r : group)
+      runs[r] = true;
   for (int r = 0; r < graph_.rank_count(); ++r)
-    if (!graph_.program_of(r).ops.empty()) ++sharers_[cluster_.node_of(r)];
+    if (runs[r] || !graph_.program_of(r).ops.empty()) ++sharers_[cluster_.node_of(r)];
   for (int r = 0; r < graph_.rank_count(); ++r) {
     const auto n = graph_.program_of(r).ops.size();
     ranks_[r].finish.assign(n, 0);
@@ -207,7 +215,7 @@ void Evaluator::advance(int rank, int stream) {
         st.posted = true;
         auto& call = calls_[(static_cast<std::uint64_t>(c->group) << 32) | st.call];
         call.last_post = std::max(call.last_post, ready);
-        if (++call.posted == graph_.groups[c->group].size()) {
+        if (++call.posted == posting_members(c->group)) {
           call.resolved = true;
           call.end = call.last_post + collective_seconds(*c);
           for (const auto& [r, s] : call.waiting)
@@ -240,6 +248,14 @@ void Evaluator::advance(int rank, int stream) {
       }
     }
   }
+}
+
+std::size_t Evaluator::posting_members(int group) {
+  if (const auto found = posting_.find(group); found != posting_.end()) return found->second;
+  std::size_t n = 0;
+  for (int r : graph_.groups[group])
+    n += !graph_.program_of(r).ops.empty();
+  return posting_.emplace(group, n).first->second;
 }
 
 double Evaluator::transfer_seconds(int from, int to, double bytes) const {

@@ -308,6 +308,13 @@ int DataParallelPlanner::parameter_tensors() const {
 
 } // namespace detail
 
+Plan make_first_replica_plan(const scenario::Scenario& scenario) {
+  const auto& p = scenario.parallelism;
+  if (p.model_parallel() && p.expert == 1 && scenario.groups.empty())
+    return detail::make_model_parallel_plan(scenario, /*first_replica_only=*/true);
+  return make_plan(scenario);
+}
+
 Plan make_plan(const scenario::Scenario& scenario) {
   if (scenario.parallelism.model_parallel()) return detail::make_model_parallel_plan(scenario);
   if (!scenario.groups.empty()) return detail::make_grouped_plan(scenario);

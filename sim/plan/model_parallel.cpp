@@ -138,7 +138,7 @@ void ModelParallelPlanner::add_groups(graph::ExecutionGraph& g) {
   }
 }
 
-Plan ModelParallelPlanner::build() {
+Plan ModelParallelPlanner::build(bool first_replica_only) {
   Plan plan;
   const auto stages = stage_memory();
   plan.memory = *std::max_element(stages.begin(), stages.end(),
@@ -149,7 +149,7 @@ Plan ModelParallelPlanner::build() {
   plan.graph.programs.emplace_back(); // 0: ranks another rank stands for (coarse fidelity)
   plan.graph.rank_program.assign(layout_.world(), 0);
   for (int r = 0; r < layout_.world(); ++r) {
-    if (!simulated(r)) continue;
+    if (!simulated(r) || (first_replica_only && layout_.coord(r).dp != 0)) continue;
     graph::Program program;
     build_program(r, program);
     plan.graph.rank_program[r] = static_cast<std::uint32_t>(plan.graph.programs.size());

@@ -30,7 +30,8 @@ namespace dtsim::plan::detail {
 class ModelParallelPlanner {
 public:
   explicit ModelParallelPlanner(const scenario::Scenario& s);
-  Plan build();
+  // `first_replica_only`: programs for the first data-parallel replica's ranks only (make_first_replica_plan).
+  Plan build(bool first_replica_only = false);
 
   // The stages' units (chunk -> unit indices) and each stage's memory, without building programs: for
   // estimate_memory and `explain`.
@@ -157,7 +158,7 @@ private:
 };
 
 // Throws PlanError when a stage does not fit: the stage, its largest items, and the changes that would fit.
-Plan make_model_parallel_plan(const scenario::Scenario& s);
+Plan make_model_parallel_plan(const scenario::Scenario& s, bool first_replica_only = false);
 void check_model_parallel_fits(const scenario::Scenario& s, const std::vector<MemoryEstimate>& stages);
 
 } // namespace dtsim::plan::detail

@@ -149,8 +149,8 @@ void check_model_parallel_fits(const scenario::Scenario& s, const std::vector<Me
                               gib(worst->capacity), largest, advice));
 }
 
-Plan make_model_parallel_plan(const scenario::Scenario& s) {
-  return ModelParallelPlanner(s).build();
+Plan make_model_parallel_plan(const scenario::Scenario& s, bool first_replica_only) {
+  return ModelParallelPlanner(s).build(first_replica_only);
 }
 
 } // namespace dtsim::plan::detail

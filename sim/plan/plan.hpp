@@ -94,6 +94,12 @@ public:
 
 Plan make_plan(const scenario::Scenario& scenario);
 
+// For the closed-form estimate (graph/estimate.hpp) of a model-parallel job without expert parallelism: programs for
+// the first data-parallel replica only (the others, empty, are its mirror images: on one kind of GPU, with no
+// contention, every replica posts each data-parallel collective at the same time). Groups keep every member. Other
+// plans are make_plan's.
+Plan make_first_replica_plan(const scenario::Scenario& scenario);
+
 // Per-GPU memory of data-parallel training (weights, gradients, optimizer states, saved activations, temporary
 // buffers, communication buckets), with ZeRO's sharding and offloading applied. Exposed for `explain` and tests.
 MemoryEstimate estimate_memory(const scenario::Scenario& scenario);
