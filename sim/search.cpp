@@ -71,7 +71,8 @@ std::vector<Candidate> enumerate(const Space& space) {
             for (const auto& [schedule, chunks] : schedules)
               for (int zero : stages)
                 for (auto recompute : {Recompute::none, Recompute::selective, Recompute::full})
-                  out.push_back({nodes, t, p, d, e, b, m, schedule, chunks, zero, recompute});
+                  for (bool sp : t > 1 ? std::vector<bool>{false, true} : std::vector<bool>{false})
+                    out.push_back({nodes, t, p, d, e, b, m, schedule, chunks, zero, recompute, sp});
           }
         }
       }
@@ -106,7 +107,7 @@ scenario::Scenario candidate_scenario(const scenario::Scenario& base, const Cand
     section["micro_batches"] = c.micro_batches;
     section["schedule"] = std::string(scenario::to_string(c.schedule));
     section["virtual_stages"] = c.virtual_stages;
-    section["sequence_parallel"] = c.tensor > 1 && base.parallelism.sequence_parallel;
+    section["sequence_parallel"] = c.sequence_parallel;
     document["parallelism"] = std::move(section);
   } else {
     document.erase("parallelism");
@@ -284,9 +285,10 @@ Result search(const scenario::Scenario& base, const Options& options, const Swee
     const auto& c = point.candidate;
     work.push_back(detail::point_job(
         [&base, &options, c] { return detail::run_here(candidate_scenario(base, c, options), options.limit); }));
-    book.labels.push_back(fmt::format("the candidate at {} node(s), tensor {}, pipeline {}, data {}, expert {}, "
+    book.labels.push_back(fmt::format("the candidate at {} node(s), tensor {}{}, pipeline {}, data {}, expert {}, "
                                       "micro-batch {} x {}",
-                                      c.nodes, c.tensor, c.pipeline, c.data, c.expert, c.micro_batch, c.micro_batches));
+                                      c.nodes, c.tensor, c.sequence_parallel ? " (sequence parallel)" : "", c.pipeline,
+                                      c.data, c.expert, c.micro_batch, c.micro_batches));
     // The candidate's own scenario, canonical, decides its outcome (the screen above has read each one already).
     if (options.resume)
       book.keys.push_back(

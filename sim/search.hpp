@@ -51,6 +51,7 @@ struct Candidate {
   int virtual_stages = 1;
   int zero_stage = 0;
   scenario::Recompute recompute = scenario::Recompute::none;
+  bool sequence_parallel = false; // Megatron-LM's sequence parallelism (tensor > 1 only)
 
   bool model_parallel() const { return tensor > 1 || pipeline > 1 || expert > 1; }
   auto operator<=>(const Candidate&) const = default; // the tie-break of every ranking
@@ -64,7 +65,7 @@ struct Candidate {
 //   schedule: 1f1b, and interleaved with 2 model chunks per device when blocks % 2p == 0 and the micro-batches are a
 //   multiple of p (Megatron-LM's condition); with p == 1 the schedule does not matter and is 1f1b;
 //   ZeRO stage 0 or 1, and 3 when p == 1 (ZeRO-3 shards weights layer by layer, which pipelines cannot use);
-//   recompute none, selective or full.
+//   recompute none, selective or full; with t > 1 sequence parallelism off and on.
 std::vector<Candidate> enumerate(const Space& space);
 
 struct Options {
@@ -84,8 +85,8 @@ struct Options {
 scenario::Fidelity fidelity_of(const Candidate& candidate, const Options& options);
 
 // The base scenario laid out as the candidate says: its "parallelism" section (tensor, pipeline, expert,
-// micro_batches, schedule, virtual_stages; the base's order, routing and, with tensor parallelism, sequence
-// parallelism kept; none without model parallelism), model.batch_per_gpu, training.zero_stage, training.recompute,
+// micro_batches, schedule, virtual_stages, sequence_parallel; the base's order and routing kept; none without model
+// parallelism), model.batch_per_gpu, training.zero_stage, training.recompute,
 // cluster.nodes, run.fidelity and the options' iterations. Without model parallelism the micro-batches become
 // the strategy's gradient accumulation (the same global batch); with it accumulation is 1. Built by editing
 // scenario::to_json(base) and parsing it again: throws scenario::ScenarioError when the combination is invalid.

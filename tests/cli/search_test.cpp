@@ -82,8 +82,8 @@ std::string quoted(const std::filesystem::path& path) {
   return "'" + path.string() + "'";
 }
 
-// Columns of a ranking: tp pp dp ep micro-batch micro-batches schedule zero recompute estimate iteration throughput
-// memory cost.
+// Columns of a ranking: tp pp dp ep micro-batch micro-batches schedule zero recompute sp estimate iteration
+// throughput memory cost.
 enum Column {
   tp,
   pp,
@@ -94,6 +94,7 @@ enum Column {
   schedule,
   zero,
   recompute,
+  sp,
   estimate,
   iteration,
   throughput,
@@ -121,7 +122,7 @@ TEST(SearchCommand, RanksTheCandidatesThatFitWithFiguresFromTheirUnits) {
   ASSERT_EQ(best.size(), 3u) << inv.out;
   double previous = INFINITY;
   for (const auto& row : best) {
-    ASSERT_EQ(row.size(), 15u) << inv.out;
+    ASSERT_EQ(row.size(), 16u) << inv.out;
     EXPECT_EQ(row[tp] + row[pp] + row[dp] + row[ep], "1141");
     EXPECT_EQ(row[schedule], "-"); // no pipeline
     EXPECT_EQ(row[zero], "3");     // the only stage that fits
@@ -162,34 +163,35 @@ TEST(SearchCommand, CsvListsEverySimulatedCandidate) {
   const auto rows = lines(inv.out);
   ASSERT_EQ(rows.size(), 7u) << inv.out;
   const auto header = words(rows[0], ',');
-  ASSERT_EQ(header.size(), 22u);
-  EXPECT_EQ(header[12], "estimate_rank");
-  EXPECT_EQ(header[13], "estimate_seconds");
-  EXPECT_EQ(header[15], "throughput_samples_per_second");
-  EXPECT_EQ(header[16], "samples_per_second");
-  EXPECT_EQ(header[17], "mfu");
-  EXPECT_EQ(header[18], "memory_bytes_per_gpu");
-  EXPECT_EQ(header[20], "cost_usd_per_million_samples");
+  ASSERT_EQ(header.size(), 23u);
+  EXPECT_EQ(header[12], "sequence_parallel");
+  EXPECT_EQ(header[13], "estimate_rank");
+  EXPECT_EQ(header[14], "estimate_seconds");
+  EXPECT_EQ(header[16], "throughput_samples_per_second");
+  EXPECT_EQ(header[17], "samples_per_second");
+  EXPECT_EQ(header[18], "mfu");
+  EXPECT_EQ(header[19], "memory_bytes_per_gpu");
+  EXPECT_EQ(header[21], "cost_usd_per_million_samples");
   int two_nodes = 0;
   double previous = INFINITY;
   for (std::size_t i = 1; i < rows.size(); ++i) {
     const auto f = words(rows[i], ',');
-    ASSERT_EQ(f.size(), 22u) << rows[i];
+    ASSERT_EQ(f.size(), 23u) << rows[i];
     const int nodes = std::stoi(f[0]);
     two_nodes += nodes == 2;
     EXPECT_EQ(f[1], std::to_string(4 * nodes));
     EXPECT_EQ(f[10], "3");
-    const double seconds = std::stod(f[14]), rate = std::stod(f[15]), memory = std::stod(f[18]);
-    EXPECT_GT(std::stod(f[13]), 0); // every one of these has an estimate
+    const double seconds = std::stod(f[15]), rate = std::stod(f[16]), memory = std::stod(f[19]);
+    EXPECT_GT(std::stod(f[14]), 0); // every one of these has an estimate
     EXPECT_NEAR(rate * seconds, 8.0, 1e-6);
     EXPECT_NEAR(memory, nodes == 1 ? 12e9 + 40960.0 * std::stoi(f[6]) : 8.4e9 + 40960.0, 1e-6 * memory);
-    EXPECT_EQ(std::stod(f[16]), rate); // samples are the unit
+    EXPECT_EQ(std::stod(f[17]), rate); // samples are the unit
     // Megatron-LM's model FLOPs: each GEMM 3 times per sample, 3 x 8 layers x 1e6 x 8 samples per iteration, over
     // the GPUs' fp32 peak (V100: 15.7 TFLOP/s) for the iteration.
-    EXPECT_NEAR(std::stod(f[17]), 3 * 8 * 1e6 * 8 / (seconds * 4 * nodes * 15.7e12), 1e-6 * std::stod(f[17]));
-    EXPECT_EQ(std::stod(f[19]), 36.0 * nodes); // the cluster's USD per hour
-    EXPECT_NEAR(std::stod(f[20]), 36.0 * nodes / 3600 / rate * 1e6, 1e-6 * std::stod(f[20]));
-    EXPECT_TRUE(f[21].empty());
+    EXPECT_NEAR(std::stod(f[18]), 3 * 8 * 1e6 * 8 / (seconds * 4 * nodes * 15.7e12), 1e-6 * std::stod(f[18]));
+    EXPECT_EQ(std::stod(f[20]), 36.0 * nodes); // the cluster's USD per hour
+    EXPECT_NEAR(std::stod(f[21]), 36.0 * nodes / 3600 / rate * 1e6, 1e-6 * std::stod(f[21]));
+    EXPECT_TRUE(f[22].empty());
     EXPECT_LE(rate, previous);
     previous = rate;
   }
@@ -197,7 +199,7 @@ TEST(SearchCommand, CsvListsEverySimulatedCandidate) {
 }
 
 // GPT-3 125M (12 blocks, 12 heads, 2048 tokens) on one node of 4 A100 80GB, 2 sequences per GPU: a global batch of 8
-// sequences, 16384 tokens. By hand (tests/sim/search_test.cpp spells the count out): 177 candidates over
+// sequences, 16384 tokens. By hand (tests/sim/search_test.cpp spells the count out): 282 candidates over
 // (tp, pp) = (1, 1), (1, 2), (1, 4), (2, 1), (2, 2), (4, 1). What fits and what the planner runs is the memory
 // model's and the planner's business; every candidate is accounted for once, and each row trains 16384 tokens per
 // iteration on tp x pp x dp = 4 GPUs.
@@ -227,14 +229,14 @@ TEST(SearchCommand, TransformerThroughputIsInTokens) {
                   &enumerated, &invalid, &too_big, &estimated, &simulated),
       5)
       << inv.out;
-  EXPECT_EQ(enumerated, 177);
-  EXPECT_EQ(invalid + too_big + estimated, 177); // every one that fits has an estimate
+  EXPECT_EQ(enumerated, 282);
+  EXPECT_EQ(invalid + too_big + estimated, 282); // every one that fits has an estimate
   EXPECT_EQ(simulated, std::min(estimated, 20)); // the best 20 by it are simulated
   EXPECT_NE(inv.out.find("(the best by the estimate), 0 failed"), std::string::npos) << inv.out;
   const auto best = rows_under(inv.out, "Best 5 by throughput");
   ASSERT_EQ(best.size(), 5u) << inv.out;
   for (const auto& row : best) {
-    ASSERT_EQ(row.size(), 15u) << inv.out;
+    ASSERT_EQ(row.size(), 16u) << inv.out;
     EXPECT_EQ(std::stoi(row[tp]) * std::stoi(row[pp]) * std::stoi(row[dp]), 4);
     EXPECT_EQ(std::stoi(row[batch]) * std::stoi(row[dp]) * std::stoi(row[micro_batches]), 8);
     const double seconds = std::stod(row[iteration]), rate = std::stod(row[throughput]);
@@ -258,9 +260,9 @@ TEST(SearchCommand, TransformerThroughputIsInTokens) {
     if (rows[i].back() != ',') continue; // not simulated, or failed: why is the last field
     ++rows_simulated;
     const auto f = words(rows[i], ',');
-    ASSERT_EQ(f.size(), 22u) << rows[i];
-    EXPECT_NEAR(std::stod(f[17]) * std::stod(f[14]), expected, expected * 1e-6) << rows[i];
-    EXPECT_NEAR(std::stod(f[15]), 2048 * std::stod(f[16]), 1e-6 * std::stod(f[15])) << rows[i]; // tokens, sequences
+    ASSERT_EQ(f.size(), 23u) << rows[i];
+    EXPECT_NEAR(std::stod(f[18]) * std::stod(f[15]), expected, expected * 1e-6) << rows[i];
+    EXPECT_NEAR(std::stod(f[16]), 2048 * std::stod(f[17]), 1e-6 * std::stod(f[16])) << rows[i]; // tokens, sequences
   }
   EXPECT_EQ(rows_simulated, simulated);
 }

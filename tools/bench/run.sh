@@ -28,8 +28,8 @@ benchmarks=(
   "train-gpt2-xl-redundancy|train scenarios/gpt2-xl-p3.2xlarge-spot-redundancy.json --trials 100|< 10 s (100 trials of about 56 preemptions; 3 shapes of the 8-stage pipeline simulated)"
   "sweep-resnet50-to-512-nodes|sweep scenarios/resnet50-p3.2xlarge-sync.json --nodes 1..512|< 10 s (10 points, the default fidelity: auto)"
   "mixed-v100-a100-proportional|run scenarios/resnet50-v100-a100-mixed.json --set cluster.batch_split=proportional|< 5 s (64 GPUs of two kinds, the split planned 4 times)"
-  "search-gpt2-2-nodes-screen|search scenarios/gpt2-p4d.24xlarge-x2.json --simulate 1 --jobs 1|10,000 candidates/s on one core (372 candidates estimated, 1 simulated)"
-  "search-gpt3-175b-1024-gpus|search scenarios/gpt3-175b-a100x1024.json|< 60 s (714 candidates: 170 fit and are estimated, the best 20 simulated)"
+  "search-gpt2-2-nodes-screen|search scenarios/gpt2-p4d.24xlarge-x2.json --simulate 1 --jobs 1|10,000 candidates/s on one core (612 candidates estimated, 1 simulated)"
+  "search-gpt3-175b-1024-gpus|search scenarios/gpt3-175b-a100x1024.json|< 60 s (1,320 candidates: 405 fit and are estimated, the best 20 simulated)"
   "alltoall-256mib-4096-aggregate|collective tools/bench/h100-nodes.json --op all-to-all --ranks 4096 --sizes 256MiB --fidelity aggregate --jobs 1|< 30 s, 4 GiB"
 )
 

@@ -35,6 +35,11 @@ std::string schedule(const Candidate& c) {
   return c.virtual_stages > 1 ? fmt::format("{}:{}", name, c.virtual_stages) : name;
 }
 
+// Sequence parallelism: "on", "off", or "-" without tensor parallelism.
+std::string sequence_parallel(const Candidate& c) {
+  return c.tensor == 1 ? "-" : c.sequence_parallel ? "on" : "off";
+}
+
 scenario::Fidelity parse_fidelity(const std::string& name) {
   for (auto f : {scenario::Fidelity::step, scenario::Fidelity::aggregate, scenario::Fidelity::coarse})
     if (scenario::to_string(f) == name) return f;
@@ -54,9 +59,9 @@ std::string table(const std::vector<const Point*>& points, const search::Result&
                   bool nodes, bool priced) {
   const auto& unit = result.unit.name;
   std::vector<std::vector<std::string>> rows{
-      {"tp", "pp", "dp", "ep", "micro-batch", "micro-batches", "schedule", "zero", "recompute", "estimate", "iteration",
-       "throughput", "MFU", "memory", "cost"},
-      {"", "", "", "", fmt::format("({})", sample_unit), "(per iteration)", "", "(stage)", "", "(s)", "(s)",
+      {"tp", "pp", "dp", "ep", "micro-batch", "micro-batches", "schedule", "zero", "recompute", "sp", "estimate",
+       "iteration", "throughput", "MFU", "memory", "cost"},
+      {"", "", "", "", fmt::format("({})", sample_unit), "(per iteration)", "", "(stage)", "", "", "(s)", "(s)",
        fmt::format("({}/s)", unit), "(%)", "(GiB/GPU)", fmt::format("(USD/1M {})", unit)}};
   if (nodes) {
     rows[0].insert(rows[0].begin(), {"nodes", "GPUs"});
@@ -78,6 +83,7 @@ std::string table(const std::vector<const Point*>& points, const search::Result&
                                  schedule(c),
                                  std::to_string(c.zero_stage),
                                  std::string(scenario::to_string(c.recompute)),
+                                 sequence_parallel(c),
                                  p->estimate_rank > 0 ? figure(p->estimate_seconds) : "-",
                                  figure(r.iteration.mean),
                                  figure(p->throughput, 5),
@@ -105,16 +111,18 @@ std::string table(const std::vector<const Point*>& points, const search::Result&
 // then the estimated ones not simulated, by the estimate.
 std::string csv(const search::Result& result) {
   const auto& unit = result.unit.name;
-  std::string out = fmt::format("nodes,gpus,tensor,pipeline,data,expert,micro_batch,micro_batches,schedule,"
-                                "virtual_stages,zero_stage,recompute,estimate_rank,estimate_seconds,iteration_seconds,"
-                                "throughput_{}_per_second,samples_per_second,mfu,memory_bytes_per_gpu,"
-                                "cost_usd_per_hour,cost_usd_per_million_{},error\n",
-                                unit, unit);
+  std::string out = fmt::format(
+      "nodes,gpus,tensor,pipeline,data,expert,micro_batch,micro_batches,schedule,"
+      "virtual_stages,zero_stage,recompute,sequence_parallel,estimate_rank,estimate_seconds,iteration_seconds,"
+      "throughput_{}_per_second,samples_per_second,mfu,memory_bytes_per_gpu,"
+      "cost_usd_per_hour,cost_usd_per_million_{},error\n",
+      unit, unit);
   const auto row_start = [&](const Point& p) {
     const auto& c = p.candidate;
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},", c.nodes, c.nodes * result.space.gpus_per_node, c.tensor,
-                       c.pipeline, c.data, c.expert, c.micro_batch, c.micro_batches, scenario::to_string(c.schedule),
-                       c.virtual_stages, c.zero_stage, scenario::to_string(c.recompute));
+    out +=
+        fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},", c.nodes, c.nodes * result.space.gpus_per_node, c.tensor,
+                    c.pipeline, c.data, c.expert, c.micro_batch, c.micro_batches, scenario::to_string(c.schedule),
+                    c.virtual_stages, c.zero_stage, scenario::to_string(c.recompute), c.sequence_parallel);
     out += p.estimate_rank > 0 ? fmt::format("{},{:.9g},", p.estimate_rank, p.estimate_seconds) : std::string(",,");
   };
   for (const auto& p : result.points) {
@@ -172,10 +180,10 @@ std::string reasons(const search::Result& result, std::size_t limit) {
   if (smallest) {
     const auto& c = smallest->candidate;
     const auto nodes = result.space.node_counts.size() > 1 ? fmt::format("nodes {} ", c.nodes) : std::string();
-    out +=
-        fmt::format("  do not fit: the smallest, {}tp {} pp {} dp {} ep {} micro-batch {} zero {} recompute {}, {}\n",
-                    nodes, c.tensor, c.pipeline, c.data, c.expert, c.micro_batch, c.zero_stage,
-                    scenario::to_string(c.recompute), smallest->reason);
+    out += fmt::format(
+        "  do not fit: the smallest, {}tp {} pp {} dp {} ep {} micro-batch {} zero {} recompute {} sp {}, {}\n", nodes,
+        c.tensor, c.pipeline, c.data, c.expert, c.micro_batch, c.zero_stage, scenario::to_string(c.recompute),
+        sequence_parallel(c), smallest->reason);
   }
   grouped("failed", failed);
   return out;
