@@ -3,6 +3,7 @@
 #include "sim/scenario/scenario.hpp"
 #include "sim/simulate.hpp"
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <gtest/gtest.h>
@@ -73,6 +74,29 @@ TEST(AutoFidelity, ItsAnswerIsTheChosenFidelitys) {
   // What makes aggregate the safe choice here: step replays the same iteration, to rounding.
   const double by_step = simulate(read(step)).result.iteration.mean;
   EXPECT_NEAR(by_auto.iteration.mean, by_step, 1e-9 * by_step);
+}
+
+// Model parallelism: coarse from 64 GPUs on (one rank per tensor-parallel group), step below, and step when the
+// tensor groups span nodes (coarse prices them inside a node). GPT-3 125M, pipeline 2, nodes of A100.
+TEST(AutoFidelity, CoarseForModelParallelJobsOf64GpusOrMore) {
+  const auto model_parallel = [](int nodes, int tensor, int gpus_per_node = 4) {
+    return json::parse(fmt::format(R"({{
+      "version": 1, "name": "auto-mp",
+      "model": {{"preset": "gpt3-125m", "batch_per_gpu": 1, "precision": "bf16"}},
+      "cluster": {{"nodes": {}, "gpus_per_node": {}, "gpu": "a100-80gb", "nic": {{"bandwidth": "100Gbps"}}}},
+      "parallelism": {{"tensor": {}, "pipeline": 2, "micro_batches": 4}}
+    }})",
+                                   nodes, gpus_per_node, tensor));
+  };
+  const auto large = read(model_parallel(16, 2)); // 64 GPUs
+  EXPECT_EQ(large.run.fidelity, Fidelity::coarse);
+  EXPECT_NE(large.run.fidelity_reason.find("on 64 GPUs"), std::string::npos) << large.run.fidelity_reason;
+  EXPECT_EQ(read(model_parallel(8, 2)).run.fidelity, Fidelity::step);     // 32 GPUs
+  EXPECT_EQ(read(model_parallel(32, 4, 2)).run.fidelity, Fidelity::step); // tensor groups of 4 over nodes of 2
+  // The answer is coarse's.
+  auto coarse = model_parallel(16, 2);
+  coarse["run"] = {{"fidelity", "coarse"}};
+  EXPECT_EQ(simulate(large).result.iteration.mean, simulate(read(coarse)).result.iteration.mean);
 }
 
 } // namespace
