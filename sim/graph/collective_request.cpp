@@ -30,7 +30,7 @@ collectives::Request collective_request(const Collective& c, const std::vector<i
   r.ranks = static_cast<int>(members.size());
   r.bytes = c.bytes;
   r.root = c.root;
-  r.matrix = c.matrix;
+  if (c.matrix) r.matrix = *c.matrix;
   r.node_switch_reduces = cluster.nvswitch_reduces;
   r.network_switch_reduces = cluster.switch_reduces;
   for (int member : members)

@@ -13,6 +13,7 @@
 #include "sim/collectives/schedule.hpp"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <variant>
 #include <vector>
@@ -47,7 +48,9 @@ struct Collective {
   int root = 0;                       // position of the root (broadcast, reduce, send_recv)
   bool aggregate = false;             // fidelity: each phase as one set of concurrent flows (collectives::aggregate)
   double reduce_seconds_per_byte = 0; // GPU time to reduce one byte of input (from the GPU profile)
-  std::vector<double> matrix;         // all_to_all_v: bytes from position i to j at [i * n + j]
+  // all_to_all_v: bytes from position i to j at [i * n + j]; shared by the ops that carry the same one (every member
+  // of an expert group posts its layer's: 128 experts' matrices copied per rank took gigabytes).
+  std::shared_ptr<const std::vector<double>> matrix;
 };
 
 // Point-to-point transfer; the peer posts the matching op with `send` flipped. A send is posted and done at once

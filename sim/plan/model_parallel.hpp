@@ -22,7 +22,9 @@
 
 #include <array>
 #include <map>
+#include <memory>
 #include <optional>
+#include <tuple>
 #include <vector>
 
 namespace dtsim::plan::detail {
@@ -64,7 +66,7 @@ private:
   std::uint32_t flush(); // coarse: the pending compute as ops; returns the last compute-stream op
   std::uint32_t add_collective(collectives::Operation op, double bytes, int group, std::string name,
                                std::vector<std::uint32_t> deps, graph::Stream stream, graph::Axis axis,
-                               std::vector<double> matrix = {});
+                               std::shared_ptr<const std::vector<double>> matrix = nullptr);
   void tensor_collective(const TensorCollective& c, const std::string& name, std::vector<std::uint32_t>& deps);
   ClosedForm tensor_closed_form(collectives::Operation op, double bytes);
   double tensor_bytes(const TensorCollective& c) const;
@@ -128,7 +130,9 @@ private:
   std::vector<int> chunk_of_layer_;                   // layer -> its virtual stage
   std::vector<int> stage_group_;                      // pipeline stage -> its GPU group (mixed GPUs), else empty
   std::map<std::size_t, ExpertRouting> routing_;      // expert layer -> where its tokens go
-  double tokens_per_rank_ = 0;                        // tokens of a micro-batch on one rank
+  // (expert layer, outward, NIC share) -> the all-to-all's bytes matrix, shared by every rank's op.
+  std::map<std::tuple<std::size_t, bool, double>, std::shared_ptr<const std::vector<double>>> expert_matrices_;
+  double tokens_per_rank_ = 0; // tokens of a micro-batch on one rank
   std::vector<RankGroups> rank_groups_;
   std::map<std::pair<int, double>, ClosedForm> closed_forms_; // coarse: (operation, bytes) -> its time
 

@@ -36,11 +36,10 @@ std::uint32_t ModelParallelPlanner::point_to_point(int peer, double bytes, bool 
 
 std::uint32_t ModelParallelPlanner::add_collective(Operation op, double bytes, int group, std::string name,
                                                    std::vector<std::uint32_t> deps, Stream stream, Axis axis,
-                                                   std::vector<double> matrix) {
-  // Coarse fidelity: a simulated rank's traffic through its NIC is also that of the tensor ranks it stands for.
+                                                   std::shared_ptr<const std::vector<double>> matrix) {
+  // Coarse fidelity: a simulated rank's traffic through its NIC is also that of the tensor ranks it stands for (a
+  // matrix comes scaled already).
   const double share = coarse() && crosses_nodes(group) ? nic_share() : 1;
-  for (auto& m : matrix)
-    m *= share;
   graph::Collective c;
   c.op = op;
   c.bytes = bytes * share;
@@ -115,16 +114,22 @@ void ModelParallelPlanner::expert_all_to_all(std::size_t i, bool forward, bool d
   const int group = rank_groups_[rank_].expert;
   const double token_bytes =
       static_cast<double>(layer.gemm.k) * calibration::exchanged_activation_bytes(s_.model.precision);
-  std::vector<double> matrix(routing.matrix.size());
   const bool outward = dispatch == forward;
-  for (int a = 0; a < ep; ++a)
-    for (int b = 0; b < ep; ++b)
-      matrix[a * ep + b] = token_bytes * (outward ? routing.matrix[a * ep + b] : routing.matrix[b * ep + a]);
+  const double share = coarse() && crosses_nodes(group) ? nic_share() : 1;
+  auto& matrix = expert_matrices_[{i, outward, share}];
+  if (!matrix) {
+    std::vector<double> bytes(routing.matrix.size());
+    for (int a = 0; a < ep; ++a)
+      for (int b = 0; b < ep; ++b)
+        bytes[a * ep + b] = share * token_bytes * (outward ? routing.matrix[a * ep + b] : routing.matrix[b * ep + a]);
+    matrix = std::make_shared<const std::vector<double>>(std::move(bytes));
+  }
   flush();
-  const double bytes = std::accumulate(matrix.begin(), matrix.end(), 0.0) / ep;
+  // The mean bytes a position sends, before the NIC share (add_collective applies it).
+  const double bytes = std::accumulate(matrix->begin(), matrix->end(), 0.0) / ep / share;
   add_collective(Operation::all_to_all_v, bytes, group,
                  fmt::format("{} {} {}", layer.name, dispatch ? "dispatch" : "combine", forward ? "fwd" : "bwd"),
-                 std::exchange(deps, {}), Stream::compute, Axis::expert, std::move(matrix));
+                 std::exchange(deps, {}), Stream::compute, Axis::expert, matrix);
 }
 
 // The gradients of the bucket just closed, over the data-parallel ranks (dense weights) and the expert-data ranks

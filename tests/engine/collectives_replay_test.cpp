@@ -224,10 +224,11 @@ TEST(Hierarchy, RailParallelReduceScatterAndAllGatherMatchTheirClosedForm) {
 TEST(AllToAllV, SkewedSizesEndWhenTheLargestPairEnds) {
   const int n = 4;
   auto c = collective(Operation::all_to_all_v, Algorithm::direct, 0);
-  c.matrix.assign(n * n, 1e3);
+  std::vector<double> matrix(n * n, 1e3);
   for (int i = 0; i < n; ++i)
-    c.matrix[i * n + i] = 0;
-  c.matrix[0 * n + 3] = 1e9;
+    matrix[i * n + i] = 0;
+  matrix[0 * n + 3] = 1e9;
+  c.matrix = std::make_shared<const std::vector<double>>(std::move(matrix));
   const double simulated = replay_one(uniform(n), c, n);
   // Rank 0's NIC carries the heavy transfer and two small ones; rank 3's receives it and two small ones.
   const double largest = kAlpha + (1e9 + 2e3) / kNic;
