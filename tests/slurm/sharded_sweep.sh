@@ -17,8 +17,17 @@ export PATH=$PATH:/usr/sbin
 work=$(mktemp -d /tmp/dtsim-slurm-XXXXXX)
 host=$(hostname)
 cleanup() {
-  for pid in "$work"/*.pid; do [ -f "$pid" ] && kill "$(cat "$pid")" 2> /dev/null || true; done
-  rm -rf "$work"
+  local pids=()
+  for pid in "$work"/*.pid; do [ -f "$pid" ] && pids+=("$(cat "$pid")"); done
+  kill "${pids[@]}" 2> /dev/null || true
+  # The daemons write their state as they stop: wait for them (at most 10 s) before removing their directory.
+  for _ in $(seq 100); do
+    local alive=0
+    for pid in "${pids[@]}"; do kill -0 "$pid" 2> /dev/null && alive=1; done
+    [ "$alive" = 0 ] && break
+    sleep 0.1
+  done
+  rm -rf "$work" 2> /dev/null || { sleep 1; rm -rf "$work" 2> /dev/null; } || true
 }
 trap cleanup EXIT
 # On a failure, what Slurm and the jobs said.
