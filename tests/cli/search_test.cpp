@@ -296,6 +296,12 @@ TEST(SearchCommand, BadInputIsRefusedBeforeAnythingRuns) {
   EXPECT_EQ(fidelity.status, 2);
   EXPECT_NE(fidelity.err.find("fidelity"), std::string::npos) << fidelity.err;
   EXPECT_EQ(run_dtsim("search " + quoted(scenario) + " --top 0", dir).status, 2);
+  for (const char* simulate : {"0", "-3", "some", "5x"}) {
+    const auto bad = run_dtsim("search " + quoted(scenario) + " --simulate " + simulate, dir);
+    EXPECT_EQ(bad.status, 2) << simulate;
+    EXPECT_NE(bad.err.find("--simulate"), std::string::npos) << bad.err;
+    EXPECT_NE(bad.err.find("expected a count >= 1 or \"all\""), std::string::npos) << bad.err;
+  }
   const auto set = run_dtsim("search " + quoted(scenario) + " --set model.batch_per_gpu=0", dir);
   EXPECT_EQ(set.status, 2);
   EXPECT_NE(set.err.find("batch_per_gpu"), std::string::npos) << set.err;
