@@ -180,6 +180,13 @@ scenario::Scenario while_draining(const scenario::Scenario& s, double* drain_rat
   return draining;
 }
 
+// Mean time between the interruptions that roll the job back to its checkpoint: what Young's interval weighs, and
+// what the report shows.
+static double mean_time_between_rollbacks(const scenario::Scenario& s) {
+  const auto& run = s.lifecycle;
+  return 1 / lifecycle::rollback_rate(run.failures, run.spot, s.cluster.nodes, s.parallelism.pipeline);
+}
+
 lifecycle::JobTimes job_times(const scenario::Scenario& s, double iteration, double iteration_draining, bool* young) {
   const auto& run = s.lifecycle;
   lifecycle::JobTimes job;
@@ -211,7 +218,7 @@ lifecycle::JobTimes job_times(const scenario::Scenario& s, double iteration, dou
     job.checkpoint_blocking =
         lifecycle::storage_seconds(size.per_node, job.nodes, st.write_bandwidth, st.aggregate_write, st.latency);
   }
-  const double mtbi = 1 / lifecycle::rollback_rate(run.failures, run.spot, job.nodes, s.parallelism.pipeline);
+  const double mtbi = mean_time_between_rollbacks(s);
   if (young) *young = !run.checkpoint.interval;
   // An asynchronous snapshot waits for the last one's drain (host memory holds one): no interval is shorter than it.
   job.checkpoint_interval = run.checkpoint.interval.value_or(
@@ -279,7 +286,7 @@ TrainResult train(const scenario::Scenario& s, int trials, std::uint64_t seed, i
   if (!simulated && !s.groups.empty()) r.job.power.known = false; // no kernels to weigh each group's draw by
   r.job.energy = s.energy;
   r.mtbi = 1 / lifecycle::interruption_rate(r.job.failures, r.job.spot, r.nodes);
-  r.mtbr = 1 / lifecycle::rollback_rate(r.job.failures, r.job.spot, r.nodes, s.parallelism.pipeline);
+  r.mtbr = mean_time_between_rollbacks(s);
   check_run_events(s, r.job, r.mtbi);
   if (r.job.checkpoints && std::isfinite(r.mtbr))
     r.expected_waste = lifecycle::first_order_waste(lifecycle::checkpoint_cost(r.job), r.job.checkpoint_interval,
