@@ -16,6 +16,9 @@ namespace dtsim::engine::detail {
 // for its receives only; the call ends when its last sends are delivered. A link's latency is then paid on the data's
 // path, not once per step by every position. MPI's algorithms wait for their sends too (rendezvous).
 double Replay::run_collective(int rank, const graph::Collective& c, std::uint32_t it, StreamStatus& status) {
+  if (c.aggregate && c.op == collectives::Operation::all_to_all_v &&
+      schedule_for(c).algorithm == collectives::Algorithm::pairwise)
+    return run_timed_all_to_all(rank, c, it, status);
   const auto call = std::make_pair(c.group, calls_posted_[rank][c.group]++);
   auto& arrivals = arrivals_[call];
   arrivals.last = std::max(arrivals.last, sg4::Engine::get_clock());
@@ -194,16 +197,20 @@ double Replay::aggregated_latency(int rank, const std::vector<int>& members, con
   return sum - slowest;
 }
 
-// Schedules are shared by every member (they are functions of the position) and built once per op, before
-// the actors start (index_programs).
+// Schedules are shared by every member (they are functions of the position), and by every op that describes the same
+// call: each member's op of a call is its own (an MoE layer's dispatch over 128 GPUs is 128 ops sharing one matrix).
 const Replay::ScheduleEntry& Replay::schedule_for(const graph::Collective& c) {
-  auto [entry, inserted] = schedules_.try_emplace(&c);
+  if (auto found = schedules_.find(&c); found != schedules_.end()) return *found->second;
+  const auto key = std::make_tuple(c.op, c.algorithm, c.protocol, c.group, c.bytes, c.root, c.aggregate,
+                                   c.reduce_seconds_per_byte, static_cast<const void*>(c.matrix.get()));
+  auto [entry, inserted] = shared_schedules_.try_emplace(key);
   if (inserted) {
     const auto request = collectives::resolve(graph::collective_request(c, graph_.groups[c.group], cluster_));
     entry->second.algorithm = request.algorithm;
     entry->second.wire = collectives::wire_model(request);
     entry->second.schedule = c.aggregate ? collectives::aggregate(request) : collectives::make_schedule(request);
   }
+  schedules_.emplace(&c, &entry->second);
   return entry->second;
 }
 

@@ -3,6 +3,7 @@
 // replay.cpp (actors, streams, results), collective_replay.cpp (collectives as flows), switches.cpp (the
 // switches of in-switch reductions), steady_state.cpp (iterations that repeat).
 #include "sim/collectives/nccl.hpp"
+#include "sim/collectives/pairwise_exchange.hpp"
 #include "sim/collectives/schedule.hpp"
 #include "sim/engine/engine.hpp"
 #include "sim/engine/platform.hpp"
@@ -92,6 +93,20 @@ private:
   // Returns when the stream started being busy with it: when the group's last member posted it (before that the
   // rank waits for its peers, as a receive waits for its sender).
   double run_collective(int rank, const graph::Collective& c, std::uint32_t it, StreamStatus& status);
+  // All-to-all-v in aggregate and coarse fidelity (timed_all_to_all.cpp): the pairwise exchange timed from its
+  // rounds' link loads, its bytes booked on its routes' links, no flows.
+  double run_timed_all_to_all(int rank, const graph::Collective& c, std::uint32_t it, StreamStatus& status);
+  struct GroupRoutes {
+    std::vector<collectives::ExchangePath> paths; // per (position, position): links as exchange_links_ numbers them
+    std::vector<std::vector<int>> tracked;        // per (position, position): its tracked link halves
+  };
+  struct ExchangeModel {
+    collectives::PairwiseExchange exchange;
+    const GroupRoutes* routes = nullptr;
+  };
+  const GroupRoutes& group_routes(int group);
+  const ExchangeModel& exchange_model(const graph::Collective& c);
+  double bandwidth_factor() const;
   // GPUs whose SMs compute and NCCL's channels share (their SM count is known): compute runs as work on the GPU's
   // host, collectives hold their channels' SMs.
   // A kernel of `seconds` on the whole GPU, at the rate the SMs the rank's collectives leave it.
@@ -154,7 +169,7 @@ private:
     collectives::WireModel wire;                                     // its protocol's bytes, rate and latencies
   };
 
-  // Schedules are shared by every member (they are functions of the position) and built once per op.
+  // Schedules are shared by every member (they are functions of the position) and by the ops of one call.
   const ScheduleEntry& schedule_for(const graph::Collective& c);
 
   // Endpoints are GPUs (0..G-1), then the nodes' NVSwitches, then the network switch: what a schedule's peer
@@ -233,7 +248,11 @@ private:
   std::vector<sg4::ActorPtr> rank_actors_; // per rank: its first stream actor (null: it runs nothing)
   std::unordered_map<std::uint64_t, Pair> pairs_;
   std::map<std::tuple<int, int, int>, sg4::Mailbox*> lane_boxes_; // (from, to, lane > 0)
-  std::unordered_map<const graph::Collective*, ScheduleEntry> schedules_;
+  using CollectiveKey =
+      std::tuple<collectives::Operation, collectives::Algorithm, collectives::Protocol, int, double, int, bool, double,
+                 const void*>; // what a Collective describes, its matrix by address
+  std::map<CollectiveKey, ScheduleEntry> shared_schedules_;
+  std::unordered_map<const graph::Collective*, const ScheduleEntry*> schedules_;  // per op: its call's entry
   std::set<std::pair<const graph::Collective*, std::uint32_t>> switches_started_; // (collective, iteration)
   double latency_factor_ = 1; // the network model's latency factor (LV08: 13.01), for the latency terms dtsim applies
   // GPU clusters: SimGrid carries bytes without latency and the receivers apply it (arrival_delay()), so that a
@@ -273,10 +292,16 @@ private:
   struct Arrivals {
     int posted = 0, finished = 0;
     double last = 0;
+    sg4::BarrierPtr barrier;           // a timed all-to-all's members wait for each other
+    std::vector<double> start, finish; // and then finish when the model says, from when each posted it
   };
   std::vector<std::unordered_map<int, std::uint64_t>> calls_posted_;
   std::map<std::pair<int, std::uint64_t>, Arrivals> arrivals_;
   std::unordered_map<std::uint64_t, sg4::Mailbox*> p2p_boxes_;
+  std::map<int, GroupRoutes> group_routes_;
+  std::map<std::pair<const void*, int>, ExchangeModel> exchange_models_; // per (matrix, group)
+  std::unordered_map<const sg4::Link*, int> exchange_links_;             // every shared link a timed exchange uses
+  std::vector<double> exchange_capacity_;                                // their bytes/s
 };
 
 } // namespace dtsim::engine::detail

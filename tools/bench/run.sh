@@ -31,7 +31,8 @@ benchmarks=(
   "mixed-v100-a100-proportional|run scenarios/resnet50-v100-a100-mixed.json --set cluster.batch_split=proportional|< 5 s (64 GPUs of two kinds, the split planned 4 times)"
   "search-gpt2-2-nodes-screen|search scenarios/gpt2-p4d.24xlarge-x2.json --simulate 1 --jobs 1|10,000 candidates/s on one core (612 candidates estimated, 1 simulated)"
   "search-gpt3-175b-1024-gpus|search scenarios/gpt3-175b-a100x1024.json|< 60 s (1,320 candidates: 405 fit and are estimated, the best 20 simulated)"
-  "moe-128-experts-128-gpus|run tools/bench/moe-128-experts.json|< 5 s (auto: coarse; 128 x 127 flows an all-to-all, 4 a layer a micro-batch)"
+  "moe-128-experts-128-gpus|run tools/bench/moe-128-experts.json|< 5 s (auto: coarse; each all-to-all-v timed from its link loads)"
+  "moe-256-experts-1024-gpus|run tools/bench/moe-256-experts.json|< 30 s (four expert groups of 256 on 1,024 A100)"
   "alltoall-256mib-4096-aggregate|collective tools/bench/h100-nodes.json --op all-to-all --ranks 4096 --sizes 256MiB --fidelity aggregate --jobs 1|< 30 s, 4 GiB"
 )
 
