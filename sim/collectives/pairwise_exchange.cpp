@@ -1,4 +1,4 @@
-// The pairwise exchange of an all-to-all-v timed from its rounds' link loads (pairwise_exchange.hpp).
+// The pairwise exchange of an all-to-all-v timed from its links' loads and its rounds' chain (pairwise_exchange.hpp).
 #include "sim/collectives/pairwise_exchange.hpp"
 
 #include <algorithm>

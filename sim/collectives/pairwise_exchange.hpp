@@ -3,19 +3,22 @@
 // without replaying its flows. Replayed as flows, a 128-position exchange is 16,256 of them a call, and a max-min
 // solver's cost grows faster than linearly with concurrent flows (DESIGN.md); an MoE step has four calls a layer.
 //
-// The model follows the schedule the step-by-step replay runs. In round k (1..n-1) position p sends its bytes for
-// (p+k) mod n as soon as it starts the round (NCCL's sends are eager), then waits for its receive from (p-k) mod n;
-// a round with nothing to receive passes at once. A transfer's duration is set by the links of its path as max-min
-// sharing sets it when every flow of the round shares one link at a time: a link of capacity C carrying the round's
-// flows of b_1 <= b_2 <= ... <= b_m bytes serves them equally until the smallest is done, then the rest equally,
-// so flow i ends at (b_1 + ... + b_{i-1} + (m - i + 1) b_i) / C (processor sharing). A transfer takes the longest
-// of those over its path's links, and no less than its bytes at its rate cap (the protocol's, a TCP connection's).
-// Position q's round k then ends at max(its round k-1 end, sender's round k-1 end + duration + path latency): the
-// receive chain of the replay in max-plus algebra.
+// The model follows what the step-by-step replay of the schedule does. In round k (1..n-1) position p sends its bytes
+// for (p+k) mod n as soon as it starts the round (NCCL's sends are eager: they do not wait to be delivered), then
+// waits for its receive from (p-k) mod n; a round with nothing to receive passes at once. Because sends do not wait,
+// a position's later rounds' transfers are in flight beside its earlier ones, and a bandwidth-bound exchange
+// behaves as if every transfer were in flight at once (measured against the replay: within 3.4%). So:
+// - bandwidth: every transfer shares each link of its path with all the exchange's transfers on it as max-min sharing
+//   shares one link: on a link of capacity C carrying transfers of b_1 <= ... <= b_m bytes, transfer i ends at
+//   (b_1 + ... + b_{i-1} + (m - i + 1) b_i) / C (processor sharing); a transfer ends at the latest of those over its
+//   links, and no sooner than its bytes at its rate cap (the protocol's, a TCP connection's);
+// - latency and order: position q's round k ends no sooner than max(its round k-1 end, the sender's round k-1 end +
+//   the transfer alone on its path + the path's latency), the replay's receive chain in max-plus algebra (small
+//   exchanges pay every round's latency, as the replay does).
+// A position is done at the later of the two, counted from when the last position posted the exchange.
 //
-// What it leaves out: rounds that overlap on a link when positions drift apart (each round's link shares are
-// computed as if it ran alone), and other traffic on the same links at the same time (the call does not load the
-// links that other collectives' flows share).
+// What it leaves out: other traffic on the same links at the same time (the exchange does not load the links that
+// other collectives' flows share), and a transfer bottlenecked on one link leaving its share of another to the rest.
 #include <functional>
 #include <vector>
 

@@ -94,7 +94,7 @@ private:
   // rank waits for its peers, as a receive waits for its sender).
   double run_collective(int rank, const graph::Collective& c, std::uint32_t it, StreamStatus& status);
   // All-to-all-v in aggregate and coarse fidelity (timed_all_to_all.cpp): the pairwise exchange timed from its
-  // rounds' link loads, its bytes booked on its routes' links, no flows.
+  // links' loads and its rounds' chain, its bytes booked on its routes' links, no flows.
   double run_timed_all_to_all(int rank, const graph::Collective& c, std::uint32_t it, StreamStatus& status);
   struct GroupRoutes {
     std::vector<collectives::ExchangePath> paths; // per (position, position): links as exchange_links_ numbers them

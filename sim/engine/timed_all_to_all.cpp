@@ -1,5 +1,5 @@
-// All-to-all-v in aggregate and coarse fidelity: the pairwise exchange timed from its rounds' link loads
-// (collectives/pairwise_exchange.hpp) instead of replayed as flows, with every byte still counted on the links of
+// All-to-all-v in aggregate and coarse fidelity: the pairwise exchange timed from its links' loads and its rounds'
+// chain (collectives/pairwise_exchange.hpp) instead of replayed as flows, with every byte still counted on the links of
 // its route. An MoE layer's expert all-to-alls over 128 GPUs are 16,256 flows a call as flows; here each member
 // waits for the others, sleeps until its own finish and books its sends.
 #include "sim/collectives/pairwise_exchange.hpp"
@@ -25,14 +25,15 @@ double Replay::run_timed_all_to_all(int rank, const graph::Collective& c, std::u
   arrivals.start[static_cast<std::size_t>(position)] = now;
   ++arrivals.posted;
   status.wait = StreamStatus::Wait::peer;
+  // NCCL's kernel holds its channels' SMs from its launch, waiting for the peers included (as run_collective).
+  const auto& entry = schedule_for(c);
+  const double sms = sms_shared() ? collectives::sm_share(entry.wire, cluster_.compute_units) : 0;
+  if (sms > 0) hold_sms(ranks_[rank], sms);
   const auto barrier = arrivals.barrier;
   barrier->wait(); // every member's start is known once the last one posts
   if (arrivals.finish.empty()) arrivals.finish = model.exchange.finish_times(arrivals.start);
   const double busy_from = arrivals.last;
   const double finish = arrivals.finish[static_cast<std::size_t>(position)];
-  const auto& entry = schedule_for(c);
-  const double sms = sms_shared() ? collectives::sm_share(entry.wire, cluster_.compute_units) : 0;
-  if (sms > 0) hold_sms(ranks_[rank], sms);
   const auto& bytes = *c.matrix;
   for (int q = 0; q < n; ++q) {
     const double b = bytes[static_cast<std::size_t>(position) * n + q];
