@@ -10,6 +10,7 @@ packages=(
   libcli11-dev         # the command line
   nlohmann-json3-dev   # scenarios and results
   libgtest-dev         # the test suite
+  help2man             # the man page, from dtsim --help
 )
 
 missing=()

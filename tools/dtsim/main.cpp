@@ -215,7 +215,8 @@ int main(int argc, char** argv) {
       ->check(count(1, 1024));
   validate_cmd->add_option("--root", validate.root,
                            "The source tree holding calibration/validation/ and the scenarios (default: found at or "
-                           "above the current directory, else the executable's)");
+                           "above the current directory, else the executable's, else PREFIX/share/dtsim beside an "
+                           "installed PREFIX/bin/dtsim)");
   validate_cmd->add_option("--measurements", validate.measurements,
                            "Add the points a fit of this dtsim-probe measurement file holds back, as kernel cases");
   validate_cmd->add_option("--profile", validate.profile,

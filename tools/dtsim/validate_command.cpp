@@ -31,7 +31,8 @@ std::string percent(double value) {
 }
 
 // The repository root: --root, else the first folder holding calibration/validation/ at or above the current
-// directory, else at or above the executable's folder (build/dtsim finds the tree it was built in).
+// directory, else at or above the executable's folder (build/dtsim finds the tree it was built in), else the cases
+// installed beside it (PREFIX/bin/dtsim: PREFIX/share/dtsim).
 fs::path repository_root(const std::string& given) {
   if (!given.empty()) {
     if (!fs::is_directory(validate::cases_directory(given)))
@@ -41,7 +42,8 @@ fs::path repository_root(const std::string& given) {
   std::error_code ec;
   const auto executable = fs::read_symlink("/proc/self/exe", ec);
   try {
-    return validate::find_root({fs::current_path(), ec ? fs::path() : executable.parent_path()});
+    return validate::find_root({fs::current_path(), ec ? fs::path() : executable.parent_path(),
+                                ec ? fs::path() : executable.parent_path().parent_path() / "share" / "dtsim"});
   } catch (const std::runtime_error& e) {
     throw scenario::ScenarioError("--root", "", e.what()); // bad input: status 2
   }
