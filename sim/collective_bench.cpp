@@ -14,6 +14,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <stdexcept>
 
@@ -130,6 +132,55 @@ std::vector<CollectivePoint> bench_collective(const scenario::Scenario& s, const
 
 std::vector<double> parse_sizes(const std::string& text) {
   return parse_series(text, [&text](const std::string& item) { return parse_size(item, text); });
+}
+
+namespace {
+
+// nccl-tests' parsesize (src/common.cu): digits with an optional K, M or G, powers of 1024. Anything else is read
+// in dtsim's units (1MiB, 64KB).
+double nccl_tests_size(const std::string& text, const std::string& option) {
+  static const std::string suffixes = "KMGkmg";
+  std::string digits = text;
+  double multiplier = 1;
+  if (const auto suffix = text.empty() ? std::string::npos : suffixes.find(text.back()); suffix != std::string::npos) {
+    multiplier = std::pow(1024.0, 1 + static_cast<int>(suffix % 3));
+    digits.pop_back();
+  }
+  if (!digits.empty() && digits.size() <= 18 &&
+      std::all_of(digits.begin(), digits.end(), [](unsigned char c) { return std::isdigit(c); })) {
+    const double bytes = std::stod(digits) * multiplier;
+    if (bytes < 1 || bytes > scenario::limits::kMaxBytes)
+      throw std::invalid_argument(
+          fmt::format("{}: bad size \"{}\": expected a whole number of bytes from 1 B to 1 PiB", option, text));
+    return bytes;
+  }
+  try {
+    return parse_size(text, text);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(
+        fmt::format("{}: {} (or as nccl-tests writes them: 8, 128K, 1M, 8G)", option, e.what()));
+  }
+}
+
+} // namespace
+
+std::vector<double> nccl_tests_sizes(const std::string& min, const std::string& max, const std::string& factor) {
+  const double from = nccl_tests_size(min, "-b");
+  const double to = max.empty() ? from : nccl_tests_size(max, "-e");
+  if (to < from) throw std::invalid_argument(fmt::format("-e: {} is below -b {}: expected MAX >= MIN", max, min));
+  std::size_t end = 0;
+  int step = 0;
+  try {
+    step = std::stoi(factor, &end);
+  } catch (const std::exception&) {
+    end = 0;
+  }
+  if (end != factor.size() || factor.empty() || step < 2)
+    throw std::invalid_argument(fmt::format("-f: bad factor \"{}\": expected a whole number of at least 2", factor));
+  std::vector<double> sizes;
+  for (double size = from; size <= to; size *= step)
+    sizes.push_back(size);
+  return sizes;
 }
 
 } // namespace dtsim

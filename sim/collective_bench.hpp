@@ -48,4 +48,9 @@ std::vector<CollectivePoint> bench_collective(const scenario::Scenario& scenario
 // "8B..8GiB" (doubling, as nccl-tests -f 2) or "1MiB,64MiB,1GiB". Throws std::invalid_argument.
 std::vector<double> parse_sizes(const std::string& text);
 
+// nccl-tests' -b MIN -e MAX -f FACTOR: MIN, MIN x FACTOR, ... up to MAX (src/common.cu: `size *= stepfactor` while
+// size <= maxBytes). Sizes as nccl-tests writes them (8, 128K, 1M, 8G: K, M and G are binary) or with dtsim's units
+// (1MiB). Throws std::invalid_argument naming the option at fault (-b, -e or -f) first, then what it expected.
+std::vector<double> nccl_tests_sizes(const std::string& min, const std::string& max, const std::string& factor);
+
 } // namespace dtsim

@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <sstream>
+#include <string>
+#include <vector>
 
 namespace dtsim::testing {
 namespace {
@@ -51,6 +54,60 @@ TEST(CollectiveCommand, BadOptionsAreRefusedWithStatusTwo) {
   inv = run_dtsim("collective '" + file.string() + "' --sizes 1MiB..1KiB", dir);
   EXPECT_EQ(inv.status, 2);
   EXPECT_NE(inv.err.find("--sizes"), std::string::npos) << inv.err;
+}
+
+// nccl-tests' way of giving sizes (-b 1M -e 4M -f 2: 1, 2 and 4 MiB, K/M/G binary as its parsesize reads them), its
+// out-of-place and in-place columns, and its footer: the mean bus bandwidth over every row of both columns.
+TEST(CollectiveCommand, TakesNcclTestsSizesAndPrintsItsAverageBusBandwidth) {
+  TempDir dir;
+  const auto file = dir.write("cluster.json", kCluster);
+  const auto csv = dir.path() / "c.csv";
+  const auto inv =
+      run_dtsim("collective '" + file.string() + "' --algo ring -b 1M -e 4M -f 2 --csv '" + csv.string() + "'", dir);
+  ASSERT_EQ(inv.status, 0) << inv.err;
+  std::istringstream lines(read_file(csv));
+  std::string line;
+  std::getline(lines, line); // header
+  std::vector<double> sizes, busbw;
+  while (std::getline(lines, line)) {
+    double size = 0, time = 0, alg = 0, bus = 0;
+    char algorithm[32] = {}, protocol[16] = {};
+    int channels = 0;
+    ASSERT_EQ(std::sscanf(line.c_str(), "%lf,%31[^,],%15[^,],%d,%lf,%lf,%lf", &size, algorithm, protocol, &channels,
+                          &time, &alg, &bus),
+              7)
+        << line;
+    sizes.push_back(size);
+    busbw.push_back(bus);
+  }
+  EXPECT_EQ(sizes, (std::vector<double>{1048576, 2097152, 4194304}));
+  EXPECT_NE(inv.out.find("out-of-place"), std::string::npos) << inv.out;
+  EXPECT_NE(inv.out.find("in-place"), std::string::npos) << inv.out;
+  const auto footer = inv.out.find("# Avg bus bandwidth    : ");
+  ASSERT_NE(footer, std::string::npos) << inv.out;
+  const double printed = std::stod(inv.out.substr(footer + 25));
+  const double mean = (busbw[0] + busbw[1] + busbw[2]) / 3 / 1e9; // GB/s; each row's two columns are equal
+  EXPECT_NEAR(printed, mean, 1e-5 * mean) << inv.out;
+}
+
+TEST(CollectiveCommand, BadNcclTestsSizesAreRefusedNamingTheOption) {
+  TempDir dir;
+  const auto file = dir.write("cluster.json", kCluster);
+  const struct {
+    std::string args, option;
+  } cases[] = {{"-b 1M --sizes 1MiB", "--sizes"},
+               {"-e 4M", "-b"},
+               {"-b 1M -f 1", "-f"},
+               {"-b 1M -f two", "-f"},
+               {"-b 3X", "-b"},
+               {"-b 4M -e 1M", "-e"},
+               {"-b 0", "-b"},
+               {"-b 1M -e 2P", "-e"}};
+  for (const auto& c : cases) {
+    const auto inv = run_dtsim("collective '" + file.string() + "' " + c.args, dir);
+    EXPECT_EQ(inv.status, 2) << c.args << ": " << inv.err;
+    EXPECT_NE(inv.err.find(c.option), std::string::npos) << c.args << ": " << inv.err;
+  }
 }
 
 } // namespace

@@ -22,24 +22,41 @@ bool reduces(collectives::Operation op) {
   return op == Operation::all_reduce || op == Operation::reduce_scatter || op == Operation::reduce;
 }
 
+// nccl-tests' table: out-of-place and in-place columns (dtsim models no local copy, so both are the same simulation),
+// #wrong "N/A" (no data is checked: nccl-tests prints the same with -c 0), then its average bus bandwidth footer.
 std::string table(const std::vector<CollectivePoint>& points, collectives::Operation op) {
-  std::string out = fmt::format("#{:>12} {:>13} {:>7} {:>6} {:>19} {:>8} {:>8} {:>12} {:>9} {:>9}\n", "size", "count",
-                                "type", "redop", "algorithm", "protocol", "channels", "time", "algbw", "busbw");
-  out += fmt::format("#{:>12} {:>13} {:>7} {:>6} {:>19} {:>8} {:>8} {:>12} {:>9} {:>9}\n", "(B)", "(elements)", "", "",
-                     "", "", "", "(us)", "(GB/s)", "(GB/s)");
+  const auto row = [](auto... cells) {
+    return fmt::format(
+        "{:>13} {:>13} {:>7} {:>6} {:>19} {:>8} {:>8} {:>10} {:>8} {:>8} {:>6} {:>10} {:>8} {:>8} {:>6}\n", cells...);
+  };
+  std::string out = fmt::format("#{:>104}{:>35}\n", "out-of-place", "in-place");
+  out += "#" + row("size", "count", "type", "redop", "algorithm", "protocol", "channels", "time", "algbw", "busbw",
+                   "#wrong", "time", "algbw", "busbw", "#wrong")
+                   .substr(1);
+  out +=
+      "#" + row("(B)", "(elements)", "", "", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "")
+                .substr(1);
+  double busbw_sum = 0;
+  int measured = 0;
   for (const auto& p : points) {
     const auto algorithm = collectives::to_string(p.algorithm);
     const auto protocol = collectives::to_string(p.protocol);
     const auto channels = p.channels > 0 ? std::to_string(p.channels) : std::string("-");
+    const auto size = fmt::format("{:.0f}", p.bytes), count = fmt::format("{:.0f}", p.bytes / 4);
+    const char* redop = reduces(op) ? "sum" : "none";
     if (!p.ok) {
-      out += fmt::format(" {:>12.0f} {:>13.0f} {:>7} {:>6} {:>19} {:>8} {:>8}  failed: {}\n", p.bytes, p.bytes / 4,
-                         "float", reduces(op) ? "sum" : "none", algorithm, protocol, channels, p.error);
+      out += fmt::format("{:>13} {:>13} {:>7} {:>6} {:>19} {:>8} {:>8}  failed: {}\n", size, count, "float", redop,
+                         algorithm, protocol, channels, p.error);
       continue;
     }
-    out += fmt::format(" {:>12.0f} {:>13.0f} {:>7} {:>6} {:>19} {:>8} {:>8} {:>12.2f} {:>9.2f} {:>9.2f}\n", p.bytes,
-                       p.bytes / 4, "float", reduces(op) ? "sum" : "none", algorithm, protocol, channels,
-                       p.seconds * 1e6, p.algbw / 1e9, p.busbw / 1e9);
+    const auto time = fmt::format("{:.2f}", p.seconds * 1e6), algbw = fmt::format("{:.2f}", p.algbw / 1e9),
+               busbw = fmt::format("{:.2f}", p.busbw / 1e9);
+    out += row(size, count, "float", redop, algorithm, protocol, channels, time, algbw, busbw, "N/A", time, algbw,
+               busbw, "N/A");
+    busbw_sum += 2 * p.busbw / 1e9; // nccl-tests averages over both columns
+    measured += 2;
   }
+  if (measured > 0) out += fmt::format("# Avg bus bandwidth    : {:g} \n#\n", busbw_sum / measured);
   return out;
 }
 
@@ -73,6 +90,28 @@ scenario::Scenario load_cluster(const CollectiveArgs& args) {
   for (const auto& s : args.sets)
     overrides.push_back(scenario::parse_override(s));
   return instance_scenario(*args.instance, args.nodes.value_or(1), overrides, "--instance");
+}
+
+// --sizes, or nccl-tests' -b/-e/-f (not both).
+std::vector<double> sizes_of(const CollectiveArgs& args) {
+  const bool nccl_style = !args.min_bytes.empty() || !args.max_bytes.empty() || !args.step_factor.empty();
+  if (!nccl_style) {
+    try {
+      return parse_sizes(args.sizes.empty() ? "8B..1GiB" : args.sizes);
+    } catch (const std::invalid_argument& e) {
+      throw scenario::ScenarioError("--sizes", "", e.what());
+    }
+  }
+  if (!args.sizes.empty())
+    throw scenario::ScenarioError("--sizes", "", "give --sizes or nccl-tests' -b/-e/-f, not both");
+  if (args.min_bytes.empty())
+    throw scenario::ScenarioError("-b", "", "-e and -f need -b, the smallest size, as in nccl-tests");
+  try {
+    return nccl_tests_sizes(args.min_bytes, args.max_bytes, args.step_factor.empty() ? "2" : args.step_factor);
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what(); // "-e: ..." names its option first
+    throw scenario::ScenarioError(what.substr(0, 2), "", what.substr(4));
+  }
 }
 
 } // namespace
@@ -114,11 +153,7 @@ int collective_command(const CollectiveArgs& args) {
                                   fmt::format("unknown mode \"{}\"; expected step or aggregate", args.fidelity));
   bench.aggregate = args.fidelity == "aggregate";
   bench.ranks = args.ranks;
-  try {
-    bench.sizes = parse_sizes(args.sizes);
-  } catch (const std::invalid_argument& e) {
-    throw scenario::ScenarioError("--sizes", "", e.what());
-  }
+  bench.sizes = sizes_of(args);
   if (bench.op == collectives::Operation::all_to_all_v)
     throw scenario::ScenarioError("--op", "", "all-to-all-v needs a size matrix; the benchmark runs all-to-all");
   check_writable({args.csv_out}, {args.scenario});

@@ -106,7 +106,8 @@ struct CollectiveArgs {
   std::string protocol = "auto";
   std::string fidelity = "step";
   int ranks = 0;
-  std::string sizes = "8B..1GiB";
+  std::string sizes;                             // empty: 8B..1GiB, or nccl-tests' -b/-e/-f when given
+  std::string min_bytes, max_bytes, step_factor; // nccl-tests' -b, -e, -f
   std::string csv_out;
   int jobs = 0;
   std::string max_memory; // --max-memory SIZE; empty: 3/4 of this machine's memory

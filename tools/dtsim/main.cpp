@@ -188,7 +188,11 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   coll_cmd->add_option("--ranks", coll.ranks, "Ranks (default: every GPU of the cluster; nodes are added to fit)")
       ->check(count(1, scenario::limits::kGpus));
-  coll_cmd->add_option("--sizes", coll.sizes, "Buffer sizes: 8B..8GiB (doubling) or 1MiB,1GiB")->capture_default_str();
+  coll_cmd->add_option("--sizes", coll.sizes, "Buffer sizes: 8B..8GiB (doubling) or 1MiB,1GiB (default 8B..1GiB)");
+  coll_cmd->add_option("-b,--minbytes", coll.min_bytes, "As nccl-tests: the smallest size (8, 128K, 1M, 8G: binary)");
+  coll_cmd->add_option("-e,--maxbytes", coll.max_bytes, "As nccl-tests: the largest size (default: -b's)");
+  coll_cmd->add_option("-f,--stepfactor", coll.step_factor,
+                       "As nccl-tests: each size this many times the last (default 2)");
   coll_cmd->add_option("--fidelity", coll.fidelity, "step (every step's flows) or aggregate (a phase at once)")
       ->capture_default_str();
   parallel_options(coll_cmd, coll.csv_out, coll.jobs);
