@@ -1,4 +1,5 @@
 #include "tools/dtsim/commands.hpp"
+#include "tools/dtsim/provenance.hpp"
 
 #include "sim/engine/child_process.hpp"
 #include "sim/engine/engine.hpp"
@@ -190,7 +191,8 @@ int run_command(const RunArgs& args) {
   std::ostream& report_stream = ops_to_stdout ? std::cerr : std::cout;
   report_stream << report::format_summary(sim.result);
   std::vector<OutputFile> files;
-  if (!args.json_out.empty()) files.push_back({args.json_out, report::to_json(sim.result).dump(2) + "\n"});
+  if (!args.json_out.empty())
+    files.push_back({args.json_out, with_provenance(report::to_json(sim.result)).dump(2) + "\n"});
   if (!args.trace_out.empty()) files.push_back({args.trace_out, sim.trace.dump() + "\n"});
   if (!args.ops_out.empty()) files.push_back({args.ops_out, report::kernels_csv(sim.result)});
   write_files(files);

@@ -1,6 +1,7 @@
 // `dtsim compare`: the same scenario under several synchronization strategies, side by side.
 #include "sim/simulate.hpp"
 #include "tools/dtsim/commands.hpp"
+#include "tools/dtsim/provenance.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -113,7 +114,7 @@ std::string csv(const std::vector<ComparePoint>& points) {
 std::string json(const std::vector<ComparePoint>& points) {
   auto out = nlohmann::json::array();
   for (const auto& p : points)
-    out.push_back(p.ok ? report::to_json(p.result)
+    out.push_back(p.ok ? with_provenance(report::to_json(p.result))
                        : nlohmann::json{{"strategy", {{"name", p.strategy}}}, {"error", p.error}});
   return out.dump(2) + "\n";
 }

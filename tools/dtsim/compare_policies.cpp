@@ -5,6 +5,7 @@
 #include "sim/series.hpp"
 #include "sim/train.hpp"
 #include "tools/dtsim/commands.hpp"
+#include "tools/dtsim/provenance.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -99,6 +100,7 @@ int compare_policies_command(const CompareArgs& args) {
                        r.job.power.known ? fmt::format("{:.9g}", kwh.mean) : "", hits.mean,
                        r.job.checkpoints ? fmt::format("{:.9g}", r.job.checkpoint_interval) : "");
     auto one = to_json(r);
+    one["provenance"] = provenance(r.scenario);
     one["policy"] = {{"label", policies[i].label}, {"set", policies[i].sets}};
     all.push_back(std::move(one));
   }

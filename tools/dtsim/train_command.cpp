@@ -3,6 +3,7 @@
 #include "sim/scenario/units.hpp"
 #include "sim/train.hpp"
 #include "tools/dtsim/commands.hpp"
+#include "tools/dtsim/provenance.hpp"
 
 #include <fmt/format.h>
 
@@ -39,7 +40,11 @@ int train_command(const TrainArgs& args) {
   report_stream << format_train(result);
   std::vector<OutputFile> files;
   if (!args.csv_out.empty()) files.push_back({args.csv_out, train_csv(result)});
-  if (!args.json_out.empty()) files.push_back({args.json_out, to_json(result).dump(2) + "\n"});
+  if (!args.json_out.empty()) {
+    auto doc = to_json(result);
+    doc["provenance"] = provenance(result.scenario);
+    files.push_back({args.json_out, doc.dump(2) + "\n"});
+  }
   write_files(files);
   report_stream << wrote(files);
   return kExitOk;
