@@ -220,6 +220,7 @@ json to_json(const RunResult& r) {
       memory["host_items"].push_back({{"name", item.name}, {"bytes", item.bytes}, {"detail", item.detail}});
   }
   memory["total_bytes"] = r.memory.total();
+  const bool priced = r.price_per_hour > 0; // without a price the costs do not apply: null, not 0
   memory["capacity_bytes"] = r.memory.capacity;
   json out = {
       {"dtsim_result_version", 1},
@@ -235,7 +236,9 @@ json to_json(const RunResult& r) {
       {"throughput_samples_per_second", r.throughput},
       {"epoch_seconds", r.epoch_seconds},
       {"epochs", r.epochs},
-      {"cost_usd", {{"per_hour", r.price_per_hour}, {"per_epoch", r.cost_per_epoch}, {"run", r.cost_of_run}}},
+      {"cost_usd", priced
+                       ? json{{"per_hour", r.price_per_hour}, {"per_epoch", r.cost_per_epoch}, {"run", r.cost_of_run}}
+                       : json{{"per_hour", nullptr}, {"per_epoch", nullptr}, {"run", nullptr}}},
       {"energy", energy_to_json(r.energy)},
       {"gpu_groups", groups_to_json(r.groups)},
       {"breakdown_seconds_per_iteration",
@@ -297,9 +300,13 @@ RunResult run_result_from_json(const json& j) {
   r.throughput = j.at("throughput_samples_per_second");
   r.epoch_seconds = j.at("epoch_seconds");
   r.epochs = j.at("epochs");
-  r.price_per_hour = j.at("cost_usd").at("per_hour");
-  r.cost_per_epoch = j.at("cost_usd").at("per_epoch");
-  r.cost_of_run = j.at("cost_usd").at("run");
+  const auto cost = [&](const char* key) {
+    const auto& v = j.at("cost_usd").at(key);
+    return v.is_null() ? 0.0 : v.get<double>();
+  };
+  r.price_per_hour = cost("per_hour");
+  r.cost_per_epoch = cost("per_epoch");
+  r.cost_of_run = cost("run");
   r.energy = energy_from_json(j.at("energy"));
   r.groups = groups_from_json(j.at("gpu_groups"));
   const auto& b = j.at("breakdown_seconds_per_iteration");

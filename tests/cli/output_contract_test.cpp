@@ -64,5 +64,26 @@ TEST(OutputContract, ASymlinkIsFollowedAndKept) {
   EXPECT_TRUE(nlohmann::json::accept(read_file(dir.path() / "target.json")));
 }
 
+// A figure that does not apply is empty, not 0: the quickstart scenario names no instance and no price, so its costs
+// are null in the JSON and empty in sweep's and compare's CSV; with --price-per-hour 2 they are 2 USD an hour and
+// that times the epoch's hours.
+TEST(OutputContract, CostsWithoutAPriceAreEmptyNotZero) {
+  TempDir dir;
+  const auto run = run_dtsim("run '" + kQuickstart.string() + "' --json -", dir);
+  ASSERT_EQ(run.status, 0) << run.err;
+  const auto cost = nlohmann::json::parse(run.out).at("cost_usd");
+  EXPECT_TRUE(cost.at("per_hour").is_null() && cost.at("per_epoch").is_null() && cost.at("run").is_null()) << cost;
+  const auto sweep = run_dtsim("sweep '" + kQuickstart.string() + "' --nodes 1 --jobs 1 --csv -", dir);
+  ASSERT_EQ(sweep.status, 0) << sweep.err;
+  const auto row = sweep.out.substr(sweep.out.find('\n') + 1);
+  EXPECT_EQ(row.substr(row.size() - 5), ",,,,\n") << sweep.out; // three costs and the error, all empty
+  const auto priced = run_dtsim("run '" + kQuickstart.string() + "' --price-per-hour 2 --json -", dir);
+  ASSERT_EQ(priced.status, 0) << priced.err;
+  const auto result = nlohmann::json::parse(priced.out);
+  EXPECT_DOUBLE_EQ(result.at("cost_usd").at("per_hour").get<double>(), 2 * result.at("nodes").get<double>());
+  EXPECT_NEAR(result.at("cost_usd").at("per_epoch").get<double>(),
+              2 * result.at("nodes").get<double>() * result.at("epoch_seconds").get<double>() / 3600, 1e-12);
+}
+
 } // namespace
 } // namespace dtsim::testing

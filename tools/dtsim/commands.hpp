@@ -6,6 +6,8 @@
 #include "sim/scenario/scenario.hpp"
 #include "sim/simulate.hpp"
 
+#include <fmt/format.h>
+
 #include <memory>
 #include <optional>
 #include <string>
@@ -165,6 +167,11 @@ private:
 };
 
 using report::csv_field;
+
+// A CSV number in full precision, or an empty field where the figure does not apply (a cost without a price).
+inline std::string csv_number(double value, bool applies = true) {
+  return applies ? fmt::format("{:.9g}", value) : std::string();
+}
 
 struct OutputFile {
   std::string path;

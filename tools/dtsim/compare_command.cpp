@@ -97,10 +97,12 @@ std::string csv(const std::vector<ComparePoint>& points) {
     const auto& m = r.strategy;
     const bool stale = has_staleness(r);
     const auto if_stale = [&](double v) { return stale ? fmt::format("{:.9g}", v) : std::string(); };
-    out += fmt::format("{},{},{},{},{},{:.9g},{},{:.9g},{:.9g},{},{},{:.9g},{:.9g},{:.9g},{:.9g},", p.strategy, m.name,
-                       m.workers, m.servers, m.asynchronous, r.iteration.mean, r.strategy.time_per, r.throughput,
+    const bool priced = r.price_per_hour > 0;
+    out += fmt::format("{},{},{},{},{},{:.9g},{},{:.9g},{:.9g},{},{},{:.9g},{},{},{},", p.strategy, m.name, m.workers,
+                       m.servers, m.asynchronous, r.iteration.mean, r.strategy.time_per, r.throughput,
                        r.breakdown.exposed_communication, if_stale(m.staleness.mean), if_stale(m.staleness.max),
-                       r.bytes_sent_per_gpu, r.price_per_hour, r.cost_per_epoch, r.cost_of_run);
+                       r.bytes_sent_per_gpu, csv_number(r.price_per_hour, priced), csv_number(r.cost_per_epoch, priced),
+                       csv_number(r.cost_of_run, priced));
     out += fmt::format("{:.9g},{},{},{:.9g},{},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{},{:.9g},\n", m.updates_per_second,
                        if_stale(m.staleness.p50), if_stale(m.staleness.p99), m.mean_update_lag, m.dropped,
                        m.barrier_wait, m.bytes_received_per_worker, m.server_bytes_per_second, m.server_nic_utilization,

@@ -132,8 +132,8 @@ std::string csv(const search::Result& result) {
       continue;
     }
     const auto& r = p.result;
-    out += fmt::format("{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{},\n", r.iteration.mean, p.throughput, r.throughput,
-                       r.utilization.mfu, r.memory.total(), r.price_per_hour,
+    out += fmt::format("{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{},{},\n", r.iteration.mean, p.throughput, r.throughput,
+                       r.utilization.mfu, r.memory.total(), csv_number(r.price_per_hour, r.price_per_hour > 0),
                        p.cost_per_million > 0 ? fmt::format("{:.9g}", p.cost_per_million) : std::string());
   }
   for (const auto& p : result.screened) {

@@ -45,9 +45,11 @@ std::string csv(const std::vector<SweepPoint>& points) {
       continue;
     }
     const auto& r = p.result;
-    out += fmt::format("{},{},{:.9g},{:.9g},{:.6g},{:.6g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},\n", r.nodes, r.gpus,
-                       r.iteration.mean, r.throughput, p.speedup, p.efficiency, r.epoch_seconds,
-                       r.breakdown.exposed_communication, r.price_per_hour, r.cost_per_epoch, r.cost_of_run);
+    const bool priced = r.price_per_hour > 0;
+    out += fmt::format("{},{},{:.9g},{:.9g},{:.6g},{:.6g},{:.9g},{:.9g},{},{},{},\n", r.nodes, r.gpus, r.iteration.mean,
+                       r.throughput, p.speedup, p.efficiency, r.epoch_seconds, r.breakdown.exposed_communication,
+                       csv_number(r.price_per_hour, priced), csv_number(r.cost_per_epoch, priced),
+                       csv_number(r.cost_of_run, priced));
   }
   return out;
 }
