@@ -137,7 +137,7 @@ std::vector<double> parse_sizes(const std::string& text) {
 namespace {
 
 // nccl-tests' parsesize (src/common.cu): digits with an optional K, M or G, powers of 1024. Anything else is read
-// in dtsim's units (1MiB, 64KB).
+// in dtsim's units (1MiB, 64KB). Errors name `option`.
 double nccl_tests_size(const std::string& text, const std::string& option) {
   static const std::string suffixes = "KMGkmg";
   std::string digits = text;
@@ -150,15 +150,15 @@ double nccl_tests_size(const std::string& text, const std::string& option) {
       std::all_of(digits.begin(), digits.end(), [](unsigned char c) { return std::isdigit(c); })) {
     const double bytes = std::stod(digits) * multiplier;
     if (bytes < 1 || bytes > scenario::limits::kMaxBytes)
-      throw std::invalid_argument(
-          fmt::format("{}: bad size \"{}\": expected a whole number of bytes from 1 B to 1 PiB", option, text));
+      throw scenario::ScenarioError(
+          option, "", fmt::format("bad size \"{}\": expected a whole number of bytes from 1 B to 1 PiB", text));
     return bytes;
   }
   try {
     return parse_size(text, text);
   } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument(
-        fmt::format("{}: {} (or as nccl-tests writes them: 8, 128K, 1M, 8G)", option, e.what()));
+    throw scenario::ScenarioError(option, "",
+                                  fmt::format("{} (or as nccl-tests writes them: 8, 128K, 1M, 8G)", e.what()));
   }
 }
 
@@ -167,7 +167,8 @@ double nccl_tests_size(const std::string& text, const std::string& option) {
 std::vector<double> nccl_tests_sizes(const std::string& min, const std::string& max, const std::string& factor) {
   const double from = nccl_tests_size(min, "-b");
   const double to = max.empty() ? from : nccl_tests_size(max, "-e");
-  if (to < from) throw std::invalid_argument(fmt::format("-e: {} is below -b {}: expected MAX >= MIN", max, min));
+  if (to < from)
+    throw scenario::ScenarioError("-e", "", fmt::format("{} is below -b {}: expected MAX >= MIN", max, min));
   std::size_t end = 0;
   int step = 0;
   try {
@@ -176,7 +177,8 @@ std::vector<double> nccl_tests_sizes(const std::string& min, const std::string& 
     end = 0;
   }
   if (end != factor.size() || factor.empty() || step < 2)
-    throw std::invalid_argument(fmt::format("-f: bad factor \"{}\": expected a whole number of at least 2", factor));
+    throw scenario::ScenarioError("-f", "",
+                                  fmt::format("bad factor \"{}\": expected a whole number of at least 2", factor));
   std::vector<double> sizes;
   for (double size = from; size <= to; size *= step)
     sizes.push_back(size);

@@ -50,7 +50,7 @@ std::vector<double> parse_sizes(const std::string& text);
 
 // nccl-tests' -b MIN -e MAX -f FACTOR: MIN, MIN x FACTOR, ... up to MAX (src/common.cu: `size *= stepfactor` while
 // size <= maxBytes). Sizes as nccl-tests writes them (8, 128K, 1M, 8G: K, M and G are binary) or with dtsim's units
-// (1MiB). Throws std::invalid_argument naming the option at fault (-b, -e or -f) first, then what it expected.
+// (1MiB). Throws scenario::ScenarioError naming the option at fault (-b, -e or -f) and what it expected.
 std::vector<double> nccl_tests_sizes(const std::string& min, const std::string& max, const std::string& factor);
 
 } // namespace dtsim

@@ -8,7 +8,7 @@ namespace dtsim::collectives {
 
 PairwiseExchange::PairwiseExchange(int n, const std::function<double(int, int)>& bytes,
                                    const std::function<const ExchangePath&(int, int)>& path,
-                                   const std::vector<double>& capacity)
+                                   const std::vector<double>& capacity, double rate_cap)
     : n_(n), alone_(static_cast<std::size_t>(std::max(0, n - 1)) * n, -1.0), shared_(alone_.size(), -1.0),
       latency_(alone_.size(), 0.0) {
   // Per link, the exchange's transfers on it as (bytes, round and sender).
@@ -19,7 +19,9 @@ PairwiseExchange::PairwiseExchange(int n, const std::function<double(int, int)>&
       if (b <= 0) continue; // an empty transfer is skipped, as MPI_Alltoallv skips zero counts
       const auto& route = path(p, (p + k) % n);
       const auto at = index(k, p);
-      double alone = route.rate_cap > 0 ? b / route.rate_cap : 0;
+      double cap = route.rate_cap;
+      if (rate_cap > 0) cap = cap > 0 ? std::min(cap, rate_cap) : rate_cap;
+      double alone = cap > 0 ? b / cap : 0;
       for (int link : route.links) {
         if (link < 0 || link >= static_cast<int>(capacity.size()) || capacity[link] <= 0)
           throw std::invalid_argument("pairwise exchange: a path names a link without a capacity");

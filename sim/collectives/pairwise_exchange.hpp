@@ -33,9 +33,10 @@ struct ExchangePath {
 class PairwiseExchange {
 public:
   // n positions; bytes(p, q): the bytes p sends q (on the wire); path(p, q): its route; capacity[l]: link l's
-  // bytes/s.
+  // bytes/s; rate_cap: bytes/s every transfer carries at most besides its path's cap (the protocol's; 0: none).
   PairwiseExchange(int n, const std::function<double(int, int)>& bytes,
-                   const std::function<const ExchangePath&(int, int)>& path, const std::vector<double>& capacity);
+                   const std::function<const ExchangePath&(int, int)>& path, const std::vector<double>& capacity,
+                   double rate_cap = 0);
 
   int positions() const { return n_; }
   // Round k's transfer from p (k in 1..n-1), without the path's latency: how long it takes alone on its path, and

@@ -58,6 +58,7 @@ const Replay::GroupRoutes& Replay::group_routes(int group) {
   if (!inserted) return routes;
   const auto& members = graph_.groups[group];
   const auto n = members.size();
+  const double factor = bandwidth_factor();
   routes.paths.resize(n * n);
   routes.tracked.resize(n * n);
   for (std::size_t p = 0; p < n; ++p)
@@ -73,12 +74,12 @@ const Replay::GroupRoutes& Replay::group_routes(int group) {
       for (auto* link : links) {
         if (link->get_sharing_policy() == sg4::Link::SharingPolicy::FATPIPE) {
           // every flow gets the whole bandwidth: a cap on each, not a share
-          const double rate = link->get_bandwidth() * bandwidth_factor();
+          const double rate = link->get_bandwidth() * factor;
           path.rate_cap = path.rate_cap > 0 ? std::min(path.rate_cap, rate) : rate;
           continue;
         }
         auto [index, added] = exchange_links_.try_emplace(link, static_cast<int>(exchange_capacity_.size()));
-        if (added) exchange_capacity_.push_back(link->get_bandwidth() * bandwidth_factor());
+        if (added) exchange_capacity_.push_back(link->get_bandwidth() * factor);
         path.links.push_back(index->second);
         if (auto tracked = platform_.link_index.find(link); tracked != platform_.link_index.end())
           routes.tracked[p * n + q].push_back(tracked->second);
@@ -94,14 +95,14 @@ const Replay::ExchangeModel& Replay::exchange_model(const graph::Collective& c) 
   const auto& routes = group_routes(c.group);
   const auto& wire = schedule_for(c).wire;
   const int n = static_cast<int>(graph_.groups[c.group].size());
-  std::vector<collectives::ExchangePath> paths = routes.paths;
-  for (auto& path : paths) // the protocol's rate cap: one send a round, so all of it
-    if (wire.rate_cap > 0) path.rate_cap = path.rate_cap > 0 ? std::min(path.rate_cap, wire.rate_cap) : wire.rate_cap;
   const auto& matrix = *c.matrix;
+  // The protocol's rate cap applies whole to each transfer: a position sends one a round.
   collectives::PairwiseExchange exchange(
       n, [&](int p, int q) { return matrix[static_cast<std::size_t>(p) * n + q] * wire.wire_factor; },
-      [&](int p, int q) -> const collectives::ExchangePath& { return paths[static_cast<std::size_t>(p) * n + q]; },
-      exchange_capacity_);
+      [&](int p, int q) -> const collectives::ExchangePath& {
+        return routes.paths[static_cast<std::size_t>(p) * n + q];
+      },
+      exchange_capacity_, wire.rate_cap);
   return exchange_models_.try_emplace(key, ExchangeModel{std::move(exchange), &routes}).first->second;
 }
 

@@ -220,8 +220,8 @@ json to_json(const RunResult& r) {
       memory["host_items"].push_back({{"name", item.name}, {"bytes", item.bytes}, {"detail", item.detail}});
   }
   memory["total_bytes"] = r.memory.total();
-  const bool priced = r.price_per_hour > 0; // without a price the costs do not apply: null, not 0
   memory["capacity_bytes"] = r.memory.capacity;
+  const bool priced = r.price_per_hour > 0; // without a price the costs do not apply: null, not 0
   json out = {
       {"dtsim_result_version", 1},
       {"name", r.name},

@@ -16,10 +16,10 @@ namespace {
 using collectives::Algorithm;
 using collectives::Operation;
 
-constexpr double kNic = 12.5e9;         // 100 Gb/s
-constexpr double kNicLatency = 2e-6;    // per NIC link
-constexpr double kSwitchLatency = 1e-6; // per switch crossing
-constexpr double kAlpha = 2 * kNicLatency + kSwitchLatency;
+using testing::kAlpha;
+using testing::kNic;
+using testing::kNicLatency;
+using testing::kSwitchLatency;
 constexpr double kGamma = 1e-11; // s per reduced byte: 3 bytes moved per byte at 300 GB/s
 
 // Every transfer costs alpha + bytes / kNic and a rank's concurrent sends share its NIC, as the closed forms assume.

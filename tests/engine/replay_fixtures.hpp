@@ -6,6 +6,13 @@
 
 namespace dtsim::testing {
 
+// The engine tests' network: 100 Gb/s NICs of 2 us latency a link, 1 us a switch crossing; a transfer between two
+// nodes on one switch pays alpha = two NIC links and the switch.
+constexpr double kNic = 12.5e9;
+constexpr double kNicLatency = 2e-6;
+constexpr double kSwitchLatency = 1e-6;
+constexpr double kAlpha = 2 * kNicLatency + kSwitchLatency;
+
 // n nodes of `gpus_per_node` GPUs whose PCIe and intra-node hops are free, so every inter-node transfer costs
 // alpha = 2 * nic_latency + switch_latency plus bytes / nic_bandwidth.
 inline topologies::ClusterSpec uniform_cluster(int nodes, double nic_bandwidth, double nic_latency,

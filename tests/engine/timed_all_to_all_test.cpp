@@ -12,10 +12,10 @@ namespace {
 using collectives::Algorithm;
 using collectives::Operation;
 
-constexpr double kNic = 12.5e9;         // 100 Gb/s
-constexpr double kNicLatency = 2e-6;    // per NIC link
-constexpr double kSwitchLatency = 1e-6; // per switch crossing
-constexpr double kAlpha = 2 * kNicLatency + kSwitchLatency;
+using testing::kAlpha;
+using testing::kNic;
+using testing::kNicLatency;
+using testing::kSwitchLatency;
 
 graph::Collective exchange(std::vector<double> matrix, bool aggregate) {
   graph::Collective c;
