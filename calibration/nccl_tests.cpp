@@ -143,9 +143,17 @@ private:
     } else if (c.starts_with("nThread ")) {
       if (!run_.rows.empty() || run_.threads > 0) start_new();
       const auto w = words(c);
+      // A count of threads or GPUs: a whole number an int holds, else the header is not nccl-tests' (the fuzzer gave
+      // 7.8e12, whose conversion to int is undefined).
+      const auto count = [&](const std::string& word) {
+        const auto v = to_number(word).value_or(0);
+        if (!(v >= 0 && v <= 1e9) || v != std::floor(v))
+          fail(fmt::format("\"{}\" in \"{}\" is not a thread or GPU count", word, trim(c)));
+        return static_cast<int>(v);
+      };
       for (std::size_t i = 0; i + 1 < w.size(); ++i) {
-        if (w[i] == "nThread") run_.threads = static_cast<int>(to_number(w[i + 1]).value_or(0));
-        if (w[i] == "nGpus") run_.gpus = static_cast<int>(to_number(w[i + 1]).value_or(0));
+        if (w[i] == "nThread") run_.threads = count(w[i + 1]);
+        if (w[i] == "nGpus") run_.gpus = count(w[i + 1]);
       }
     } else if (std::regex_match(c, m, rank)) {
       if (rank_lines_++ == 0) run_.device = trim(m[1]);
