@@ -3,6 +3,7 @@
 #include "sim/report/format.hpp"
 #include "sim/simulate.hpp"
 #include "tools/dtsim/commands.hpp"
+#include "tools/dtsim/provenance.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -70,6 +71,41 @@ std::string csv(const std::vector<CollectivePoint>& points) {
                 : fmt::format("{},,,,{}\n", head, csv_field(p.error));
   }
   return out;
+}
+
+// What the CSV has, in JSON (null where a failed size has no figure), with the run's description and nccl-tests'
+// average bus bandwidth.
+nlohmann::json json_document(const scenario::Scenario& scenario, const topologies::ClusterSpec& cluster,
+                             const CollectiveBench& bench, const std::string& fidelity,
+                             const std::vector<CollectivePoint>& points) {
+  auto document = command_document("collective", scenario::to_json(scenario));
+  document["operation"] = collectives::to_string(bench.op);
+  document["ranks"] = bench.ranks > 0 ? bench.ranks : cluster.gpu_count();
+  document["nodes"] = cluster.nodes;
+  document["gpu"] = scenario.gpu.name;
+  document["fidelity"] = fidelity;
+  auto& rows = document["points"] = nlohmann::json::array();
+  double busbw_sum = 0;
+  int measured = 0;
+  for (const auto& p : points) {
+    nlohmann::json row{{"size_bytes", p.bytes},
+                       {"algorithm", collectives::to_string(p.algorithm)},
+                       {"protocol", collectives::to_string(p.protocol)},
+                       {"channels", p.channels},
+                       {"ok", p.ok}};
+    if (p.ok) {
+      row["time_seconds"] = p.seconds;
+      row["algbw_bytes_per_second"] = p.algbw;
+      row["busbw_bytes_per_second"] = p.busbw;
+      busbw_sum += p.busbw;
+      ++measured;
+    } else {
+      row["error"] = p.error;
+    }
+    rows.push_back(std::move(row));
+  }
+  document["average_busbw_bytes_per_second"] = measured > 0 ? nlohmann::json(busbw_sum / measured) : nlohmann::json();
+  return document;
 }
 
 // The scenario file, or with --instance a minimal document built here (the model is required by the format
@@ -151,7 +187,7 @@ int collective_command(const CollectiveArgs& args) {
   bench.sizes = sizes_of(args);
   if (bench.op == collectives::Operation::all_to_all_v)
     throw scenario::ScenarioError("--op", "", "all-to-all-v needs a size matrix; the benchmark runs all-to-all");
-  check_writable({args.csv_out}, {args.scenario});
+  check_writable({args.csv_out, args.json_out, args.html_out}, {args.scenario});
   // The nodes --ranks adds are nodes of the scenario's cluster: read again with that count, they meet its limits.
   if (bench.ranks > scenario.cluster.gpu_count()) {
     const auto nodes =
@@ -167,12 +203,12 @@ int collective_command(const CollectiveArgs& args) {
 
   const auto cluster = bench_cluster(scenario, bench.ranks);
   const int ranks = bench.ranks > 0 ? bench.ranks : cluster.gpu_count();
-  std::cout << fmt::format("# dtsim collective: {}, {} ranks on {} nodes of {} x {} ({} fabric, {} NIC), {} "
-                           "fidelity, {} network model\n#\n",
-                           collectives::to_string(bench.op), ranks, cluster.nodes, cluster.gpus_per_node,
-                           scenario.gpu.name, topologies::to_string(cluster.intra_kind),
-                           report::format_bandwidth(cluster.nic.bandwidth), args.fidelity,
-                           scenario::to_string(scenario.network.model));
+  std::ostream& out = report_stream({args.csv_out, args.json_out, args.html_out});
+  out << fmt::format("# dtsim collective: {}, {} ranks on {} nodes of {} x {} ({} fabric, {} NIC), {} "
+                     "fidelity, {} network model\n#\n",
+                     collectives::to_string(bench.op), ranks, cluster.nodes, cluster.gpus_per_node, scenario.gpu.name,
+                     topologies::to_string(cluster.intra_kind), report::format_bandwidth(cluster.nic.bandwidth),
+                     args.fidelity, scenario::to_string(scenario.network.model));
   std::vector<CollectivePoint> points;
   {
     const ProgressLine progress("collective: sizes simulated");
@@ -185,10 +221,11 @@ int collective_command(const CollectiveArgs& args) {
       throw scenario::ScenarioError("--proto", "", e.what());
     }
   }
-  std::cout << table(points, bench.op);
-  return finish_table(args.csv_out, csv(points),
-                      std::all_of(points.begin(), points.end(), [](const auto& p) { return p.ok; }) ? kExitOk
-                                                                                                    : kExitFailed);
+  out << table(points, bench.op);
+  const bool all_ok = std::all_of(points.begin(), points.end(), [](const auto& p) { return p.ok; });
+  return finish_outputs(out, {{args.csv_out, csv(points)}},
+                        json_document(scenario, cluster, bench, args.fidelity, points), args.json_out, args.html_out,
+                        all_ok ? kExitOk : kExitFailed);
 }
 
 } // namespace dtsim::cli

@@ -1,4 +1,5 @@
 #include "tools/dtsim/commands.hpp"
+#include "tools/dtsim/html_report.hpp"
 #include "tools/dtsim/provenance.hpp"
 
 #include "sim/engine/child_process.hpp"
@@ -15,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <thread>
 #include <unistd.h>
 
@@ -66,11 +68,17 @@ void check_writable(const std::vector<std::string>& paths, const std::vector<std
   }
 }
 
-int finish_table(const std::string& csv_path, const std::string& csv_text, int status) {
-  if (!csv_path.empty()) {
-    write_files({{csv_path, csv_text}});
-    std::cout << wrote({{csv_path, csv_text}});
-  }
+std::ostream& report_stream(const std::vector<std::string>& outputs) {
+  return std::find(outputs.begin(), outputs.end(), "-") != outputs.end() ? std::cerr : std::cout;
+}
+
+int finish_outputs(std::ostream& report, std::vector<OutputFile> files, const nlohmann::json& document,
+                   const std::string& json_path, const std::string& html_path, int status) {
+  if (!json_path.empty()) files.push_back({json_path, document.dump(2) + "\n"});
+  if (!html_path.empty()) files.push_back({html_path, html_report(document)});
+  std::erase_if(files, [](const OutputFile& f) { return f.path.empty(); });
+  write_files(files);
+  report << wrote(files);
   return status;
 }
 
@@ -176,28 +184,71 @@ void ProgressLine::update(std::size_t done, std::size_t total) const {
   if (terminal_) std::cerr << fmt::format("\r{}: {}/{} done", label_, done, total) << std::flush;
 }
 
+namespace {
+
+// A one-iteration timeline of up to eight of the replayed ranks, spread over the job, for the HTML report: the trace's
+// events of the last measured iteration, times from that iteration's first start.
+nlohmann::json timeline_sample(const nlohmann::json& trace) {
+  constexpr std::size_t kSampled = 8;
+  std::vector<int> replayed; // the trace's ranks, ascending (coarse fidelity replays only some)
+  int last = -1;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    last = std::max(last, e["args"]["iteration"].get<int>());
+    const int rank = e["pid"].get<int>();
+    if (replayed.empty() || replayed.back() != rank) replayed.push_back(rank);
+  }
+  std::sort(replayed.begin(), replayed.end());
+  replayed.erase(std::unique(replayed.begin(), replayed.end()), replayed.end());
+  std::vector<int> sampled;
+  const std::size_t count = std::min(kSampled, replayed.size());
+  for (std::size_t i = 0; i < count; ++i)
+    sampled.push_back(replayed[i * replayed.size() / count]);
+  double origin = std::numeric_limits<double>::infinity();
+  nlohmann::json events = nlohmann::json::array();
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] != "X" || e["args"]["iteration"] != last) continue;
+    const int rank = e["pid"].get<int>();
+    if (!std::binary_search(sampled.begin(), sampled.end(), rank)) continue;
+    origin = std::min(origin, e["ts"].get<double>());
+    events.push_back({{"rank", rank},
+                      {"stream", e["cat"]},
+                      {"name", e["name"]},
+                      {"start_ms", e["ts"].get<double>() / 1e3},
+                      {"end_ms", (e["ts"].get<double>() + e["dur"].get<double>()) / 1e3}});
+  }
+  for (auto& e : events) {
+    e["start_ms"] = e["start_ms"].get<double>() - origin / 1e3;
+    e["end_ms"] = e["end_ms"].get<double>() - origin / 1e3;
+  }
+  return {{"iteration", last}, {"ranks", sampled}, {"events", events}};
+}
+
+} // namespace
+
 int run_command(const RunArgs& args) {
   const auto scenario = load_with_overrides(args.scenario, args.sets);
-  check_writable({args.json_out, args.trace_out, args.ops_out}, {args.scenario});
+  check_writable({args.json_out, args.html_out, args.trace_out, args.ops_out}, {args.scenario});
   const auto limit = memory_limit_of(args.max_memory, 1);
-  // With an output on stdout, stdout carries only it; the report goes to stderr.
-  const bool ops_to_stdout = args.ops_out == "-" || args.json_out == "-" || args.trace_out == "-";
   Simulation sim;
   try {
-    sim = simulate(scenario, !args.trace_out.empty(), ::isatty(STDERR_FILENO) != 0, limit);
+    sim = simulate(scenario, !args.trace_out.empty() || !args.html_out.empty(), ::isatty(STDERR_FILENO) != 0, limit);
   } catch (const plan::PlanError& e) { // does not fit, cannot be planned: the scenario's to change, so it is named
     throw scenario::ScenarioError(args.scenario, "", e.what());
   }
-  std::ostream& report_stream = ops_to_stdout ? std::cerr : std::cout;
-  report_stream << report::format_summary(sim.result);
+  // With an output on stdout, stdout carries only it; the report goes to stderr.
+  std::ostream& out = report_stream({args.json_out, args.html_out, args.trace_out, args.ops_out});
+  out << report::format_summary(sim.result);
+  auto document = with_provenance(report::to_json(sim.result));
   std::vector<OutputFile> files;
-  if (!args.json_out.empty())
-    files.push_back({args.json_out, with_provenance(report::to_json(sim.result)).dump(2) + "\n"});
+  if (!args.json_out.empty()) files.push_back({args.json_out, document.dump(2) + "\n"});
   if (!args.trace_out.empty()) files.push_back({args.trace_out, sim.trace.dump() + "\n"});
   if (!args.ops_out.empty()) files.push_back({args.ops_out, report::kernels_csv(sim.result)});
-  write_files(files);
-  report_stream << wrote(files);
-  return kExitOk;
+  if (!args.html_out.empty()) {
+    document["command"] = "run";
+    document["timeline"] = timeline_sample(sim.trace);
+  }
+  return finish_outputs(out, files, document, "", args.html_out, kExitOk);
 }
 
 std::string aligned_table(const std::vector<std::vector<std::string>>& rows, std::size_t left_columns,

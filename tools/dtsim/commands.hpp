@@ -7,6 +7,7 @@
 #include "sim/simulate.hpp"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <memory>
 #include <optional>
@@ -25,6 +26,7 @@ struct RunArgs {
   std::string scenario;
   std::vector<std::string> sets;
   std::string json_out;
+  std::string html_out; // a self-contained HTML report with figures
   std::string trace_out;
   std::string ops_out;    // the kernel table as CSV; "-": on stdout (the summary then goes to stderr)
   std::string max_memory; // --max-memory SIZE; empty: 3/4 of this machine's memory
@@ -45,6 +47,8 @@ struct SweepArgs {
   std::vector<std::string> sets;
   std::string nodes;
   std::string csv_out;
+  std::string json_out;
+  std::string html_out;
   int jobs = 0;           // 0: one per core
   std::string resume;     // --resume DIR: finished points kept there, and read back instead of simulated again
   std::string max_memory; // --max-memory SIZE; empty: 3/4 of this machine's memory
@@ -62,6 +66,7 @@ struct CompareArgs {
   std::optional<std::uint64_t> seed;
   std::string csv_out;
   std::string json_out;
+  std::string html_out;
   int jobs = 0; // 0: one per core
   std::string resume;
   std::string max_memory; // --max-memory SIZE; empty: 3/4 of this machine's memory
@@ -78,6 +83,7 @@ struct TrainArgs {
   std::string iteration_time;        // a measured step time ("6.1s"); empty: simulated
   std::string csv_out;               // one row per trial
   std::string json_out;
+  std::string html_out;
   int jobs = 0;
   std::string max_memory;
 };
@@ -92,6 +98,8 @@ struct SearchArgs {
   int jobs = 0;                // 0: one per core
   std::string nodes;           // "1,2,4" or "1..8": node counts to search over; empty: the scenario's
   std::string fidelity;        // step, aggregate or coarse; empty: coarse with model parallelism, aggregate without
+  std::string json_out;        // every candidate, as the CSV has them
+  std::string html_out;
   std::string resume;
   std::string max_memory; // --max-memory SIZE; empty: 3/4 of this machine's memory
   ShardArgs sharding;
@@ -111,6 +119,8 @@ struct CollectiveArgs {
   std::string sizes;                             // empty: 8B..1GiB, or nccl-tests' -b/-e/-f when given
   std::string min_bytes, max_bytes, step_factor; // nccl-tests' -b, -e, -f
   std::string csv_out;
+  std::string json_out;
+  std::string html_out;
   int jobs = 0;
   std::string max_memory; // --max-memory SIZE; empty: 3/4 of this machine's memory
 };
@@ -120,10 +130,12 @@ struct ExplainArgs {
   std::string scenario;
   std::vector<std::string> sets;
   std::string path; // "A,B": the route between GPUs A and B
+  std::string json_out;
 };
 int explain_command(const ExplainArgs& args);
 
-int list_command(const std::string& what); // instances, gpus, models, algorithms, topologies
+// instances, gpus, models, algorithms, topologies, strategies, failures; with json_out, the same as JSON
+int list_command(const std::string& what, const std::string& json_out = "");
 
 struct CalibrateArgs {
   std::string measurements;   // dtsim-probe's measurement file (docs/measurement-format.md), or
@@ -145,6 +157,7 @@ struct ValidateArgs {
                             // shipped profile of the measured device
   bool every_point = false; // every GEMM and memory point of the measurements, not only the held-back ones
   std::string max_memory;   // --max-memory SIZE; empty: 3/4 of this machine's memory
+  std::string json_out;     // every case with its figures
 };
 int validate_command(const ValidateArgs& args);
 
@@ -202,9 +215,14 @@ template <class Points> int points_status(const Points& points) {
   return failed ? kExitFailed : bad_input ? kExitBadInput : kExitOk;
 }
 
-// The end of a command that printed a table of points: writes the CSV (if a path was given, saying so on stdout)
-// and returns `status`.
-int finish_table(const std::string& csv_path, const std::string& csv_text, int status);
+// Where a command prints its report: standard error when one of its `outputs` goes to standard output (`-`), so that
+// standard output carries that output alone.
+std::ostream& report_stream(const std::vector<std::string>& outputs);
+
+// The end of a command: writes `files` (those with a path), the JSON `document` to `json_path` and its HTML report
+// (html_report.hpp) to `html_path` where given, says which files it wrote on `report`, and returns `status`.
+int finish_outputs(std::ostream& report, std::vector<OutputFile> files, const nlohmann::json& document,
+                   const std::string& json_path, const std::string& html_path, int status);
 
 // --max-memory: each simulation's memory limit, the flag's size (or 3/4 of this machine's memory) shared by `jobs`
 // simulations at once. A bad size is bad input.
@@ -219,6 +237,7 @@ struct MergeArgs {
   std::vector<std::string> dirs;
   std::string csv_out;  // replaces the command's --csv FILE
   std::string json_out; // replaces the command's --json FILE
+  std::string html_out; // replaces the command's --html FILE
 };
 int merge_command(const MergeArgs& args);
 

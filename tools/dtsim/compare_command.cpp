@@ -113,12 +113,12 @@ std::string csv(const std::vector<ComparePoint>& points) {
 }
 
 // An array in the order given: each strategy's run result, or for one that failed its name and why.
-std::string json(const std::vector<ComparePoint>& points) {
+nlohmann::json json(const std::vector<ComparePoint>& points) {
   auto out = nlohmann::json::array();
   for (const auto& p : points)
     out.push_back(p.ok ? with_provenance(report::to_json(p.result))
                        : nlohmann::json{{"strategy", {{"name", p.strategy}}}, {"error", p.error}});
-  return out.dump(2) + "\n";
+  return out;
 }
 
 } // namespace
@@ -131,7 +131,7 @@ int compare_command(const CompareArgs& args) {
   } catch (const std::invalid_argument& e) {
     throw scenario::ScenarioError("--strategies", "", e.what());
   }
-  check_writable({args.csv_out, args.json_out}, {args.scenario});
+  check_writable({args.csv_out, args.json_out, args.html_out}, {args.scenario});
   const auto resume = open_resume(args.resume, args.sharding);
   const int jobs = parallel_jobs(args.jobs);
   const auto limit = memory_limit_of(args.max_memory, std::min<int>(jobs, static_cast<int>(names.size())));
@@ -144,21 +144,22 @@ int compare_command(const CompareArgs& args) {
         limit);
   }
 
-  std::cout << fmt::format("{}: {} node(s) x {} GPU(s), batch {} per GPU\n\n", base.name, base.cluster.nodes,
-                           base.cluster.gpus_per_node, base.model.batch_per_gpu);
-  std::cout << table(points, base);
+  std::ostream& out = report_stream({args.csv_out, args.json_out, args.html_out});
+  out << fmt::format("{}: {} node(s) x {} GPU(s), batch {} per GPU\n\n", base.name, base.cluster.nodes,
+                     base.cluster.gpus_per_node, base.model.batch_per_gpu);
+  out << table(points, base);
   if (std::any_of(points.begin(), points.end(), [](const auto& p) { return p.ok && p.result.strategy.asynchronous; }))
-    std::cout << "\nAsynchronous throughput is not progress: a gradient computed on parameters s iterations old "
-                 "(staleness s) moves the model less, so those strategies need more iterations to converge (README, "
-                 "\"Staleness\").\n";
-  std::vector<OutputFile> files;
-  if (!args.csv_out.empty()) files.push_back({args.csv_out, csv(points)});
-  if (!args.json_out.empty()) files.push_back({args.json_out, json(points)});
-  write_files(files);
-  std::cout << wrote(files);
+    out << "\nAsynchronous throughput is not progress: a gradient computed on parameters s iterations old "
+           "(staleness s) moves the model less, so those strategies need more iterations to converge (README, "
+           "\"Staleness\").\n";
+  // The JSON file is the array of results; the HTML report's document names its command around it.
+  const auto results = json(points);
+  auto document = command_document("compare", scenario::to_json(base));
+  document["results"] = results;
   // As in a sweep: a strategy that failed makes the status 1 (2 when its input cannot run), after the others were
   // printed and written.
-  return points_status(points);
+  return finish_outputs(out, {{args.csv_out, csv(points)}, {args.json_out, results.dump(2) + "\n"}}, document, "",
+                        args.html_out, points_status(points));
 }
 
 } // namespace dtsim::cli

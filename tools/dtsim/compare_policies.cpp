@@ -62,7 +62,7 @@ int compare_policies_command(const CompareArgs& args) {
     scenarios.push_back(load_with_overrides(args.scenario, sets));
     run_steps(scenarios.back());
   }
-  check_writable({args.csv_out, args.json_out}, {args.scenario});
+  check_writable({args.csv_out, args.json_out, args.html_out}, {args.scenario});
   const int jobs = parallel_jobs(args.jobs);
   const auto limit = memory_limit_of(args.max_memory, std::min(jobs, args.trials));
   const std::uint64_t seed = args.seed.value_or(scenarios.front().run.seed);
@@ -106,14 +106,12 @@ int compare_policies_command(const CompareArgs& args) {
   }
   out += aligned_table(rows);
   // With a file written to standard output, the table goes to standard error.
-  std::ostream& report = args.json_out == "-" || args.csv_out == "-" ? std::cerr : std::cout;
+  std::ostream& report = report_stream({args.csv_out, args.json_out, args.html_out});
   report << out;
-  std::vector<OutputFile> files;
-  if (!args.csv_out.empty()) files.push_back({args.csv_out, csv});
-  if (!args.json_out.empty()) files.push_back({args.json_out, all.dump(2) + "\n"});
-  write_files(files);
-  report << wrote(files);
-  return kExitOk;
+  auto document = command_document("compare-policies", scenario::to_json(scenarios.front()));
+  document["results"] = all;
+  return finish_outputs(report, {{args.csv_out, csv}, {args.json_out, all.dump(2) + "\n"}}, document, "", args.html_out,
+                        kExitOk);
 }
 
 } // namespace dtsim::cli

@@ -6,6 +6,7 @@
 #include "sim/report/format.hpp"
 #include "sim/simulate.hpp"
 #include "tools/dtsim/commands.hpp"
+#include "tools/dtsim/provenance.hpp"
 #include "topologies/instance.hpp"
 #include "topologies/network_graph.hpp"
 
@@ -120,6 +121,70 @@ void describe_parallelism(const scenario::Scenario& s, const topologies::Network
   line("memory per GPU by stage", fmt::format("{} (the GPU has {})", memory, report::format_bytes(s.gpu.memory_bytes)));
 }
 
+nlohmann::json memory_json(const plan::MemoryEstimate& m) {
+  nlohmann::json items = nlohmann::json::array();
+  for (const auto& item : m.items)
+    items.push_back({{"name", item.name}, {"bytes", item.bytes}});
+  return {{"total_bytes", m.total()}, {"capacity_bytes", m.capacity}, {"fits", m.fits()}, {"items", items}};
+}
+
+// The figures the text shows, in base units (bytes, bytes/s, seconds, USD), for tools that read them.
+nlohmann::json cluster_json(const scenario::Scenario& s, const topologies::NetworkModel& network,
+                            const topologies::ClusterSummary& summary) {
+  const auto& c = s.cluster;
+  const auto link = [](const auto& l) {
+    return nlohmann::json{{"bytes_per_second", l.bandwidth}, {"latency_seconds", l.latency}};
+  };
+  auto intra = link(c.intra);
+  intra["fabric"] = topologies::to_string(c.intra_kind);
+  return {{"instance", c.instance.empty() ? nlohmann::json() : nlohmann::json(c.instance)},
+          {"nodes", c.nodes},
+          {"gpus_per_node", c.gpus_per_node},
+          {"gpus", summary.gpus},
+          {"gpu", s.gpu.name},
+          {"gpu_memory_bytes", s.gpu.memory_bytes},
+          {"network_switches", summary.switches},
+          {"links", summary.links},
+          {"intra_node", intra},
+          {"pcie", link(c.pcie)},
+          {"nic", link(c.nic)},
+          {"network", topologies::network_kind(c)},
+          {"diameter_links", topologies::gpu_diameter(network)},
+          {"bisection_bytes_per_second", summary.bisection_bandwidth},
+          {"nvlink_sharp", c.nvswitch_reduces},
+          {"infiniband_sharp", c.switch_reduces},
+          {"price_usd_per_node_hour",
+           c.price_per_node_hour > 0 ? nlohmann::json(c.price_per_node_hour) : nlohmann::json()}};
+}
+
+nlohmann::json parallel_json(const scenario::Scenario& s, const topologies::NetworkModel& network) {
+  const auto& p = s.parallelism;
+  nlohmann::json groups = nlohmann::json::array();
+  for (const auto& g : plan::describe_groups(s, network))
+    groups.push_back({{"kind", g.kind},
+                      {"count", g.count},
+                      {"size", g.size},
+                      {"first", g.first},
+                      {"crosses_nodes", g.crosses_nodes},
+                      {"ring_bytes_per_second", g.ring_bandwidth}});
+  nlohmann::json out{{"tensor", p.tensor},
+                     {"pipeline", p.pipeline},
+                     {"data", p.data},
+                     {"expert", p.expert},
+                     {"order", p.order},
+                     {"micro_batches", p.micro_batches},
+                     {"global_batch", s.global_batch()},
+                     {"groups", groups}};
+  if (p.pipeline > 1) {
+    const auto stages = plan::describe_stages(s);
+    out["chunk_units"] = stages.chunk_units;
+    out["stage_memory"] = nlohmann::json::array();
+    for (const auto& m : stages.stage_memory)
+      out["stage_memory"].push_back(memory_json(m));
+  }
+  return out;
+}
+
 } // namespace
 
 int explain_command(const ExplainArgs& args) {
@@ -127,6 +192,9 @@ int explain_command(const ExplainArgs& args) {
   const auto& c = s.cluster;
   const auto network = topologies::build_network(c);
   const auto summary = topologies::summarize(c, network);
+  check_writable({args.json_out}, {args.scenario});
+  auto document = command_document("explain", scenario::to_json(s));
+  document["cluster"] = cluster_json(s, network, summary);
   std::string out;
   auto line = [&](std::string_view label, const std::string& value) {
     out += fmt::format("  {:<28} {}\n", label, value);
@@ -167,13 +235,18 @@ int explain_command(const ExplainArgs& args) {
     line("price", fmt::format("${:.2f} per node-hour, ${:.2f} per hour for the cluster", c.price_per_node_hour,
                               c.price_per_node_hour * c.nodes));
 
-  if (s.parallelism.model_parallel()) describe_parallelism(s, network, out, line);
+  if (s.parallelism.model_parallel()) {
+    describe_parallelism(s, network, out, line);
+    document["parallelism"] = parallel_json(s, network);
+  }
 
   out += s.parallelism.model_parallel()
              ? (s.parallelism.pipeline > 1 ? "\nMemory per GPU (the fullest pipeline stage)\n"
                                            : "\nMemory per GPU (model parallel)\n")
              : "\nMemory per GPU (data parallel)\n";
-  out += report::format_memory(plan::estimate_memory(s));
+  const auto memory = plan::estimate_memory(s);
+  out += report::format_memory(memory);
+  document["memory_per_gpu"] = memory_json(memory);
 
   // What the simulation itself will take on this machine (engine/footprint.hpp), against the default limit.
   out += "\nSimulation (this machine's memory, for dtsim itself)\n";
@@ -187,9 +260,15 @@ int explain_command(const ExplainArgs& args) {
          fmt::format("{} ({} simulated) x {:.0f} KiB", f.ranks, f.simulated_ranks, engine::kBytesPerRank / 1024));
     line("timeline entries", fmt::format("{:.0f} ({} iterations with the warm-up) x {:.0f} B", f.intervals,
                                          f.iterations, engine::kBytesPerInterval));
+    document["simulation"] = {{"estimated_peak_bytes", f.bytes},
+                              {"limit_bytes", limit.memory},
+                              {"ranks", f.ranks},
+                              {"simulated_ranks", f.simulated_ranks},
+                              {"timeline_entries", f.intervals}};
   } catch (const std::exception& e) { // does not fit in GPU memory, or past the limit: the reason, to its first colon
     const std::string why = e.what();
     line("estimated peak", fmt::format("not estimated: {}", why.substr(0, why.find(": "))));
+    document["simulation"] = {{"error", why.substr(0, why.find(": "))}};
   }
 
   if (!args.path.empty()) {
@@ -205,9 +284,17 @@ int explain_command(const ExplainArgs& args) {
     line("links", fmt::format("{}", fmt::join(p.links, ", ")));
     line("bottleneck", p.links.empty() ? "none (same GPU)" : rate(p.bottleneck));
     line("latency", report::format_seconds(p.latency) + " (links and switch, before the network model's factor)");
+    document["path"] = {
+        {"from", a},
+        {"to", b},
+        {"vertices", p.vertices},
+        {"links", p.links},
+        {"bottleneck_bytes_per_second", p.links.empty() ? nlohmann::json() : nlohmann::json(p.bottleneck)},
+        {"latency_seconds", p.latency}};
   }
-  std::cout << out;
-  return kExitOk;
+  std::ostream& report = report_stream({args.json_out});
+  report << out;
+  return finish_outputs(report, {}, document, args.json_out, "", kExitOk);
 }
 
 } // namespace dtsim::cli

@@ -5,11 +5,13 @@
 #include "sim/report/format.hpp"
 #include "sim/strategies/strategy.hpp"
 #include "tools/dtsim/commands.hpp"
+#include "tools/dtsim/provenance.hpp"
 #include "topologies/instance.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <iostream>
 
 namespace dtsim::cli {
@@ -80,27 +82,47 @@ std::string algorithms() {
   return out + "\nEvery operation also takes \"auto\": the choice NCCL or MPICH would make (README, Collectives).\n";
 }
 
+// Each network kind and node fabric a scenario names, with what it is; a description's "\n" continues its line.
+struct NamedKind {
+  std::string_view name, description;
+};
+constexpr NamedKind kNetworks[] = {
+    {"single-switch", "every node's NIC into one non-blocking switch (the default)"},
+    {"leaf-spine", "nodes_per_leaf nodes under each leaf; oversubscription; optional spines: draw that many\nspine "
+                   "switches, each leaf linked to every spine, flows spread by ECMP"},
+    {"fat-tree",
+     "nodes_per_leaf and leaves_per_pod (tiers, aggregated uplinks), or k: a k-ary fat-tree\n(Al-Fares "
+     "2008; k even, k^3/4 nodes) with every switch drawn and ECMP; oversubscription\nper tier, e.g. [1, 2]"},
+    {"rail-optimized", "rails (NICs per node; default one per GPU or per NIC), nodes_per_group under one set of\nrail "
+                       "leaves, spines; NIC r of every node of a group on rail r's leaf (DGX SuperPOD, p5)"},
+    {"dragonfly", "groups, routers_per_group, nodes_per_router, links_between_groups: routers of a group\nall-to-all, "
+                  "every pair of groups joined by global links (Kim et al. 2008)"},
+    {"torus", "dimensions [x, y] or [x, y, z]: each node linked to the next in every dimension"},
+    {"ring", "a torus of one dimension"},
+    {"explicit", "switches [{name, latency}] and links [{from, to, bandwidth, latency}] between switches\nand nodes "
+                 "(\"node0\" ...)"},
+};
+constexpr NamedKind kFabrics[] = {
+    {"nvlink", "every GPU's NVLink port into an NVSwitch (DGX A100/H100, p4d, p5)"},
+    {"hybrid-cube-mesh", "DGX-1 V100 / p3.16xlarge: NVLink between chosen pairs, PCIe for the rest"},
+    {"pcie", "every GPU on the PCIe root complex"},
+    {"pcie-tree", "GPUs behind PCIe switches (gpus_per_pcie_switch each) under the root"},
+};
+
+std::string kinds_table(const auto& kinds, int width) {
+  std::string out;
+  for (const auto& k : kinds) {
+    std::string description(k.description);
+    for (std::size_t at = description.find('\n'); at != std::string::npos; at = description.find('\n', at + 1))
+      description.insert(at + 1, std::string(width + 1, ' '));
+    out += fmt::format("{:<{}} {}\n", k.name, width, description);
+  }
+  return out;
+}
+
 std::string topologies_list() {
-  return "Networks (cluster.topology.kind):\n"
-         "single-switch   every node's NIC into one non-blocking switch (the default)\n"
-         "leaf-spine      nodes_per_leaf nodes under each leaf; oversubscription; optional spines: draw that many\n"
-         "                spine switches, each leaf linked to every spine, flows spread by ECMP\n"
-         "fat-tree        nodes_per_leaf and leaves_per_pod (tiers, aggregated uplinks), or k: a k-ary fat-tree\n"
-         "                (Al-Fares 2008; k even, k^3/4 nodes) with every switch drawn and ECMP; oversubscription\n"
-         "                per tier, e.g. [1, 2]\n"
-         "rail-optimized  rails (NICs per node; default one per GPU or per NIC), nodes_per_group under one set of\n"
-         "                rail leaves, spines; NIC r of every node of a group on rail r's leaf (DGX SuperPOD, p5)\n"
-         "dragonfly       groups, routers_per_group, nodes_per_router, links_between_groups: routers of a group\n"
-         "                all-to-all, every pair of groups joined by global links (Kim et al. 2008)\n"
-         "torus           dimensions [x, y] or [x, y, z]: each node linked to the next in every dimension\n"
-         "ring            a torus of one dimension\n"
-         "explicit        switches [{name, latency}] and links [{from, to, bandwidth, latency}] between switches\n"
-         "                and nodes (\"node0\" ...)\n"
-         "\nNode fabrics (cluster.intra_node.fabric):\n"
-         "nvlink            every GPU's NVLink port into an NVSwitch (DGX A100/H100, p4d, p5)\n"
-         "hybrid-cube-mesh  DGX-1 V100 / p3.16xlarge: NVLink between chosen pairs, PCIe for the rest\n"
-         "pcie              every GPU on the PCIe root complex\n"
-         "pcie-tree         GPUs behind PCIe switches (gpus_per_pcie_switch each) under the root\n"
+  return "Networks (cluster.topology.kind):\n" + kinds_table(kNetworks, 15) +
+         "\nNode fabrics (cluster.intra_node.fabric):\n" + kinds_table(kFabrics, 17) +
          "\nSingle-switch and tiers are routed by SimGrid's star zones (a tier's uplinks act as one link: perfect\n"
          "spreading); tori by SimGrid's torus zone (dimension order). Networks with every switch drawn are routed\n"
          "by dtsim: shortest paths, and where several are equal each switch picks one by a hash of the flow\n"
@@ -177,29 +199,127 @@ std::string failure_presets() {
   return out;
 }
 
+// The same lists as data: figures in base units (bytes, FLOP/s, W, seconds, USD), null where not published.
+nlohmann::json list_json(const std::string& what) {
+  using nlohmann::json;
+  json items = json::array();
+  const auto optional = [](double value) { return value > 0 ? json(value) : json(); };
+  if (what == "instances") {
+    for (const auto& i : topologies::all_instances())
+      items.push_back({{"name", i.name},
+                       {"provider", i.provider},
+                       {"display_name", i.display_name},
+                       {"gpu", i.gpu},
+                       {"gpus", i.gpus},
+                       {"gpu_memory_bytes", i.gpu_memory_bytes},
+                       {"vcpus", i.vcpus},
+                       {"host_memory_bytes", i.host_memory_bytes},
+                       {"intra_node_topology", i.topology},
+                       {"intra_node_bytes_per_second", optional(i.intra_bandwidth)},
+                       {"nics", i.nics},
+                       {"nic_bytes_per_second", optional(i.nic_bandwidth)},
+                       {"network_technology", i.network_technology},
+                       {"on_demand_usd_per_hour", i.price.on_demand_per_hour},
+                       {"spot_usd_per_hour", i.price.spot_per_hour ? json(*i.price.spot_per_hour) : json()},
+                       {"price_date", i.price.date},
+                       {"price_region", i.price.region}});
+  } else if (what == "gpus") {
+    for (const auto& name : calibration::profile_names()) {
+      const auto g = *calibration::find_profile(name);
+      const auto peak = [&](calibration::Precision p) {
+        return g.peak_flops.count(p) ? json(g.peak_flops.at(p)) : json();
+      };
+      items.push_back(
+          {{"name", g.name},
+           {"display_name", g.display_name},
+           {"memory_bytes", g.memory_bytes},
+           {"fp32_flops_per_second", peak(calibration::Precision::fp32)},
+           {"fp16_flops_per_second", peak(calibration::Precision::fp16)},
+           {"power_watts", g.power.known()
+                               ? json{{"idle", g.power.idle}, {"memory", g.power.memory}, {"math", g.power.math}}
+                               : json()},
+           {"provenance", origin(g)}});
+    }
+  } else if (what == "models") {
+    for (const auto& name : models::preset_names()) {
+      const auto w = *models::build_preset(name);
+      items.push_back({{"name", name},
+                       {"parameters", w.parameter_count()},
+                       {"forward_flops_per_sample", w.forward_flops_per_sample()}});
+    }
+  } else if (what == "algorithms") {
+    for (const auto& name : collectives::operation_names()) {
+      json algorithms = json::array({"auto"});
+      for (auto a : collectives::supported_algorithms(*collectives::parse_operation(name)))
+        algorithms.push_back(collectives::to_string(a));
+      items.push_back({{"operation", name}, {"algorithms", algorithms}});
+    }
+  } else if (what == "topologies") {
+    const auto described = [](const NamedKind& k, const char* field) {
+      std::string text(k.description);
+      std::replace(text.begin(), text.end(), '\n', ' ');
+      return json{{"name", k.name}, {"field", field}, {"description", text}};
+    };
+    for (const auto& k : kNetworks)
+      items.push_back(described(k, "cluster.topology.kind"));
+    for (const auto& k : kFabrics)
+      items.push_back(described(k, "cluster.intra_node.fabric"));
+  } else if (what == "strategies") {
+    for (const auto& form : strategies::strategy_forms())
+      items.push_back({{"name", form}, {"description", strategy_summary(form)}, {"kind", "strategy"}});
+    for (const auto& p : strategies::presets())
+      items.push_back(
+          {{"name", p.name},
+           {"kind", "preset"},
+           {"citation", p.citation},
+           {"scheduling", p.scheduling},
+           {"exchange", p.exchange},
+           {"topology", p.topology},
+           {"runs", strategy_summary_of(p.strategy) + (p.splits_model ? ", tensor parallel over every GPU" : "")},
+           {"note", p.note}});
+  } else if (what == "failures") {
+    for (const auto& name : scenario::failure_preset_names())
+      for (const auto& f : scenario::failure_preset(name))
+        items.push_back({{"preset", name},
+                         {"component", f.component},
+                         {"units_per_node", f.units_per_node},
+                         {"mtbf_seconds", f.mtbf},
+                         {"detection_seconds", f.detection},
+                         {"source", f.source}});
+  }
+  return items;
+}
+
 } // namespace
 
-int list_command(const std::string& what) {
+int list_command(const std::string& what, const std::string& json_out) {
+  std::string text;
   if (what == "instances")
-    std::cout << instances();
+    text = instances();
   else if (what == "gpus")
-    std::cout << gpus();
+    text = gpus();
   else if (what == "models")
-    std::cout << models();
+    text = models();
   else if (what == "algorithms")
-    std::cout << algorithms();
+    text = algorithms();
   else if (what == "topologies")
-    std::cout << topologies_list();
+    text = topologies_list();
   else if (what == "strategies")
-    std::cout << strategies_list();
+    text = strategies_list();
   else if (what == "failures")
-    std::cout << failure_presets();
+    text = failure_presets();
   else
     throw scenario::ScenarioError("list", "",
                                   fmt::format("cannot list \"{}\"; expected instances, gpus, models, algorithms, "
                                               "topologies, strategies or failures",
                                               what));
-  return kExitOk;
+  check_writable({json_out});
+  auto document = command_document("list", nlohmann::json());
+  document["what"] = what;
+  document["items"] = list_json(what);
+  std::ostream& out = report_stream({json_out});
+  out << text;
+  return finish_outputs(out, {}, document, json_out, "", kExitOk);
 }
 
 } // namespace dtsim::cli

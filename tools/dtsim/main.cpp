@@ -66,6 +66,13 @@ int main(int argc, char** argv) {
     cmd->add_option("--csv", csv, "Write the table as CSV to FILE");
     cmd->add_option("--jobs", jobs, "Simulations run in parallel (default: one per core)")->check(count(1, 1024));
   };
+  // --json FILE: the command's result as JSON with its provenance; --html FILE: a self-contained report with figures.
+  auto json_option = [](CLI::App* cmd, std::string& json, const std::string& what) {
+    cmd->add_option("--json", json, fmt::format("Write {} as JSON to FILE (- for stdout)", what));
+  };
+  auto html_option = [](CLI::App* cmd, std::string& html) {
+    cmd->add_option("--html", html, "Write a self-contained HTML report with figures to FILE (opens offline)");
+  };
   auto memory_option = [](CLI::App* cmd, std::string& size) {
     cmd->add_option("--max-memory", size,
                     "Memory the simulations may take together, such as 16GiB (default: 3/4 of this machine's); a "
@@ -89,7 +96,8 @@ int main(int argc, char** argv) {
   auto* run_cmd = app.add_subcommand("run", "Simulate one scenario and print where the time goes");
   scenario_options(run_cmd, run.scenario, run.sets);
   memory_option(run_cmd, run.max_memory);
-  run_cmd->add_option("--json", run.json_out, "Write the full result as JSON to FILE");
+  json_option(run_cmd, run.json_out, "the full result");
+  html_option(run_cmd, run.html_out);
   run_cmd->add_option("--trace", run.trace_out, "Write a Chrome trace-event timeline (open in Perfetto) to FILE");
   run_cmd->add_option("--ops", run.ops_out,
                       "Write rank 0's kernels of one iteration as CSV to FILE (- for stdout): per distinct kernel its "
@@ -100,6 +108,8 @@ int main(int argc, char** argv) {
   scenario_options(sweep_cmd, sweep.scenario, sweep.sets);
   sweep_cmd->add_option("--nodes", sweep.nodes, "Node counts: 1,2,4,8 or 1..64 (doubling)")->required();
   parallel_options(sweep_cmd, sweep.csv_out, sweep.jobs);
+  json_option(sweep_cmd, sweep.json_out, "every point's full result");
+  html_option(sweep_cmd, sweep.html_out);
   resume_option(sweep_cmd, sweep.resume);
   shard_options(sweep_cmd, sweep.sharding);
   memory_option(sweep_cmd, sweep.max_memory);
@@ -122,7 +132,8 @@ int main(int argc, char** argv) {
       ->check(count(1, 1'000'000));
   compare_cmd->add_option("--seed", compare.seed, "With --policies: seed of the first trial (default: run.seed)");
   parallel_options(compare_cmd, compare.csv_out, compare.jobs);
-  compare_cmd->add_option("--json", compare.json_out, "Write every strategy's full result as a JSON array to FILE");
+  json_option(compare_cmd, compare.json_out, "every strategy's full result (an array)");
+  html_option(compare_cmd, compare.html_out);
   resume_option(compare_cmd, compare.resume);
   shard_options(compare_cmd, compare.sharding);
   memory_option(compare_cmd, compare.max_memory);
@@ -137,7 +148,8 @@ int main(int argc, char** argv) {
   train_cmd->add_option("--iteration-time", train.iteration_time,
                         "Seconds per iteration measured on a real run (such as 6.1s), used instead of simulating it");
   parallel_options(train_cmd, train.csv_out, train.jobs);
-  train_cmd->add_option("--json", train.json_out, "Write the result and every trial as JSON to FILE");
+  json_option(train_cmd, train.json_out, "the result and every trial");
+  html_option(train_cmd, train.html_out);
   memory_option(train_cmd, train.max_memory);
 
   cli::SearchArgs search;
@@ -158,6 +170,8 @@ int main(int argc, char** argv) {
                    "step, aggregate or coarse (default: coarse with tensor, pipeline or expert parallelism, "
                    "aggregate without)")
       ->check(CLI::IsMember({"step", "aggregate", "coarse"}));
+  json_option(search_cmd, search.json_out, "every candidate and the rankings");
+  html_option(search_cmd, search.html_out);
   resume_option(search_cmd, search.resume);
   shard_options(search_cmd, search.sharding);
 
@@ -168,7 +182,8 @@ int main(int argc, char** argv) {
       "what the command run whole prints and writes");
   merge_cmd->add_option("dirs", merge.dirs, "The shards' --out directories")->required();
   merge_cmd->add_option("--csv", merge.csv_out, "Write the table as CSV to FILE (instead of the command's --csv)");
-  merge_cmd->add_option("--json", merge.json_out, "compare: write the JSON to FILE (instead of the command's --json)");
+  merge_cmd->add_option("--json", merge.json_out, "Write the JSON to FILE (instead of the command's --json)");
+  merge_cmd->add_option("--html", merge.html_out, "Write the HTML report to FILE (instead of the command's --html)");
   memory_option(search_cmd, search.max_memory);
 
   cli::CollectiveArgs coll;
@@ -196,6 +211,8 @@ int main(int argc, char** argv) {
   coll_cmd->add_option("--fidelity", coll.fidelity, "step (every step's flows) or aggregate (a phase at once)")
       ->capture_default_str();
   parallel_options(coll_cmd, coll.csv_out, coll.jobs);
+  json_option(coll_cmd, coll.json_out, "every size's figures");
+  html_option(coll_cmd, coll.html_out);
   memory_option(coll_cmd, coll.max_memory);
 
   cli::ExplainArgs explain;
@@ -203,11 +220,13 @@ int main(int argc, char** argv) {
       "explain", "Describe a scenario's cluster (fabric, links, bottlenecks, price) and memory per GPU");
   scenario_options(explain_cmd, explain.scenario, explain.sets);
   explain_cmd->add_option("--path", explain.path, "Show the route between two GPUs: --path 0,9");
+  json_option(explain_cmd, explain.json_out, "the figures shown");
 
-  std::string list_what;
+  std::string list_what, list_json;
   auto* list_cmd = app.add_subcommand("list", "List what a scenario can name");
   list_cmd->add_option("what", list_what, "instances, gpus, models, algorithms, topologies, strategies or failures")
       ->required();
+  json_option(list_cmd, list_json, "the list");
 
   cli::ValidateArgs validate;
   auto* validate_cmd = app.add_subcommand(
@@ -227,6 +246,7 @@ int main(int argc, char** argv) {
                            "Profile the held-back points are predicted on: a shipped name or a profile file "
                            "(default: the shipped profile of the measured GPU)");
   memory_option(validate_cmd, validate.max_memory);
+  json_option(validate_cmd, validate.json_out, "every case and the error statistics");
   validate_cmd->add_flag("--every-point", validate.every_point,
                          "Predict every GEMM and memory point of --measurements, not only the held-back ones (for a "
                          "profile not fitted from that file)");
@@ -273,7 +293,7 @@ int main(int argc, char** argv) {
     sharding->command_line = command_line;
   try {
     if (*explain_cmd) return cli::explain_command(explain);
-    if (*list_cmd) return cli::list_command(list_what);
+    if (*list_cmd) return cli::list_command(list_what, list_json);
     if (*run_cmd) return cli::run_command(run);
     if (*sweep_cmd) return cli::sweep_command(sweep);
     if (*compare_cmd) {

@@ -29,7 +29,7 @@ constexpr const char* kManifest = "shard.json";
 // ran (jobs, memory), and the files it would have written (the merge writes its own). Search's --csv is a flag that
 // changes what it prints: it stays.
 bool dropped_option(const std::string& arg, const std::string& verb) {
-  std::vector<std::string> names{"--shard", "--out", "--resume", "--jobs", "--max-memory", "--json"};
+  std::vector<std::string> names{"--shard", "--out", "--resume", "--jobs", "--max-memory", "--json", "--html"};
   if (verb != "search") names.emplace_back("--csv");
   return std::find(names.begin(), names.end(), arg) != names.end();
 }
@@ -175,10 +175,8 @@ int merge_command(const MergeArgs& args) {
       throw scenario::ScenarioError("--csv", "", "search prints its CSV on stdout: give --csv to the sharded search");
     command.insert(command.end(), {"--csv", absolute(args.csv_out)});
   }
-  if (!args.json_out.empty()) {
-    if (verb != "compare") throw scenario::ScenarioError("--json", "", fmt::format("{} writes no JSON file", verb));
-    command.insert(command.end(), {"--json", absolute(args.json_out)});
-  }
+  if (!args.json_out.empty()) command.insert(command.end(), {"--json", absolute(args.json_out)});
+  if (!args.html_out.empty()) command.insert(command.end(), {"--html", absolute(args.html_out)});
 
   TemporaryDirectory store;
   for (const auto& m : manifests)

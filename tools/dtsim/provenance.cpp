@@ -25,12 +25,20 @@ std::uint64_t fnv1a64(const std::string& text) {
 nlohmann::json provenance(const nlohmann::json& resolved_scenario) {
   return {{"dtsim_version", DTSIM_VERSION},
           {"git_commit", DTSIM_GIT_COMMIT},
-          {"scenario_hash", fmt::format("fnv1a64:{:016x}", fnv1a64(resolved_scenario.dump()))}};
+          {"scenario_hash", resolved_scenario.is_null()
+                                ? nlohmann::json()
+                                : nlohmann::json(fmt::format("fnv1a64:{:016x}", fnv1a64(resolved_scenario.dump())))}};
 }
 
 nlohmann::json with_provenance(nlohmann::json result) {
   if (result.is_object() && result.contains("scenario")) result["provenance"] = provenance(result["scenario"]);
   return result;
+}
+
+nlohmann::json command_document(const std::string& command, const nlohmann::json& resolved_scenario) {
+  nlohmann::json document{{"command", command}, {"provenance", provenance(resolved_scenario)}};
+  if (!resolved_scenario.is_null()) document["scenario"] = resolved_scenario;
+  return document;
 }
 
 } // namespace dtsim::cli

@@ -3,6 +3,7 @@
 #include "sim/search.hpp"
 #include "sim/simulate.hpp"
 #include "tools/dtsim/commands.hpp"
+#include "tools/dtsim/provenance.hpp"
 
 #include <fmt/format.h>
 
@@ -143,6 +144,66 @@ std::string csv(const search::Result& result) {
   return out;
 }
 
+// What the CSV has, in JSON: every candidate with its layout, its estimate and, when simulated, its figures (null
+// where they do not apply), the counts, and which candidates lead each ranking.
+nlohmann::json json_document(const scenario::Scenario& base, const search::Result& result) {
+  using nlohmann::json;
+  auto document = command_document("search", scenario::to_json(base));
+  const auto& unit = result.unit.name;
+  document["unit"] = {{"name", unit}, {"per_sample", result.unit.per_sample}};
+  const auto& n = result.counts;
+  document["counts"] = {{"enumerated", n.enumerated}, {"invalid", n.invalid},     {"do_not_fit", n.do_not_fit},
+                        {"estimated", n.estimated},   {"simulated", n.simulated}, {"not_simulated", n.not_simulated},
+                        {"failed", n.failed}};
+  const auto row = [&](const Point& p) {
+    const auto& c = p.candidate;
+    json r{{"nodes", c.nodes},
+           {"gpus", c.nodes * result.space.gpus_per_node},
+           {"tensor", c.tensor},
+           {"pipeline", c.pipeline},
+           {"data", c.data},
+           {"expert", c.expert},
+           {"micro_batch", c.micro_batch},
+           {"micro_batches", c.micro_batches},
+           {"schedule", scenario::to_string(c.schedule)},
+           {"virtual_stages", c.virtual_stages},
+           {"zero_stage", c.zero_stage},
+           {"recompute", scenario::to_string(c.recompute)},
+           {"sequence_parallel", c.sequence_parallel},
+           {"estimate_rank", p.estimate_rank > 0 ? json(p.estimate_rank) : json()},
+           {"estimate_seconds", p.estimate_rank > 0 ? json(p.estimate_seconds) : json()},
+           {"simulated", p.simulated},
+           {"ok", p.ok}};
+    const auto& m = p.result;
+    const bool priced = m.price_per_hour > 0;
+    r["iteration_seconds"] = p.ok ? json(m.iteration.mean) : json();
+    r[fmt::format("throughput_{}_per_second", unit)] = p.ok ? json(p.throughput) : json();
+    r["samples_per_second"] = p.ok ? json(m.throughput) : json();
+    r["mfu"] = p.ok ? json(m.utilization.mfu) : json();
+    r["memory_bytes_per_gpu"] = p.ok ? json(m.memory.total()) : json();
+    r["cost_usd_per_hour"] = p.ok && priced ? json(m.price_per_hour) : json();
+    r[fmt::format("cost_usd_per_million_{}", unit)] =
+        p.ok && p.cost_per_million > 0 ? json(p.cost_per_million) : json();
+    if (!p.ok) r["error"] = p.simulated ? p.error : "not simulated: ranked below the simulated ones by the estimate";
+    return r;
+  };
+  auto& candidates = document["candidates"] = json::array();
+  for (const auto& p : result.points)
+    candidates.push_back(row(p));
+  for (const auto& p : result.screened)
+    candidates.push_back(row(p));
+  // Each ranking as indices into "candidates" (the simulated points come first, in result.points' order).
+  const auto indices = [&](const std::vector<const Point*>& ranked) {
+    json out = json::array();
+    for (const auto* p : ranked)
+      out.push_back(p - result.points.data());
+    return out;
+  };
+  document["best_by_throughput"] = indices(search::by_throughput(result));
+  document["best_by_cost"] = indices(search::by_cost(result));
+  return document;
+}
+
 std::string counts_line(const search::Counts& n) {
   const int unestimated = n.simulated + n.not_simulated - n.estimated;
   return fmt::format(
@@ -218,6 +279,7 @@ int search_command(const SearchArgs& args) {
                                     fmt::format("expected a count >= 1 or \"all\", got \"{}\"", args.simulate));
     }
   }
+  check_writable({args.json_out, args.html_out}, {args.scenario});
   options.jobs = parallel_jobs(args.jobs);
   const auto resume = open_resume(args.resume, args.sharding);
   options.resume = resume.get();
@@ -242,45 +304,47 @@ int search_command(const SearchArgs& args) {
     return kExitFailed;
   }
 
+  const auto document = json_document(base, result);
   if (args.csv) {
     std::cout << csv(result);
     std::cerr << counts_line(result.counts);
-    return kExitOk;
+    return finish_outputs(std::cerr, {}, document, args.json_out, args.html_out, kExitOk);
   }
+  std::ostream& out = report_stream({args.json_out, args.html_out});
 
   const bool nodes = !args.nodes.empty();
   const bool priced = std::any_of(best.begin(), best.end(), [](const Point* p) { return p->cost_per_million > 0; });
   const auto& unit = result.unit;
-  std::cout << fmt::format("{}: {} x {} GPU(s) per node ({}), global batch {} {}{} per iteration\n", base.name,
-                           fmt::format("{} node(s)", nodes ? args.nodes : std::to_string(base.cluster.nodes)),
-                           base.cluster.gpus_per_node, base.cluster.gpu, result.space.global_batch, sample_unit,
-                           unit.per_sample != 1 ? fmt::format(" of {:g} {}", unit.per_sample, unit.name) : "");
+  out << fmt::format("{}: {} x {} GPU(s) per node ({}), global batch {} {}{} per iteration\n", base.name,
+                     fmt::format("{} node(s)", nodes ? args.nodes : std::to_string(base.cluster.nodes)),
+                     base.cluster.gpus_per_node, base.cluster.gpu, result.space.global_batch, sample_unit,
+                     unit.per_sample != 1 ? fmt::format(" of {:g} {}", unit.per_sample, unit.name) : "");
   const auto& run = base.run;
   const int measured = options.iterations.value_or(run.iterations);
   const int warmup = options.warmup_iterations.value_or(run.warmup_iterations);
-  std::cout << fmt::format(
-      "Every candidate that fits priced by the closed-form estimate of its plan; {} simulated for {} "
-      "measured iteration(s) after {} warm-up, at {}.\n",
-      options.simulate > 0 ? fmt::format("the best {} by it", options.simulate) : std::string("each"), measured, warmup,
-      !options.fidelity ? std::string("coarse fidelity with tensor, pipeline or expert "
-                                      "parallelism and aggregate without")
-      : *options.fidelity == scenario::Fidelity::coarse
-          ? std::string("coarse fidelity (aggregate without tensor, pipeline or expert "
-                        "parallelism, which coarse needs)")
-          : fmt::format("{} fidelity", scenario::to_string(*options.fidelity)));
+  out << fmt::format("Every candidate that fits priced by the closed-form estimate of its plan; {} simulated for {} "
+                     "measured iteration(s) after {} warm-up, at {}.\n",
+                     options.simulate > 0 ? fmt::format("the best {} by it", options.simulate) : std::string("each"),
+                     measured, warmup,
+                     !options.fidelity ? std::string("coarse fidelity with tensor, pipeline or expert "
+                                                     "parallelism and aggregate without")
+                     : *options.fidelity == scenario::Fidelity::coarse
+                         ? std::string("coarse fidelity (aggregate without tensor, pipeline or expert "
+                                       "parallelism, which coarse needs)")
+                         : fmt::format("{} fidelity", scenario::to_string(*options.fidelity)));
   const auto top = [&](std::vector<const Point*> points) {
     if (points.size() > static_cast<std::size_t>(args.top)) points.resize(static_cast<std::size_t>(args.top));
     return points;
   };
-  std::cout << fmt::format("\nBest {} by throughput\n", std::min<std::size_t>(args.top, best.size()));
-  std::cout << table(top(best), result, sample_unit, nodes, priced);
+  out << fmt::format("\nBest {} by throughput\n", std::min<std::size_t>(args.top, best.size()));
+  out << table(top(best), result, sample_unit, nodes, priced);
   if (priced) {
     const auto cheapest = search::by_cost(result);
-    std::cout << fmt::format("\nBest {} by cost\n", std::min<std::size_t>(args.top, cheapest.size()));
-    std::cout << table(top(cheapest), result, sample_unit, nodes, priced);
+    out << fmt::format("\nBest {} by cost\n", std::min<std::size_t>(args.top, cheapest.size()));
+    out << table(top(cheapest), result, sample_unit, nodes, priced);
   }
-  std::cout << "\n" << counts_line(result.counts) << reasons(result, 3);
-  return kExitOk;
+  out << "\n" << counts_line(result.counts) << reasons(result, 3);
+  return finish_outputs(out, {}, document, args.json_out, args.html_out, kExitOk);
 }
 
 } // namespace dtsim::cli

@@ -15,7 +15,7 @@ namespace dtsim::cli {
 int train_command(const TrainArgs& args) {
   const auto scenario = load_with_overrides(args.scenario, args.sets);
   run_steps(scenario); // a run without a length is refused before anything runs
-  check_writable({args.csv_out, args.json_out}, {args.scenario});
+  check_writable({args.csv_out, args.json_out, args.html_out}, {args.scenario});
   const int jobs = parallel_jobs(args.jobs);
   const auto limit = memory_limit_of(args.max_memory, std::min(jobs, args.trials));
   const std::uint64_t seed = args.seed.value_or(scenario.run.seed);
@@ -35,19 +35,12 @@ int train_command(const TrainArgs& args) {
         scenario, args.trials, seed, jobs, [&](std::size_t done, std::size_t total) { progress.update(done, total); },
         limit, iteration);
   }
-  const bool json_to_stdout = args.json_out == "-" || args.csv_out == "-";
-  std::ostream& report_stream = json_to_stdout ? std::cerr : std::cout;
-  report_stream << format_train(result);
-  std::vector<OutputFile> files;
-  if (!args.csv_out.empty()) files.push_back({args.csv_out, train_csv(result)});
-  if (!args.json_out.empty()) {
-    auto doc = to_json(result);
-    doc["provenance"] = provenance(result.scenario);
-    files.push_back({args.json_out, doc.dump(2) + "\n"});
-  }
-  write_files(files);
-  report_stream << wrote(files);
-  return kExitOk;
+  std::ostream& out = report_stream({args.csv_out, args.json_out, args.html_out});
+  out << format_train(result);
+  auto document = to_json(result);
+  document["command"] = "train";
+  document["provenance"] = provenance(result.scenario);
+  return finish_outputs(out, {{args.csv_out, train_csv(result)}}, document, args.json_out, args.html_out, kExitOk);
 }
 
 } // namespace dtsim::cli

@@ -4,6 +4,7 @@
 #include "calibration/measurements.hpp"
 #include "sim/validate.hpp"
 #include "tools/dtsim/commands.hpp"
+#include "tools/dtsim/provenance.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -12,6 +13,7 @@
 #include <cmath>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <stdexcept>
 
 namespace dtsim::cli {
@@ -97,6 +99,12 @@ std::string table(const std::vector<validate::Case>& cases, const std::vector<va
   return out;
 }
 
+const char* level_name(const validate::Case& c) {
+  return c.level() == validate::Level::op           ? "op"
+         : c.level() == validate::Level::collective ? "collective"
+                                                    : "end-to-end";
+}
+
 // One row per case, the figures in the case's unit, its source and note; empty figures where it failed.
 std::string csv(const std::vector<validate::Case>& cases, const std::vector<validate::Outcome>& outcomes) {
   std::string out = "file,level,anchor,name,metric,predicted,measured,unit,error_percent,source,note,failure\n";
@@ -104,15 +112,46 @@ std::string csv(const std::vector<validate::Case>& cases, const std::vector<vali
     const auto& c = cases[i];
     const auto& o = outcomes[i];
     out += fmt::format("{},{},{},{},{},{},{:.9g},{},{},{},{},{}\n", csv_field(fs::path(c.file).filename().string()),
-                       c.level() == validate::Level::op           ? "op"
-                       : c.level() == validate::Level::collective ? "collective"
-                                                                  : "end-to-end",
-                       c.anchor ? "true" : "false", csv_field(c.name), to_string(c.metric),
+                       level_name(c), c.anchor ? "true" : "false", csv_field(c.name), to_string(c.metric),
                        o.ok ? fmt::format("{:.9g}", o.predicted) : "", c.measured, csv_field(c.unit),
                        o.ok ? fmt::format("{:.4f}", o.error_percent) : "", csv_field(c.source), csv_field(c.note),
                        o.ok ? "" : csv_field(o.error));
   }
   return out;
+}
+
+// The CSV's rows in JSON (null figures where a case failed), and the |error| statistics of each level over the cases
+// that are not anchors.
+nlohmann::json json_document(const std::vector<validate::Case>& cases, const std::vector<validate::Outcome>& outcomes) {
+  using nlohmann::json;
+  auto document = command_document("validate", json());
+  auto& rows = document["cases"] = json::array();
+  std::map<std::string, std::vector<double>> errors; // by level
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const auto& c = cases[i];
+    const auto& o = outcomes[i];
+    rows.push_back({{"file", fs::path(c.file).filename().string()},
+                    {"level", level_name(c)},
+                    {"anchor", c.anchor},
+                    {"name", c.name},
+                    {"metric", to_string(c.metric)},
+                    {"predicted", o.ok ? json(o.predicted) : json()},
+                    {"measured", c.measured},
+                    {"unit", c.unit},
+                    {"error_percent", o.ok ? json(o.error_percent) : json()},
+                    {"source", c.source},
+                    {"note", c.note},
+                    {"failure", o.ok ? json() : json(o.error)}});
+    if (o.ok && !c.anchor) errors[level_name(c)].push_back(o.error_percent);
+  }
+  auto& summary = document["summary"] = json::object();
+  for (const auto& [level, values] : errors) {
+    const auto stats = validate::error_stats(values);
+    summary[level] = {{"cases", stats.count},
+                      {"median_abs_error_percent", stats.median_abs},
+                      {"max_abs_error_percent", stats.max_abs}};
+  }
+  return document;
 }
 
 } // namespace
@@ -143,6 +182,7 @@ int validate_command(const ValidateArgs& args) {
                                   args.filter.empty() ? "no validation cases (*.json) here"
                                                       : fmt::format("no case matches --filter \"{}\"", args.filter));
 
+  check_writable({args.json_out});
   std::vector<validate::Outcome> outcomes;
   {
     const ProgressLine progress("validate: scenario cases simulated");
@@ -152,17 +192,19 @@ int validate_command(const ValidateArgs& args) {
         memory_limit_of(args.max_memory, jobs));
   }
   const bool every_case_ran = std::all_of(outcomes.begin(), outcomes.end(), [](const auto& o) { return o.ok; });
+  const int status = every_case_ran ? kExitOk : kExitFailed;
   if (args.csv) {
     std::cout << csv(cases, outcomes);
-    return every_case_ran ? kExitOk : kExitFailed;
+    return finish_outputs(std::cerr, {}, json_document(cases, outcomes), args.json_out, "", status);
   }
+  std::ostream& out = report_stream({args.json_out});
 
   std::error_code ec;
   // Relative to the current directory when inside it (the usual run from the source tree), else in full.
   auto shown = fs::proximate(directory, ec);
   if (ec || shown.empty() || *shown.begin() == "..") shown = directory;
-  std::cout << fmt::format("dtsim validate: {} case(s) from {}/; error = (predicted - measured) / measured\n",
-                           cases.size(), shown.string());
+  out << fmt::format("dtsim validate: {} case(s) from {}/; error = (predicted - measured) / measured\n", cases.size(),
+                     shown.string());
 
   const auto summary = [&](const std::string& label, const std::vector<std::size_t>& which) {
     std::vector<double> errors;
@@ -174,8 +216,8 @@ int validate_command(const ValidateArgs& args) {
       }
     const auto stats = validate::error_stats(errors);
     if (stats.count > 0)
-      std::cout << fmt::format("|error| over {} {}: median {:.1f}%, max {:.1f}% ({})\n", stats.count, label,
-                               stats.median_abs, stats.max_abs, cases[ran[stats.max_index]].name);
+      out << fmt::format("|error| over {} {}: median {:.1f}%, max {:.1f}% ({})\n", stats.count, label, stats.median_abs,
+                         stats.max_abs, cases[ran[stats.max_index]].name);
   };
   std::vector<std::size_t> op, anchors, collectives, end_to_end, held;
   for (std::size_t i = 0; i < cases.size(); ++i) {
@@ -191,33 +233,33 @@ int validate_command(const ValidateArgs& args) {
   if (!op.empty() || !anchors.empty()) {
     std::vector<std::size_t> shown_ops = anchors;
     shown_ops.insert(shown_ops.end(), op.begin(), op.end());
-    std::cout << "\nOp level: single kernels priced by the cost model against published measurements\n"
-                 "([anchor]: a profile took its constant from this measurement, so it checks arithmetic and is left "
-                 "out of the statistics)\n\n"
-              << table(cases, outcomes, shown_ops) << "\n";
+    out << "\nOp level: single kernels priced by the cost model against published measurements\n"
+           "([anchor]: a profile took its constant from this measurement, so it checks arithmetic and is left "
+           "out of the statistics)\n\n"
+        << table(cases, outcomes, shown_ops) << "\n";
     summary("op-level case(s) (anchors excluded)", op);
   }
   if (!held.empty()) {
-    std::cout << (args.every_point ? "\nEvery GEMM and memory point of " : "\nHeld back from the fit of ")
-              << held_back_origin << "\n\n"
-              << table(cases, outcomes, held) << "\n";
+    out << (args.every_point ? "\nEvery GEMM and memory point of " : "\nHeld back from the fit of ") << held_back_origin
+        << "\n\n"
+        << table(cases, outcomes, held) << "\n";
     summary(args.every_point ? "measurement(s)" : "held-back measurement(s)", held);
   }
   if (!collectives.empty()) {
-    std::cout << "\nCollectives: one collective over a cloud instance's nodes (dtsim collective) against published "
-                 "nccl-tests bus bandwidths\n\n"
-              << table(cases, outcomes, collectives) << "\n";
+    out << "\nCollectives: one collective over a cloud instance's nodes (dtsim collective) against published "
+           "nccl-tests bus bandwidths\n\n"
+        << table(cases, outcomes, collectives) << "\n";
     summary("collective case(s)", collectives);
   }
   if (!end_to_end.empty()) {
-    std::cout << "\nEnd to end: whole training runs simulated against published figures (checks only: no constant "
-                 "is fitted to them)\n\n"
-              << table(cases, outcomes, end_to_end) << "\n";
+    out << "\nEnd to end: whole training runs simulated against published figures (checks only: no constant "
+           "is fitted to them)\n\n"
+        << table(cases, outcomes, end_to_end) << "\n";
     summary("end-to-end case(s)", end_to_end);
   }
   const auto failed = std::count_if(outcomes.begin(), outcomes.end(), [](const auto& o) { return !o.ok; });
-  if (!every_case_ran) std::cout << fmt::format("{} case(s) failed to run\n", failed);
-  return every_case_ran ? kExitOk : kExitFailed;
+  if (!every_case_ran) out << fmt::format("{} case(s) failed to run\n", failed);
+  return finish_outputs(out, {}, json_document(cases, outcomes), args.json_out, "", status);
 }
 
 } // namespace dtsim::cli

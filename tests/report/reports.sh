@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Every kind of HTML report (run, sweep, compare, compare --policies, train, search, collective) written by the built
+# dtsim and opened in headless Chromium (render.mjs): no console error, every expected figure drawn with the number of
+# marks worked out below and its axes titled with their units, nothing fetched. Screenshots are left in OUT_DIR
+# (NAME.png) to look at. Skips (77) without Chromium or the plotting runtime (tools/setup.sh --tests installs both).
+#   reports.sh BUILD_DIR NODE_MODULES OUT_DIR
+set -euo pipefail
+build=$1 modules=$2 out=$3
+dtsim=$build/dtsim
+root=$(cd "$(dirname "$0")/../.." && pwd)
+chromium=$(command -v chromium || command -v chromium-browser || true)
+if [ -z "$chromium" ] || [ ! -d "$modules/playwright-core" ] || ! command -v node > /dev/null; then
+  echo "skipped: needs Debian's chromium, Node.js and tools/report/node_modules (tools/setup.sh --tests)"
+  exit 77
+fi
+rm -rf "$out" && mkdir -p "$out"
+cd "$out"
+
+# A small training run with failures for train and compare --policies (as tests/cli/train_test.cpp's).
+python3 - <<'PY'
+import json
+json.dump({"version": 1, "name": "train-small", "model": {"preset": "mlp-small", "batch_per_gpu": 64},
+           "cluster": {"nodes": 4, "gpus_per_node": 1, "gpu": "v100", "nic": {"bandwidth": "10Gbps"},
+                       "price_per_hour": 3},
+           "training": {"steps": 200000}, "storage": {"write_bandwidth": "1GB/s", "latency": "1s"},
+           "checkpoint": {"interval": "young"}, "failures": {"sources": [{"component": "node", "mtbf": "2h"}]},
+           "restart": {"reschedule": "2min"}, "run": {"iterations": 2}}, open("train.json", "w"), indent=2)
+PY
+
+q=$root/scenarios/quickstart.json
+"$dtsim" run "$q" --html run.html > /dev/null
+"$dtsim" run "$root/scenarios/gpt2-v100-a100-hetpipe.json" --html pipeline.html > /dev/null
+"$dtsim" sweep "$q" --nodes 1,2,4 --html sweep.html > /dev/null
+"$dtsim" compare "$q" --strategies allreduce,ps-sync,dpsgd --html compare.html > /dev/null
+"$dtsim" compare train.json --policies 'sync: ; every 2h: checkpoint.interval=2h' --trials 4 --html policies.html \
+  > /dev/null
+"$dtsim" train train.json --trials 6 --html train.html > /dev/null
+"$dtsim" search "$root/tests/data/search-small.json" --jobs 2 --html search.html > /dev/null
+"$dtsim" collective --instance aws.p4d.24xlarge --nodes 2 --algo ring --proto Simple -b 1M -e 8M \
+  --html collective.html > /dev/null
+
+# Expected figures: {name: [axis titles, marks]}, marks counted from the inputs above (-1: at least one). Run: one
+# group of GPUs, compute + exposed data-parallel communication + idle = 3 bars; 6 memory items + the capacity rule;
+# 5 busiest links. The pipeline: all GPUs (compute, exposed data and pipeline communication, idle) and 2 GPU groups of
+# 3 = 10 bars; 2 stages + the rule. Sweep: 2 series x (a line + 3 points); efficiency a line + 3 points. Compare: 3
+# strategies x 3 parts. Search: 4 layouts fit and are simulated (search_test.cpp counts them by hand): 4 points, the
+# front's line and 4 labels; the estimate 4 points and the diagonal. Collective: 1M, 2M, 4M, 8M: a line + 4 points.
+cat > expectations.json <<JSON
+[
+  {"file": "$out/run.html", "title": "dtsim run: quickstart", "figures": {
+    "breakdown": [["GPUs", "time per iteration (ms)"], 3],
+    "memory": [["memory (GiB)"], 7],
+    "links": [["link", "utilization (%)"], 5],
+    "timeline": [["rank and stream", "time from the iteration's start (ms)"], -1]}},
+  {"file": "$out/pipeline.html", "title": "dtsim run: gpt2-v100-a100-hetpipe", "figures": {
+    "breakdown": [["time per iteration (ms)"], 10],
+    "memory": [["pipeline stage", "memory (GiB)"], 3],
+    "timeline": [["time from the iteration's start (ms)"], -1]}},
+  {"file": "$out/sweep.html", "title": "dtsim sweep: quickstart", "figures": {
+    "throughput": [["nodes", "throughput (samples/s)"], 8],
+    "speedup": [["nodes", "speedup (x)"], 8],
+    "efficiency": [["nodes", "efficiency (%)"], 4]}},
+  {"file": "$out/compare.html", "title": "dtsim compare: quickstart", "figures": {
+    "breakdown": [["strategy", "time per iteration (ms)"], 9],
+    "throughput": [["throughput (samples/s)"], 3],
+    "traffic": [["bytes sent per GPU per iteration (GB)"], 3]}},
+  {"file": "$out/policies.html", "title": "dtsim compare-policies: train-small", "figures": {
+    "time-to-train": [["time to train (days)"], 2],
+    "goodput": [["goodput (%)"], 2],
+    "cost": [["cost (USD)"], 2]}},
+  {"file": "$out/train.html", "title": "dtsim train: train-small", "figures": {
+    "time-to-train": [["time to train (days)", "trials"], -1],
+    "wall-time": [["time (hours)"], 4],
+    "cost": [["cost (USD)", "trials"], -1]}},
+  {"file": "$out/search.html", "title": "dtsim search: search-small", "figures": {
+    "front": [["cost (USD per million samples)", "throughput (samples/s)"], 9],
+    "estimate": [["estimated iteration (ms)", "simulated iteration (ms)"], 5]}},
+  {"file": "$out/collective.html", "title": "dtsim collective", "figures": {
+    "busbw": [["message size (bytes)", "bus bandwidth (GB/s)"], 5],
+    "time": [["message size (bytes)", "time (us)"], 5]}}
+]
+JSON
+node "$root/tests/report/render.mjs" "$modules" "$chromium" expectations.json

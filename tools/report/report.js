@@ -1,0 +1,464 @@
+// dtsim's HTML report: draws the figures of one command's JSON document (the same document `--json` writes, in the
+// page's #dtsim-document element) with Vega-Lite, inlined in the page. Every axis names its unit. When every figure
+// has rendered, <body data-rendered="N"> gives their count (the browser test waits for it); a figure that fails
+// leaves its error in its place and on the console.
+"use strict";
+
+(function () {
+  const doc = JSON.parse(document.getElementById("dtsim-document").textContent);
+  const main = document.getElementById("report");
+  const VL = "https://vega.github.io/schema/vega-lite/v6.json"; // names the grammar's version; nothing is fetched
+  const pending = [];
+
+  // ---- page helpers ----
+  function element(tag, attributes, text) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attributes || {})) e.setAttribute(k, v);
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+  function paragraph(text, cls) {
+    main.appendChild(element("p", cls ? { class: cls } : {}, text));
+  }
+  // A section with a heading, a caption and the chart drawn from a Vega-Lite spec.
+  function figure(id, title, caption, spec) {
+    const section = element("section", { class: "figure", "data-figure": id });
+    section.appendChild(element("h2", {}, title));
+    if (caption) section.appendChild(element("p", { class: "caption" }, caption));
+    const chart = element("div", { class: "chart" });
+    section.appendChild(chart);
+    main.appendChild(section);
+    const full = Object.assign({ $schema: VL, width: 560, height: 260 }, spec);
+    pending.push(
+      vegaEmbed(chart, full, { renderer: "svg", actions: false }).catch((error) => {
+        chart.appendChild(element("p", { class: "error" }, "This figure failed: " + error));
+        console.error("figure " + id + ": " + error);
+      })
+    );
+  }
+  // A plain table: header cells, then rows of cells.
+  function table(id, title, header, rows) {
+    const section = element("section", { class: "table", "data-table": id });
+    section.appendChild(element("h2", {}, title));
+    const t = element("table");
+    const head = element("tr");
+    for (const h of header) head.appendChild(element("th", {}, h));
+    t.appendChild(head);
+    for (const row of rows) {
+      const tr = element("tr");
+      for (const cell of row) tr.appendChild(element("td", {}, cell));
+      t.appendChild(tr);
+    }
+    section.appendChild(t);
+    main.appendChild(section);
+  }
+  const ms = (seconds) => seconds * 1e3;
+  const gib = (bytes) => bytes / 2 ** 30;
+  const fixed = (value, digits) => (value === null || value === undefined ? "-" : Number(value).toFixed(digits));
+
+  // ---- the page head: what produced it ----
+  function provenance(p) {
+    if (!p) return;
+    const parts = ["dtsim " + p.dtsim_version, "commit " + p.git_commit];
+    if (p.scenario_hash) parts.push("scenario " + p.scenario_hash);
+    paragraph(parts.join(" \u00b7 "), "provenance");
+  }
+
+  // ---- run ----
+  const STREAM_ORDER = ["compute", "comm", "p2p", "input"]; // graph::Stream names, top to bottom
+  function runFigures(r, label) {
+    const b = r.breakdown_seconds_per_iteration;
+    const unit = r.sample_unit || "samples";
+    paragraph(
+      `${r.nodes} node(s), ${r.gpus} GPU(s); iteration ${fixed(ms(r.iteration_seconds.mean), 2)} ms; ` +
+        `throughput ${fixed(r.throughput_samples_per_second, 1)} ${unit}/s; fidelity ${r.fidelity.mode}.`,
+      "summary"
+    );
+    // Where the time goes: the whole job by dimension, then each GPU group.
+    const parts = [{ group: "all GPUs", part: "compute", ms: ms(b.compute) }];
+    for (const [dimension, seconds] of Object.entries(b.exposed_by_dimension || {}))
+      if (seconds > 0) parts.push({ group: "all GPUs", part: "exposed " + dimension + " communication", ms: ms(seconds) });
+    parts.push({ group: "all GPUs", part: "idle (waiting, bubble)", ms: ms(b.idle) });
+    for (const g of r.gpu_groups || []) {
+      const name = `${g.name} (${g.gpus} x ${g.gpu})`;
+      parts.push({ group: name, part: "compute", ms: ms(g.compute_seconds_per_iteration) });
+      parts.push({ group: name, part: "exposed communication", ms: ms(g.exposed_communication_seconds_per_iteration) });
+      parts.push({ group: name, part: "idle (waiting, bubble)", ms: ms(g.idle_seconds_per_iteration) });
+    }
+    const bubble = r.parallelism ? ` The pipeline bubble is ${fixed(100 * r.parallelism.bubble_fraction, 1)}% of the iteration, inside idle.` : "";
+    figure(
+      "breakdown",
+      "Where an iteration's time goes",
+      "Mean over GPUs of one iteration: compute, communication not hidden behind compute (by parallel dimension), and idle." + bubble,
+      {
+        data: { values: parts },
+        height: { step: 28 },
+        mark: { type: "bar", tooltip: true },
+        encoding: {
+          y: { field: "group", type: "nominal", title: "GPUs", sort: null },
+          x: { field: "ms", type: "quantitative", title: "time per iteration (ms)", stack: "zero" },
+          color: { field: "part", type: "nominal", title: "part", sort: null },
+          order: { field: "part", sort: "ascending" },
+        },
+      }
+    );
+    // Memory: per pipeline stage when there are stages, else the items on one GPU; the GPU's capacity as a rule.
+    const m = r.memory_per_gpu;
+    const stages = r.parallelism && r.parallelism.stage_memory_bytes;
+    const bars =
+      stages && stages.length > 1
+        ? stages.map((bytes, i) => ({ what: "stage " + i, item: "total", gib: gib(bytes) }))
+        : m.items.map((item) => ({ what: "one GPU", item: item.name, gib: gib(item.bytes) }));
+    figure(
+      "memory",
+      stages && stages.length > 1 ? "Memory per GPU by pipeline stage" : "Memory per GPU",
+      `The GPU holds ${fixed(gib(m.capacity_bytes), 1)} GiB (the dashed rule).`,
+      {
+        height: { step: 28 },
+        layer: [
+          {
+            data: { values: bars },
+            mark: { type: "bar", tooltip: true },
+            encoding: {
+              y: { field: "what", type: "nominal", title: stages && stages.length > 1 ? "pipeline stage" : "", sort: null },
+              x: { field: "gib", type: "quantitative", title: "memory (GiB)", stack: "zero" },
+              color: { field: "item", type: "nominal", title: "held for" },
+            },
+          },
+          {
+            data: { values: [{ capacity: gib(m.capacity_bytes) }] },
+            mark: { type: "rule", strokeDash: [6, 4], color: "#444" },
+            encoding: { x: { field: "capacity", type: "quantitative" } },
+          },
+        ],
+      }
+    );
+    const links = (r.busiest_links || []).slice(0, 12);
+    if (links.length > 0)
+      figure(
+        "links",
+        "Busiest links",
+        "Share of the simulated time each link carried data at its bandwidth.",
+        {
+          data: { values: links.map((l) => ({ link: l.link, percent: 100 * l.utilization, gb: l.bytes / 1e9 })) },
+          height: { step: 20 },
+          mark: { type: "bar", tooltip: true },
+          encoding: {
+            y: { field: "link", type: "nominal", title: "link", sort: "-x" },
+            x: { field: "percent", type: "quantitative", title: "utilization (%)", scale: { domain: [0, 100] } },
+          },
+        }
+      );
+    const t = r.timeline;
+    if (t && t.events.length > 0) {
+      const rows = t.events.map((e) => ({
+        lane: `rank ${e.rank} \u00b7 ${e.stream}`,
+        rank: e.rank,
+        stream: e.stream,
+        name: e.name,
+        start: e.start_ms,
+        end: e.end_ms,
+      }));
+      rows.sort((a, b) => a.rank - b.rank || STREAM_ORDER.indexOf(a.stream) - STREAM_ORDER.indexOf(b.stream));
+      figure(
+        "timeline",
+        "One iteration on a sample of GPUs",
+        `Iteration ${t.iteration} on ranks ${t.ranks.join(", ")}: each stream's operations from the iteration's first start.`,
+        {
+          data: { values: rows },
+          height: { step: 16 },
+          mark: { type: "bar", tooltip: true },
+          encoding: {
+            y: { field: "lane", type: "ordinal", title: "rank and stream", sort: null },
+            x: { field: "start", type: "quantitative", title: "time from the iteration's start (ms)" },
+            x2: { field: "end" },
+            color: { field: "stream", type: "nominal", title: "stream" },
+            tooltip: [
+              { field: "name", title: "operation" },
+              { field: "start", title: "start (ms)", format: ".3f" },
+              { field: "end", title: "end (ms)", format: ".3f" },
+            ],
+          },
+        }
+      );
+    }
+  }
+
+  // ---- sweep ----
+  function sweepFigures(d) {
+    const ok = d.points.filter((p) => p.ok);
+    if (ok.length === 0) return paragraph("No point of the sweep ran.", "error");
+    const first = ok[0].result;
+    const unit = first.sample_unit || "samples";
+    const rows = [];
+    for (const p of ok) {
+      const r = p.result;
+      const ideal = first.throughput_samples_per_second * (r.gpus / first.gpus);
+      rows.push({ nodes: p.nodes, series: "simulated", throughput: r.throughput_samples_per_second, speedup: p.speedup });
+      rows.push({ nodes: p.nodes, series: "ideal (linear in GPUs)", throughput: ideal, speedup: r.gpus / first.gpus });
+    }
+    const xNodes = { field: "nodes", type: "quantitative", title: "nodes", scale: { type: "log", base: 2 }, axis: { values: ok.map((p) => p.nodes) } };
+    const line = { type: "line", point: true, tooltip: true };
+    const series = { field: "series", type: "nominal", title: "", sort: ["simulated"] };
+    figure("throughput", "Throughput against nodes", `Simulated throughput beside the ideal, linear in GPUs from the first point.`, {
+      data: { values: rows },
+      mark: line,
+      encoding: { x: xNodes, y: { field: "throughput", type: "quantitative", title: `throughput (${unit}/s)` }, color: series, strokeDash: series },
+    });
+    figure("speedup", "Speedup against nodes", "Throughput over the first point's, beside the ideal (the GPU ratio).", {
+      data: { values: rows },
+      mark: line,
+      encoding: { x: xNodes, y: { field: "speedup", type: "quantitative", title: "speedup (x)" }, color: series, strokeDash: series },
+    });
+    figure("efficiency", "Scaling efficiency", "Speedup over the GPU ratio: 100% is linear scaling.", {
+      data: { values: ok.map((p) => ({ nodes: p.nodes, percent: 100 * p.efficiency })) },
+      mark: line,
+      encoding: { x: xNodes, y: { field: "percent", type: "quantitative", title: "efficiency (%)", scale: { domainMin: 0 } } },
+    });
+    const priced = ok.filter((p) => p.result.cost_usd.per_epoch !== null || p.result.cost_usd.per_hour !== null);
+    if (priced.length > 0) {
+      const perEpoch = priced[0].result.cost_usd.per_epoch !== null;
+      figure("cost", perEpoch ? "Cost per epoch" : "Cost per hour", "At the cluster's price per node-hour.", {
+        data: { values: priced.map((p) => ({ nodes: p.nodes, usd: perEpoch ? p.result.cost_usd.per_epoch : p.result.cost_usd.per_hour })) },
+        mark: line,
+        encoding: { x: xNodes, y: { field: "usd", type: "quantitative", title: perEpoch ? "cost per epoch (USD)" : "cost per hour (USD)" } },
+      });
+    } else {
+      paragraph("No cost figure: the scenario's cluster has no price (give --price-per-hour or an instance).", "note");
+    }
+    table(
+      "points",
+      "Points",
+      ["nodes", "GPUs", "iteration (ms)", `throughput (${unit}/s)`, "speedup", "efficiency (%)"],
+      d.points.map((p) =>
+        p.ok
+          ? [p.nodes, p.result.gpus, fixed(ms(p.result.iteration_seconds.mean), 2), fixed(p.result.throughput_samples_per_second, 1), fixed(p.speedup, 2), fixed(100 * p.efficiency, 1)]
+          : [p.nodes, "-", "failed: " + p.error, "", "", ""]
+      )
+    );
+  }
+
+  // ---- compare ----
+  function compareFigures(d) {
+    const ok = d.results.filter((r) => !r.error);
+    if (ok.length === 0) return paragraph("No strategy ran.", "error");
+    const unit = ok[0].sample_unit || "samples";
+    const parts = [];
+    for (const r of ok) {
+      const b = r.breakdown_seconds_per_iteration;
+      parts.push({ strategy: r.strategy.name, part: "compute", ms: ms(b.compute) });
+      parts.push({ strategy: r.strategy.name, part: "exposed communication", ms: ms(b.exposed_communication) });
+      parts.push({ strategy: r.strategy.name, part: "idle (waiting)", ms: ms(b.idle) });
+    }
+    figure("breakdown", "Where an iteration's time goes, by strategy", "Mean over workers of one iteration (or one local step for asynchronous strategies).", {
+      data: { values: parts },
+      height: { step: 28 },
+      mark: { type: "bar", tooltip: true },
+      encoding: {
+        y: { field: "strategy", type: "nominal", title: "strategy", sort: null },
+        x: { field: "ms", type: "quantitative", title: "time per iteration (ms)", stack: "zero" },
+        color: { field: "part", type: "nominal", title: "part", sort: null },
+      },
+    });
+    const bar = (id, title, caption, field, axis, values) =>
+      figure(id, title, caption, {
+        data: { values },
+        height: { step: 28 },
+        mark: { type: "bar", tooltip: true },
+        encoding: { y: { field: "strategy", type: "nominal", title: "strategy", sort: null }, x: { field, type: "quantitative", title: axis } },
+      });
+    bar("throughput", "Throughput by strategy", "Samples processed per second by the whole job (asynchronous: not progress; see the README on staleness).", "throughput", `throughput (${unit}/s)`,
+      ok.map((r) => ({ strategy: r.strategy.name, throughput: r.throughput_samples_per_second })));
+    bar("traffic", "Bytes each GPU sends per iteration", "From the simulated transfers.", "gb", "bytes sent per GPU per iteration (GB)",
+      ok.map((r) => ({ strategy: r.strategy.name, gb: r.bytes_sent_per_gpu_per_iteration / 1e9 })));
+    const priced = ok.filter((r) => r.cost_usd.per_hour !== null);
+    if (priced.length > 0)
+      bar("cost", "Cost per hour by strategy", "At the cluster's price per node-hour (parameter servers add their nodes).", "usd", "cost per hour (USD)",
+        priced.map((r) => ({ strategy: r.strategy.name, usd: r.cost_usd.per_hour })));
+    for (const r of d.results.filter((r) => r.error)) paragraph(`${r.strategy.name} failed: ${r.error}`, "error");
+  }
+
+  function policyFigures(d) {
+    const rows = d.results.map((r) => ({
+      policy: r.policy.label,
+      days: r.summary.wall_seconds.mean / 86400,
+      p90: r.summary.wall_seconds.p90 / 86400,
+      goodput: 100 * r.summary.goodput.mean,
+      cost: r.summary.cost_usd.mean,
+    }));
+    const bar = (id, title, caption, field, axis) =>
+      figure(id, title, caption, {
+        data: { values: rows },
+        height: { step: 28 },
+        mark: { type: "bar", tooltip: true },
+        encoding: { y: { field: "policy", type: "nominal", title: "policy", sort: null }, x: { field, type: "quantitative", title: axis } },
+      });
+    bar("time-to-train", "Time to train by policy", "Mean over the seeded trials.", "days", "time to train (days)");
+    bar("goodput", "Goodput by policy", "Share of the wall time spent on steps that count.", "goodput", "goodput (%)");
+    bar("cost", "Cost by policy", "Mean over the trials, at the cluster's prices (0 without a price).", "cost", "cost (USD)");
+  }
+
+  // ---- train ----
+  function trainFigures(d) {
+    const trials = d.trials.map((t, i) => ({ trial: i, days: t.wall_seconds / 86400, usd: t.cost_usd, goodput: 100 * t.goodput }));
+    paragraph(
+      `${d.trials.length} trials of ${d.steps} steps on ${d.nodes} node(s): time to train ${fixed(d.summary.wall_seconds.mean / 86400, 2)} days on average ` +
+        `(p90 ${fixed(d.summary.wall_seconds.p90 / 86400, 2)}), goodput ${fixed(100 * d.summary.goodput.mean, 1)}%.`,
+      "summary"
+    );
+    figure("time-to-train", "Time to train over the trials", "Each seeded trial draws its own failures and interruptions.", {
+      data: { values: trials },
+      mark: { type: "bar", tooltip: true },
+      encoding: {
+        x: { field: "days", type: "quantitative", bin: { maxbins: 30 }, title: "time to train (days)" },
+        y: { aggregate: "count", type: "quantitative", title: "trials" },
+      },
+    });
+    const mean = (key) => d.trials.reduce((s, t) => s + t[key], 0) / Math.max(1, d.trials.length) / 3600;
+    figure("wall-time", "Where the wall time goes", "Mean over the trials.", {
+      data: {
+        values: [
+          { part: "useful steps", hours: mean("useful_seconds") },
+          { part: "checkpoints", hours: mean("checkpoint_seconds") },
+          { part: "lost work", hours: mean("lost_seconds") },
+          { part: "down (restarts, waits)", hours: mean("down_seconds") },
+        ],
+      },
+      height: { step: 28 },
+      mark: { type: "bar", tooltip: true },
+      encoding: { y: { field: "part", type: "nominal", title: "", sort: null }, x: { field: "hours", type: "quantitative", title: "time (hours)" } },
+    });
+    if (d.trials.some((t) => t.cost_usd > 0))
+      figure("cost", "Cost over the trials", "At the cluster's prices.", {
+        data: { values: trials },
+        mark: { type: "bar", tooltip: true },
+        encoding: {
+          x: { field: "usd", type: "quantitative", bin: { maxbins: 30 }, title: "cost (USD)" },
+          y: { aggregate: "count", type: "quantitative", title: "trials" },
+        },
+      });
+  }
+
+  // ---- search ----
+  // The layouts no other beats on both axes (higher throughput, lower `cost`).
+  function front(points, cost) {
+    const sorted = points.slice().sort((a, b) => a[cost] - b[cost] || b.throughput - a.throughput);
+    const out = [];
+    let best = -Infinity;
+    for (const p of sorted)
+      if (p.throughput > best) {
+        out.push(p);
+        best = p.throughput;
+      }
+    return out;
+  }
+  function searchFigures(d) {
+    const unit = d.unit.name;
+    const field = `throughput_${unit}_per_second`;
+    const costField = `cost_usd_per_million_${unit}`;
+    const layout = (c) =>
+      `tp${c.tensor} pp${c.pipeline} dp${c.data}` + (c.expert > 1 ? ` ep${c.expert}` : "") + ` mb${c.micro_batch}` +
+      (c.zero_stage ? ` z${c.zero_stage}` : "") + (c.recompute !== "none" ? ` rc:${c.recompute}` : "");
+    const simulated = d.candidates
+      .filter((c) => c.ok)
+      .map((c) => ({ layout: layout(c), throughput: c[field], usd: c[costField], gib: gib(c.memory_bytes_per_gpu), estimate: c.estimate_seconds, iteration: c.iteration_seconds, gpus: c.gpus }));
+    if (simulated.length === 0) return paragraph("No candidate was simulated.", "error");
+    const priced = simulated.every((p) => p.usd !== null);
+    const cost = priced ? "usd" : "gib";
+    const costTitle = priced ? `cost (USD per million ${unit})` : "memory per GPU (GiB)";
+    const best = new Set(d.best_by_throughput.slice(0, 5).map((i) => layout(d.candidates[i])));
+    const labelled = simulated.filter((p) => best.has(p.layout));
+    figure(
+      "front",
+      priced ? "Throughput against cost" : "Throughput against memory per GPU",
+      `Every simulated layout; the line joins those no other beats on both; the best five by throughput are labelled.` +
+        (priced ? "" : " (No price: memory per GPU stands in for cost.)"),
+      {
+        layer: [
+          {
+            data: { values: simulated },
+            mark: { type: "point", filled: true, opacity: 0.6, tooltip: true },
+            encoding: {
+              x: { field: cost, type: "quantitative", title: costTitle, scale: { zero: false } },
+              y: { field: "throughput", type: "quantitative", title: `throughput (${unit}/s)`, scale: { zero: false } },
+            },
+          },
+          {
+            data: { values: front(simulated, cost) },
+            mark: { type: "line", color: "#d62728" },
+            encoding: { x: { field: cost, type: "quantitative" }, y: { field: "throughput", type: "quantitative" } },
+          },
+          {
+            data: { values: labelled },
+            mark: { type: "text", align: "left", dx: 6, dy: -6, fontSize: 10 },
+            encoding: { x: { field: cost, type: "quantitative" }, y: { field: "throughput", type: "quantitative" }, text: { field: "layout" } },
+          },
+        ],
+      }
+    );
+    const estimated = simulated.filter((p) => p.estimate !== null);
+    if (estimated.length > 0)
+      figure("estimate", "The closed-form estimate against the simulation", "Each simulated layout's iteration by both; the diagonal is agreement.", {
+        layer: [
+          {
+            data: { values: estimated.map((p) => ({ layout: p.layout, estimate: ms(p.estimate), simulated: ms(p.iteration) })) },
+            mark: { type: "point", filled: true, tooltip: true },
+            encoding: {
+              x: { field: "estimate", type: "quantitative", title: "estimated iteration (ms)" },
+              y: { field: "simulated", type: "quantitative", title: "simulated iteration (ms)" },
+            },
+          },
+          {
+            data: { values: [{ v: 0 }, { v: Math.max(...estimated.map((p) => ms(Math.max(p.estimate, p.iteration)))) }] },
+            mark: { type: "line", strokeDash: [4, 4], color: "#888" },
+            encoding: { x: { field: "v", type: "quantitative" }, y: { field: "v", type: "quantitative" } },
+          },
+        ],
+      });
+    const c = d.counts;
+    paragraph(`Candidates: ${c.enumerated} enumerated, ${c.invalid} invalid, ${c.do_not_fit} do not fit in GPU memory, ${c.estimated} estimated, ${c.simulated} simulated, ${c.failed} failed.`, "note");
+  }
+
+  // ---- collective ----
+  function collectiveFigures(d) {
+    const rows = d.points.filter((p) => p.ok).map((p) => ({
+      bytes: p.size_bytes,
+      algorithm: `${p.algorithm} / ${p.protocol}`,
+      busbw: p.busbw_bytes_per_second / 1e9,
+      us: p.time_seconds * 1e6,
+    }));
+    paragraph(`${d.operation} over ${d.ranks} ranks on ${d.nodes} node(s) of ${d.gpu}, ${d.fidelity} fidelity.`, "summary");
+    const x = { field: "bytes", type: "quantitative", title: "message size (bytes)", scale: { type: "log", base: 2 }, axis: { format: "~s" } };
+    const color = { field: "algorithm", type: "nominal", title: "algorithm / protocol" };
+    figure("busbw", "Bus bandwidth against size", "nccl-tests' bus bandwidth: algorithm bandwidth times its operation's factor.", {
+      data: { values: rows },
+      mark: { type: "line", point: true, tooltip: true },
+      encoding: { x, y: { field: "busbw", type: "quantitative", title: "bus bandwidth (GB/s)" }, color },
+    });
+    figure("time", "Time against size", "One collective, from the first rank's start to the last rank's end.", {
+      data: { values: rows },
+      mark: { type: "line", point: true, tooltip: true },
+      encoding: { x, y: { field: "us", type: "quantitative", title: "time (us)", scale: { type: "log" } }, color },
+    });
+  }
+
+  // ---- dispatch ----
+  const command = doc.command || "run";
+  provenance(doc.provenance);
+  try {
+    if (command === "run") runFigures(doc);
+    else if (command === "sweep") sweepFigures(doc);
+    else if (command === "compare") compareFigures(doc);
+    else if (command === "compare-policies") policyFigures(doc);
+    else if (command === "train") trainFigures(doc);
+    else if (command === "search") searchFigures(doc);
+    else if (command === "collective") collectiveFigures(doc);
+    else paragraph(`No figures for "${command}".`, "error");
+  } catch (error) {
+    paragraph("The report failed: " + error, "error");
+    console.error(error);
+  }
+  Promise.all(pending).then(() => {
+    document.body.dataset.rendered = String(pending.length);
+  });
+})();
