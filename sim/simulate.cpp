@@ -68,13 +68,15 @@ using detail::take_outcome;
 
 } // namespace
 
-Simulation simulate(const scenario::Scenario& scenario, bool with_trace, bool show_progress, const MemoryLimit& limit) {
+Simulation simulate(const scenario::Scenario& scenario, bool with_trace, bool show_progress, const MemoryLimit& limit,
+                    const report::TraceOptions& trace) {
   const auto plan = checked_plan(scenario, limit);
   auto options = replay_options(scenario, limit);
   options.show_progress = show_progress;
+  options.sample_links = with_trace;
   const auto replay = engine::replay(scenario.cluster, plan.graph, options);
   Simulation sim{report::summarize(scenario, plan, replay), nullptr};
-  if (with_trace) sim.trace = report::chrome_trace(plan, replay);
+  if (with_trace) sim.trace = report::chrome_trace(plan, replay, scenario.cluster, trace);
   return sim;
 }
 

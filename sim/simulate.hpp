@@ -4,6 +4,7 @@
 #include "sim/engine/engine.hpp"
 #include "sim/plan/plan.hpp"
 #include "sim/report/result.hpp"
+#include "sim/report/trace.hpp"
 #include "sim/scenario/scenario.hpp"
 
 #include <functional>
@@ -40,9 +41,11 @@ plan::Plan checked_plan(const scenario::Scenario& scenario, const MemoryLimit& l
 
 // Runs one simulation (in a child process, as SimGrid needs). Throws plan::PlanError,
 // engine::DeadlockError or std::runtime_error.
-// `show_progress` prints a progress line on stderr during long replays (for a terminal).
+// `show_progress` prints a progress line on stderr during long replays (for a terminal). With `with_trace`, the
+// result carries the timeline (report/trace.hpp) of the ranks and iterations `trace` keeps, the replay sampling its
+// links for the utilization counters.
 Simulation simulate(const scenario::Scenario& scenario, bool with_trace = false, bool show_progress = false,
-                    const MemoryLimit& limit = {});
+                    const MemoryLimit& limit = {}, const report::TraceOptions& trace = {});
 
 struct SweepPoint {
   int nodes = 0;

@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
-# Installs the Debian packages dtsim needs, only those missing, without prompts. Safe to run again.
+# Installs what dtsim needs, only what is missing, without prompts. Safe to run again.
+#   tools/setup.sh           Debian's build packages, and the HTML reports' plotting runtime from the npm registry
+#   tools/setup.sh --tests   also what only the test suite uses: Chromium (the reports opened in a browser) and
+#                            valijson (scenarios checked against docs/scenario.schema.json)
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
 packages=(
   build-essential cmake pkg-config
@@ -9,9 +13,17 @@ packages=(
   libfmt-dev           # formatting
   libcli11-dev         # the command line
   nlohmann-json3-dev   # scenarios and results
+  zlib1g-dev           # gzip of large traces (.json.gz)
   libgtest-dev         # the test suite
   help2man             # the man page, from dtsim --help
 )
+command -v npm > /dev/null || packages+=(npm) # Vega-Lite for the HTML reports (tools/report/package.json)
+if [ "${1:-}" = "--tests" ]; then
+  packages+=(
+    chromium           # the HTML reports rendered headless (tests/report)
+    libvalijson-dev    # the schema test (tests/schema)
+  )
+fi
 
 missing=()
 for p in "${packages[@]}"; do
@@ -19,11 +31,18 @@ for p in "${packages[@]}"; do
 done
 if [ ${#missing[@]} -eq 0 ]; then
   echo "setup: every package is already installed"
-  exit 0
+else
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+  echo "setup: installing ${missing[*]}"
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-sudo=""
-if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
-echo "setup: installing ${missing[*]}"
-$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# The plotting runtime the HTML reports inline, at the versions package-lock.json pins (and playwright-core, which
+# drives Chromium in the browser test): installed again only when the lock file changed.
+if [ ! -f tools/report/node_modules/.package-lock.json ] ||
+   [ tools/report/package-lock.json -nt tools/report/node_modules/.package-lock.json ]; then
+  echo "setup: installing tools/report's npm packages"
+  (cd tools/report && npm ci --no-audit --no-fund --loglevel=error)
+fi

@@ -4,7 +4,7 @@
 #               UndefinedBehaviorSanitizer report fails the test it happened in.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-tools/setup.sh
+tools/setup.sh --tests
 if [ "${1:-}" = "--sanitize" ]; then
   tools/build.sh --sanitize
   # Leak checking stays on: a leak is a finding like any other. The stack trace makes a UBSan report actionable.

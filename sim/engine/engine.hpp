@@ -20,6 +20,9 @@ struct ReplayOptions {
   // Stop replaying once iterations repeat exactly (steady_state.cpp) and extend the result to `iterations`: on for
   // graphs with no stochastic input (no stragglers, no random gossip peers, no parameter servers).
   bool skip_repeats = true;
+  // Sample every tracked link's carried bytes during the replay (ReplayResult::link_samples), for a trace's
+  // utilization counters.
+  bool sample_links = false;
   NetworkModel network_model = NetworkModel::lv08;
   bool cross_traffic = true;
   bool show_progress = false; // print a progress line on stderr (for a terminal) during long replays
@@ -76,9 +79,19 @@ struct LinkLoad {
   double bytes = 0;     // bytes carried over the whole run
 };
 
+// Each tracked link's bytes carried since the start (SimGrid's link-load plugin: the integral of the rate its flows
+// get), read when an op ends, at least `interval` apart; the interval doubles (every other sample dropped) whenever
+// the samples reach their cap, so any run keeps between half the cap and the cap. They cover the iterations
+// replayed: those that repeat them are not.
+struct LinkSamples {
+  std::vector<double> times;
+  std::vector<double> bytes; // times.size() x links.size(): sample-major, links in ReplayResult::links order
+};
+
 struct ReplayResult {
   std::vector<RankTimeline> ranks;
   std::vector<LinkLoad> links;
+  LinkSamples link_samples; // with ReplayOptions::sample_links
   std::vector<ServerStats> servers;
   double simulated_seconds = 0; // end of the last iteration
   std::uint64_t transfers = 0;  // point-to-point flows simulated (repeated iterations: as if replayed)

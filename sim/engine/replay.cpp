@@ -5,10 +5,12 @@
 #include "sim/engine/footprint.hpp"
 
 #include <fmt/format.h>
+#include <simgrid/plugins/load.h>
 #include <simgrid/s4u.hpp>
 #include <xbt/config.hpp>
 #include <xbt/log.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -25,12 +27,20 @@ namespace detail {
 
 ReplayResult Replay::run() {
   configure_engine();
+  if (options_.sample_links) sg_link_load_plugin_init(); // before the links exist: it attaches to each as created
   platform_ = build_platform(cluster_);
   // The network model sets its latency factor when the platform creates it (LV08: 13.01, CM02: 1).
   latency_factor_ = simgrid::config::get_value<double>("network/latency-factor");
   explicit_latency_ = cluster_.compute_capability > 0;
   if (explicit_latency_) sg4::Engine::set_config("network/latency-factor:0");
   link_bytes_.assign(platform_.links.size(), 0.0);
+  if (options_.sample_links) {
+    for (const auto* link : platform_.links)
+      sg_link_load_track(link);
+    // At most 8 million numbers (64 MB) in all, and 16 to 2,048 samples.
+    sample_cap_ = std::clamp<std::size_t>(8'000'000 / std::max<std::size_t>(1, platform_.links.size()), 16, 2048) & ~1u;
+    sample_links();
+  }
   if (static_cast<int>(platform_.gpus.size()) < graph_.rank_count())
     throw std::runtime_error(
         fmt::format("the graph has {} ranks but the cluster only {} GPUs", graph_.rank_count(), platform_.gpus.size()));
@@ -39,6 +49,7 @@ ReplayResult Replay::run() {
   start_actors();
   start_services();
   engine_->run();
+  if (options_.sample_links) sample_links(true);
   if (options_.show_progress && progress_shown_) std::fputs("\r\033[K", stderr);
   // Once the steady state is found, the streams stop where they are and those waiting on one another stay blocked:
   // the engine returns as on a deadlock, and what they did after the last replayed iteration is dropped.
@@ -130,6 +141,27 @@ void Replay::start_actors() {
   }
 }
 
+void Replay::sample_links(bool last) {
+  auto& s = link_samples_;
+  const double now = sg4::Engine::get_clock();
+  if (!s.times.empty() && (now == s.times.back() || (!last && now - s.times.back() < sample_interval_))) return;
+  const std::size_t links = platform_.links.size();
+  if (s.times.size() >= sample_cap_) {
+    // Full: keep samples 0, 2, 4, ... (each still exact: the loads are cumulative) and sample half as often.
+    for (std::size_t i = 0; 2 * i < s.times.size(); ++i) {
+      s.times[i] = s.times[2 * i];
+      std::copy_n(s.bytes.begin() + static_cast<std::ptrdiff_t>(2 * i * links), links,
+                  s.bytes.begin() + static_cast<std::ptrdiff_t>(i * links));
+    }
+    s.times.resize((s.times.size() + 1) / 2);
+    s.bytes.resize(s.times.size() * links);
+    sample_interval_ *= 2;
+  }
+  s.times.push_back(now);
+  for (const auto* link : platform_.links)
+    s.bytes.push_back(sg_link_get_cum_load(link));
+}
+
 void Replay::stream_loop(int rank, int stream) {
   auto& state = ranks_[rank];
   auto& status = state.status[stream];
@@ -150,6 +182,7 @@ void Replay::stream_loop(int rank, int stream) {
       if ((it + 1) % op.every == 0) { // else skipped this iteration
         const double busy_from = execute(rank, op, it, status);
         state.timeline.streams[stream].push_back({busy_from, sg4::Engine::get_clock(), index, it});
+        if (options_.sample_links) sample_links();
       }
       mark_done(state, index, it, per_iteration);
     }
@@ -349,6 +382,7 @@ ReplayResult Replay::collect() {
     const auto* link = platform_.links[i];
     result.links.push_back({link->get_name(), link->get_bandwidth(), link_bytes_[i]});
   }
+  result.link_samples = std::move(link_samples_);
   return result;
 }
 } // namespace detail

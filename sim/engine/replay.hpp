@@ -71,6 +71,7 @@ private:
   void start_actors();
   void start_services(); // parameter servers and gossip inboxes, when the graph has them
   void stream_loop(int rank, int stream);
+  void sample_links(bool last = false); // with options_.sample_links: link_samples_, at least sample_interval_ apart
 
   // Waits until the rank has completed `count` ops in all.
   void wait_for_count(RankState& state, int stream, std::uint64_t count);
@@ -267,7 +268,10 @@ private:
   int ranks_with_programs_ = 0;
   std::vector<int> ranks_through_;                        // per iteration: ranks that have finished it
   std::vector<std::vector<double>> iteration_link_bytes_; // per iteration, per tracked link half (period_ > 0)
-  std::vector<std::uint64_t> iteration_transfers_;        // per iteration (period_ > 0)
+  LinkSamples link_samples_;
+  double sample_interval_ = 1e-6;                  // seconds; doubles with each thinning
+  std::size_t sample_cap_ = 0;                     // samples kept at most (even)
+  std::vector<std::uint64_t> iteration_transfers_; // per iteration (period_ > 0)
   std::chrono::steady_clock::time_point last_progress_ = std::chrono::steady_clock::now();
   bool progress_shown_ = false;
   int started_streams_ = 0;

@@ -98,6 +98,8 @@ std::string encode(const ReplayResult& result) {
     w.value(link.bandwidth);
     w.value(link.bytes);
   }
+  w.values(result.link_samples.times);
+  w.values(result.link_samples.bytes);
   return w.take();
 }
 
@@ -135,6 +137,8 @@ ReplayResult decode(const std::string& bytes) {
     link.bandwidth = r.value<double>();
     link.bytes = r.value<double>();
   }
+  result.link_samples.times = r.values<double>();
+  result.link_samples.bytes = r.values<double>();
   return result;
 }
 

@@ -181,7 +181,4 @@ std::string format_summary(const RunResult& result);        // the human-readabl
 // The kernel table as CSV (`dtsim run --ops`): one row per distinct kernel of rank 0's iteration, header first.
 std::string kernels_csv(const RunResult& result);
 
-// Chrome trace-event timeline (Perfetto opens it): one process per rank, one thread per stream.
-nlohmann::json chrome_trace(const plan::Plan& plan, const engine::ReplayResult& replay);
-
 } // namespace dtsim::report

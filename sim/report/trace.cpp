@@ -1,37 +1,222 @@
-// Chrome trace-event format ("X" complete events, microseconds), which Perfetto and chrome://tracing open:
-// one process per rank, one thread per stream.
-#include "sim/report/result.hpp"
+// The Chrome trace-event format ("X" complete events, "s"/"f" flow events, "C" counters, "M" names; microseconds),
+// as Perfetto's JSON importer reads it.
+#include "sim/report/trace.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <tuple>
 
 namespace dtsim::report {
+namespace {
 
 using nlohmann::json;
 
-json chrome_trace(const plan::Plan& plan, const engine::ReplayResult& replay) {
+constexpr std::size_t kCountedLinks = 16; // links with a utilization counter: the busiest by bytes
+
+bool kept(const std::vector<int>& chosen, int value) {
+  return chosen.empty() || std::binary_search(chosen.begin(), chosen.end(), value);
+}
+
+int thread_of(int rank, int stream) {
+  return rank * graph::kStreamCount + stream;
+}
+
+// What an op did, for the event's args.
+json op_args(const graph::ExecutionGraph& g, const graph::Op& op, std::uint32_t iteration) {
+  json args{{"iteration", iteration}};
+  std::visit(
+      [&](const auto& body) {
+        using T = std::decay_t<decltype(body)>;
+        if constexpr (std::is_same_v<T, graph::Compute>) {
+          if (body.flops > 0) args["flops"] = body.flops;
+          if (body.bytes > 0) args["bytes"] = body.bytes;
+        } else if constexpr (std::is_same_v<T, graph::Collective>) {
+          args["operation"] = collectives::to_string(body.op);
+          args["algorithm"] = collectives::to_string(body.algorithm);
+          args["protocol"] = collectives::to_string(body.protocol);
+          args["bytes"] = body.bytes;
+          args["group"] = body.group;
+          args["group_size"] = g.groups[body.group].size();
+          args["dimension"] = graph::to_string(op.axis);
+        } else if constexpr (std::is_same_v<T, graph::SendRecv>) {
+          args[body.send ? "to" : "from"] = body.peer;
+          args["bytes"] = body.bytes;
+        } else if constexpr (std::is_same_v<T, graph::Exchange>) {
+          double bytes = 0;
+          for (const auto& t : body.transfers)
+            bytes += t.send ? t.bytes : 0;
+          args["peers"] = body.transfers.size();
+          args["bytes_sent"] = bytes;
+        } else if constexpr (std::is_same_v<T, graph::Push>) {
+          args["bytes"] = body.bytes;
+          if (body.reply_bytes > 0) args["reply_bytes"] = body.reply_bytes;
+        } else if constexpr (std::is_same_v<T, graph::PushPull>) {
+          double push = 0, pull = 0;
+          for (const auto& s : body.shards) {
+            push += s.push_bytes;
+            pull += s.pull_bytes;
+          }
+          args["shards"] = body.shards.size();
+          args["push_bytes"] = push;
+          args["pull_bytes"] = pull;
+        }
+      },
+      op.body);
+  return args;
+}
+
+// Sends and receives between two ranks match in the order they are posted (graph::SendRecv): the k-th send from a
+// to b is the k-th receive at b from a. Flow events join the two slices.
+struct TransferEnd {
+  int rank = 0;
+  const engine::Interval* interval = nullptr;
+};
+void add_flows(const plan::Plan& plan, const engine::ReplayResult& replay, const topologies::ClusterSpec& cluster,
+               const TraceOptions& options, json& events) {
+  std::map<std::tuple<int, int, bool>, std::vector<TransferEnd>> ends; // (from, to, is the send) -> in order
+  const int p2p = static_cast<int>(graph::Stream::p2p);
+  for (std::size_t r = 0; r < replay.ranks.size(); ++r) {
+    const auto& program = plan.graph.program_of(static_cast<int>(r));
+    for (const auto& interval : replay.ranks[r].streams[p2p]) {
+      const auto* sr = std::get_if<graph::SendRecv>(&program.ops[interval.op].body);
+      if (sr == nullptr) continue;
+      const int rank = static_cast<int>(r);
+      const auto key = sr->send ? std::tuple{rank, sr->peer, true} : std::tuple{sr->peer, rank, false};
+      ends[key].push_back({rank, &interval});
+    }
+  }
+  std::uint64_t id = 0;
+  for (const auto& [key, sends] : ends) {
+    if (!std::get<2>(key)) continue;
+    const auto found = ends.find({std::get<0>(key), std::get<1>(key), false});
+    if (found == ends.end()) continue;
+    const auto& receives = found->second;
+    for (std::size_t k = 0; k < std::min(sends.size(), receives.size()); ++k) {
+      const auto& s = sends[k];
+      const auto& d = receives[k];
+      ++id; // numbered over every transfer, so that filtering keeps the ids of the rest
+      if (!kept(options.ranks, s.rank) || !kept(options.ranks, d.rank) ||
+          !kept(options.iterations, static_cast<int>(s.interval->iteration)) ||
+          !kept(options.iterations, static_cast<int>(d.interval->iteration)))
+        continue;
+      // The arrow leaves the send as it is posted and lands inside the receive (bound to the slice enclosing it).
+      events.push_back({{"name", "transfer"},
+                        {"cat", "p2p"},
+                        {"ph", "s"},
+                        {"id", id},
+                        {"pid", cluster.node_of(s.rank)},
+                        {"tid", thread_of(s.rank, p2p)},
+                        {"ts", s.interval->start * 1e6}});
+      events.push_back({{"name", "transfer"},
+                        {"cat", "p2p"},
+                        {"ph", "f"},
+                        {"bp", "e"},
+                        {"id", id},
+                        {"pid", cluster.node_of(d.rank)},
+                        {"tid", thread_of(d.rank, p2p)},
+                        {"ts", (d.interval->start + d.interval->end) / 2 * 1e6}});
+    }
+  }
+}
+
+// The busiest links' utilization between samples: bytes carried over what the link carries at its bandwidth.
+void add_link_counters(const engine::ReplayResult& replay, int pid, double from, double to, json& events) {
+  const auto& samples = replay.link_samples;
+  const std::size_t links = replay.links.size();
+  if (samples.times.size() < 2 || links == 0 || samples.bytes.size() != samples.times.size() * links) return;
+  std::vector<std::size_t> order(links);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return replay.links[a].bytes > replay.links[b].bytes; });
+  order.resize(std::min(kCountedLinks, order.size()));
+  std::erase_if(order, [&](std::size_t l) { return replay.links[l].bytes <= 0 || replay.links[l].bandwidth <= 0; });
+  for (const auto l : order) {
+    const auto name = fmt::format("{} utilization (%)", replay.links[l].name);
+    for (std::size_t i = 0; i + 1 < samples.times.size(); ++i) {
+      const double t0 = samples.times[i], t1 = samples.times[i + 1];
+      if (t1 <= from || t0 > to) continue;
+      const double bytes = samples.bytes[(i + 1) * links + l] - samples.bytes[i * links + l];
+      const double percent = 100 * bytes / (replay.links[l].bandwidth * (t1 - t0));
+      events.push_back({{"name", name}, {"ph", "C"}, {"pid", pid}, {"ts", t0 * 1e6}, {"args", {{"%", percent}}}});
+    }
+    events.push_back({{"name", name},
+                      {"ph", "C"},
+                      {"pid", pid},
+                      {"ts", std::min(to, samples.times.back()) * 1e6},
+                      {"args", {{"%", 0.0}}}});
+  }
+}
+
+} // namespace
+
+json chrome_trace(const plan::Plan& plan, const engine::ReplayResult& replay, const topologies::ClusterSpec& cluster,
+                  const TraceOptions& options) {
   json events = json::array();
-  for (std::size_t rank = 0; rank < replay.ranks.size(); ++rank) {
-    events.push_back(
-        {{"name", "process_name"}, {"ph", "M"}, {"pid", rank}, {"args", {{"name", "rank " + std::to_string(rank)}}}});
+  std::map<int, std::vector<int>> nodes; // node -> its traced ranks
+  double first = std::numeric_limits<double>::infinity(), last = 0;
+  for (std::size_t r = 0; r < replay.ranks.size(); ++r) {
+    const int rank = static_cast<int>(r);
+    if (!replay.ranks[r].simulated || !kept(options.ranks, rank)) continue;
+    const int node = cluster.node_of(rank);
+    nodes[node].push_back(rank);
+    const auto& program = plan.graph.program_of(rank);
     for (int s = 0; s < graph::kStreamCount; ++s) {
-      // The input stream exists only where the scenario models the input pipeline.
-      if (s == static_cast<int>(graph::Stream::input) && replay.ranks[rank].streams[s].empty()) continue;
+      const auto& stream = replay.ranks[r].streams[s];
+      if (stream.empty()) continue; // a stream the rank does not use (the input stream without an input pipeline)
+      const auto name = fmt::format("GPU {} {}", rank, graph::to_string(static_cast<graph::Stream>(s)));
       events.push_back({{"name", "thread_name"},
                         {"ph", "M"},
-                        {"pid", rank},
-                        {"tid", s},
-                        {"args", {{"name", std::string(graph::to_string(static_cast<graph::Stream>(s)))}}}});
-    }
-    const auto& program = plan.graph.program_of(static_cast<int>(rank));
-    for (int s = 0; s < graph::kStreamCount; ++s)
-      for (const auto& interval : replay.ranks[rank].streams[s])
-        events.push_back({{"name", program.ops[interval.op].name},
+                        {"pid", node},
+                        {"tid", thread_of(rank, s)},
+                        {"args", {{"name", name}}}});
+      events.push_back({{"name", "thread_sort_index"},
+                        {"ph", "M"},
+                        {"pid", node},
+                        {"tid", thread_of(rank, s)},
+                        {"args", {{"sort_index", thread_of(rank, s)}}}});
+      for (const auto& interval : stream) {
+        if (!kept(options.iterations, static_cast<int>(interval.iteration))) continue;
+        first = std::min(first, interval.start);
+        last = std::max(last, interval.end);
+        const auto& op = program.ops[interval.op];
+        events.push_back({{"name", op.name},
                           {"cat", std::string(graph::to_string(static_cast<graph::Stream>(s)))},
                           {"ph", "X"},
-                          {"pid", rank},
-                          {"tid", s},
+                          {"pid", node},
+                          {"tid", thread_of(rank, s)},
                           {"ts", interval.start * 1e6},
                           {"dur", (interval.end - interval.start) * 1e6},
-                          {"args", {{"iteration", interval.iteration}}}});
+                          {"args", op_args(plan.graph, op, interval.iteration)}});
+      }
+    }
   }
+  if (nodes.empty()) return {{"traceEvents", events}, {"displayTimeUnit", "ms"}};
+  const double memory_gib = plan.memory.total() / (1024.0 * 1024 * 1024);
+  for (const auto& [node, ranks] : nodes) {
+    events.push_back(
+        {{"name", "process_name"},
+         {"ph", "M"},
+         {"pid", node},
+         {"args",
+          {{"name", fmt::format("node {} ({} GPU{} traced)", node, ranks.size(), ranks.size() == 1 ? "" : "s")}}}});
+    events.push_back({{"name", "process_sort_index"}, {"ph", "M"}, {"pid", node}, {"args", {{"sort_index", node}}}});
+    // The planner's memory per GPU (its fullest pipeline stage): a level, not a measurement over time.
+    for (double t : {first, last})
+      events.push_back({{"name", "planned memory per GPU (GiB)"},
+                        {"ph", "C"},
+                        {"pid", node},
+                        {"ts", t * 1e6},
+                        {"args", {{"GiB", memory_gib}}}});
+  }
+  add_flows(plan, replay, cluster, options, events);
+  const int network = cluster.nodes; // after the nodes
+  events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", network}, {"args", {{"name", "network links"}}}});
+  events.push_back(
+      {{"name", "process_sort_index"}, {"ph", "M"}, {"pid", network}, {"args", {{"sort_index", network}}}});
+  add_link_counters(replay, network, first, last, events);
   return {{"traceEvents", events}, {"displayTimeUnit", "ms"}};
 }
 

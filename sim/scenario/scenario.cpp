@@ -48,9 +48,12 @@ std::string default_name(const std::string& origin) {
 Scenario read_document(const std::string& origin, const json& document) {
   check_version(origin, document);
   const detail::Object top(origin, &document, "",
-                           {"version", "name", "description", "model", "dataset", "cluster", "training", "run",
-                            "network", "input", "stragglers", "parallelism", "checkpoint", "storage", "failures",
-                            "restart", "spot", "energy", "elastic"});
+                           {"version",  "name",    "description", "model",      "dataset",     "cluster",    "training",
+                            "run",      "network", "input",       "stragglers", "parallelism", "checkpoint", "storage",
+                            "failures", "restart", "spot",        "energy",     "elastic",     "$schema"});
+  // "$schema" names the JSON Schema an editor checks and completes the file with (docs/scenario.schema.json); the
+  // simulation takes nothing from it.
+  (void)top.string("$schema", std::string(), /*allow_empty=*/true);
   Scenario s;
   s.origin = origin;
   s.name = top.string("name", default_name(origin));

@@ -1,4 +1,5 @@
 #include "tools/dtsim/commands.hpp"
+#include "io/gzip.hpp"
 #include "tools/dtsim/html_report.hpp"
 #include "tools/dtsim/provenance.hpp"
 
@@ -17,6 +18,7 @@
 #include <fstream>
 #include <iostream>
 #include <limits>
+#include <sstream>
 #include <thread>
 #include <unistd.h>
 
@@ -186,29 +188,29 @@ void ProgressLine::update(std::size_t done, std::size_t total) const {
 
 namespace {
 
-// A one-iteration timeline of up to eight of the replayed ranks, spread over the job, for the HTML report: the trace's
-// events of the last measured iteration, times from that iteration's first start.
+// A one-iteration timeline of up to eight of the traced ranks, spread over the job, for the HTML report: the trace's
+// events of its last iteration, times from that iteration's first start. The trace's threads are rank x streams.
 nlohmann::json timeline_sample(const nlohmann::json& trace) {
   constexpr std::size_t kSampled = 8;
-  std::vector<int> replayed; // the trace's ranks, ascending (coarse fidelity replays only some)
+  const auto rank_of = [](const nlohmann::json& e) { return e["tid"].get<int>() / graph::kStreamCount; };
+  std::vector<int> traced;
   int last = -1;
   for (const auto& e : trace["traceEvents"]) {
     if (e["ph"] != "X") continue;
     last = std::max(last, e["args"]["iteration"].get<int>());
-    const int rank = e["pid"].get<int>();
-    if (replayed.empty() || replayed.back() != rank) replayed.push_back(rank);
+    traced.push_back(rank_of(e));
   }
-  std::sort(replayed.begin(), replayed.end());
-  replayed.erase(std::unique(replayed.begin(), replayed.end()), replayed.end());
+  std::sort(traced.begin(), traced.end());
+  traced.erase(std::unique(traced.begin(), traced.end()), traced.end());
   std::vector<int> sampled;
-  const std::size_t count = std::min(kSampled, replayed.size());
+  const std::size_t count = std::min(kSampled, traced.size());
   for (std::size_t i = 0; i < count; ++i)
-    sampled.push_back(replayed[i * replayed.size() / count]);
+    sampled.push_back(traced[i * traced.size() / count]);
   double origin = std::numeric_limits<double>::infinity();
   nlohmann::json events = nlohmann::json::array();
   for (const auto& e : trace["traceEvents"]) {
     if (e["ph"] != "X" || e["args"]["iteration"] != last) continue;
-    const int rank = e["pid"].get<int>();
+    const int rank = rank_of(e);
     if (!std::binary_search(sampled.begin(), sampled.end(), rank)) continue;
     origin = std::min(origin, e["ts"].get<double>());
     events.push_back({{"rank", rank},
@@ -224,15 +226,44 @@ nlohmann::json timeline_sample(const nlohmann::json& trace) {
   return {{"iteration", last}, {"ranks", sampled}, {"events", events}};
 }
 
+// "0-7,16" -> 0..7, 16 (ascending, each below `count`); `option` names the flag in errors.
+std::vector<int> parse_index_list(const std::string& text, int count, const std::string& option, const char* what) {
+  std::vector<int> out;
+  std::istringstream in(text);
+  for (std::string part; std::getline(in, part, ',');) {
+    int a = -1, b = -1;
+    char dash = 0, extra = 0;
+    const int n = std::sscanf(part.c_str(), "%d%c%d%c", &a, &dash, &b, &extra);
+    if (n == 1) b = a;
+    if (!((n == 1) || (n == 3 && dash == '-')) || a < 0 || b < a || b >= count)
+      throw scenario::ScenarioError(
+          option, "", fmt::format("expected {} from 0 to {} as \"0-7,16\", got \"{}\"", what, count - 1, text));
+    for (int i = a; i <= b; ++i)
+      out.push_back(i);
+  }
+  if (out.empty())
+    throw scenario::ScenarioError(option, "", fmt::format("expected {} as \"0-7,16\", got nothing", what));
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
 } // namespace
 
 int run_command(const RunArgs& args) {
   const auto scenario = load_with_overrides(args.scenario, args.sets);
   check_writable({args.json_out, args.html_out, args.trace_out, args.ops_out}, {args.scenario});
   const auto limit = memory_limit_of(args.max_memory, 1);
+  report::TraceOptions trace;
+  if (!args.trace_ranks.empty())
+    trace.ranks = parse_index_list(args.trace_ranks, scenario.cluster.gpu_count(), "--trace-ranks", "GPU ranks");
+  if (!args.trace_iterations.empty())
+    trace.iterations = parse_index_list(args.trace_iterations, scenario.run.iterations + scenario.run.warmup_iterations,
+                                        "--trace-iterations", "iterations (the warm-up first)");
   Simulation sim;
   try {
-    sim = simulate(scenario, !args.trace_out.empty() || !args.html_out.empty(), ::isatty(STDERR_FILENO) != 0, limit);
+    sim = simulate(scenario, !args.trace_out.empty() || !args.html_out.empty(), ::isatty(STDERR_FILENO) != 0, limit,
+                   trace);
   } catch (const plan::PlanError& e) { // does not fit, cannot be planned: the scenario's to change, so it is named
     throw scenario::ScenarioError(args.scenario, "", e.what());
   }
@@ -242,7 +273,9 @@ int run_command(const RunArgs& args) {
   auto document = with_provenance(report::to_json(sim.result));
   std::vector<OutputFile> files;
   if (!args.json_out.empty()) files.push_back({args.json_out, document.dump(2) + "\n"});
-  if (!args.trace_out.empty()) files.push_back({args.trace_out, sim.trace.dump() + "\n"});
+  if (!args.trace_out.empty()) // Perfetto opens a .json.gz as it is
+    files.push_back({args.trace_out,
+                     args.trace_out.ends_with(".gz") ? io::gzip(sim.trace.dump() + "\n") : sim.trace.dump() + "\n"});
   if (!args.ops_out.empty()) files.push_back({args.ops_out, report::kernels_csv(sim.result)});
   if (!args.html_out.empty()) {
     document["command"] = "run";

@@ -27,7 +27,9 @@ struct RunArgs {
   std::vector<std::string> sets;
   std::string json_out;
   std::string html_out; // a self-contained HTML report with figures
-  std::string trace_out;
+  std::string trace_out;        // a Chrome trace (Perfetto); gzip-compressed when it ends in .gz
+  std::string trace_ranks;      // "0-7,16": the ranks the trace keeps; empty: every one
+  std::string trace_iterations; // "2" or "1-3" (0-based, the warm-up included); empty: every one
   std::string ops_out;    // the kernel table as CSV; "-": on stdout (the summary then goes to stderr)
   std::string max_memory; // --max-memory SIZE; empty: 3/4 of this machine's memory
 };

@@ -98,7 +98,13 @@ int main(int argc, char** argv) {
   memory_option(run_cmd, run.max_memory);
   json_option(run_cmd, run.json_out, "the full result");
   html_option(run_cmd, run.html_out);
-  run_cmd->add_option("--trace", run.trace_out, "Write a Chrome trace-event timeline (open in Perfetto) to FILE");
+  run_cmd->add_option("--trace", run.trace_out,
+                      "Write a Chrome trace-event timeline (open in Perfetto) to FILE: a process per node, a thread "
+                      "per GPU stream, send-to-receive arrows, link utilization counters; FILE.json.gz: gzip");
+  run_cmd->add_option("--trace-ranks", run.trace_ranks,
+                      "Only these GPU ranks in the trace and the report's timeline: 0-7,16");
+  run_cmd->add_option("--trace-iterations", run.trace_iterations,
+                      "Only these iterations in the trace (from 0, the warm-up first): 2 or 1-3");
   run_cmd->add_option("--ops", run.ops_out,
                       "Write rank 0's kernels of one iteration as CSV to FILE (- for stdout): per distinct kernel its "
                       "shape, launches, time, achieved rate, efficiency and what bounds it");

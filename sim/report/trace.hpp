@@ -1,0 +1,27 @@
+#pragma once
+// A run's timeline in the Chrome trace-event format, which Perfetto (ui.perfetto.dev) and chrome://tracing open.
+#include "sim/engine/engine.hpp"
+#include "sim/plan/plan.hpp"
+#include "topologies/cluster.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <vector>
+
+namespace dtsim::report {
+
+// What the trace keeps (`dtsim run --trace-ranks`, `--trace-iterations`).
+struct TraceOptions {
+  std::vector<int> ranks;      // ascending; empty: every simulated rank
+  std::vector<int> iterations; // 0-based, the warm-up included; ascending; empty: every iteration
+};
+
+// One process per node and in it one thread per stream of each of its GPUs ("GPU 3 compute"); every op a complete
+// event with what it moved or computed in its args (bytes, FLOPs, the collective's operation, algorithm, protocol
+// and group); an arrow from each send to its receive (flow events); a "network" process with the utilization of the
+// 16 busiest links as counters (from the replay's link samples, where it took them), and each node's planned memory
+// per GPU as a counter. Times in microseconds.
+nlohmann::json chrome_trace(const plan::Plan& plan, const engine::ReplayResult& replay,
+                            const topologies::ClusterSpec& cluster, const TraceOptions& options = {});
+
+} // namespace dtsim::report
