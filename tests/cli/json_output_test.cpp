@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <sstream>
 #include <string>
 
 namespace {
@@ -135,6 +136,28 @@ TEST(JsonOutput, ListGivesPublishedFiguresInBaseUnits) {
       EXPECT_EQ(i["gpus"], 8);
       EXPECT_EQ(i["nics"].get<double>() * i["nic_bytes_per_second"].get<double>(), 400e9 / 8);
     }
+}
+
+TEST(JsonOutput, ListAsCsvHasARowPerItemAndTheJsonsKeysAsColumns) {
+  TempDir dir;
+  const auto csv = run_dtsim("list instances --csv -", dir);
+  const auto json_out = run_dtsim("list instances --json -", dir);
+  ASSERT_EQ(csv.status, 0) << csv.err;
+  const auto items = json::parse(json_out.out)["items"];
+  std::vector<std::string> lines;
+  std::istringstream in(csv.out);
+  for (std::string line; std::getline(in, line);)
+    lines.push_back(line);
+  ASSERT_EQ(lines.size(), items.size() + 1);
+  EXPECT_EQ(lines[0].substr(0, 15), "\"display_name\","); // keys in the JSON's (sorted) order, quoted as text is
+  // The p4d row: 8 GPUs, its name quoted.
+  bool found = false;
+  for (const auto& line : lines)
+    if (line.find(",\"aws.p4d.24xlarge\",") != std::string::npos) {
+      EXPECT_NE(line.find(",8,"), std::string::npos) << line;
+      found = true;
+    }
+  EXPECT_TRUE(found) << csv.out.substr(0, 400);
 }
 
 TEST(JsonOutput, ValidateGivesEveryCaseWithItsSignedError) {

@@ -146,7 +146,8 @@ TEST(BadScenario, UnknownKeyListsKnownKeysWhenNothingIsClose) {
   EXPECT_TRUE(test::contains(e.detail(), "\"iterations\", \"seed\", \"skip_repeats\", \"warmup_iterations\""))
       << e.what();
   // A short word is not "close" to another short word two letters away ("foo" is not "run").
-  EXPECT_SCENARIO_ERROR(error_of(patched({{"foo", 1}})), "/foo", "unknown key \"foo\"; known keys: \"checkpoint\"");
+  EXPECT_SCENARIO_ERROR(error_of(patched({{"foo", 1}})), "/foo",
+                        "unknown key \"foo\"; known keys: \"$schema\", \"checkpoint\"");
 }
 
 TEST(BadScenario, BadUnit) {

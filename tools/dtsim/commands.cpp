@@ -70,6 +70,34 @@ void check_writable(const std::vector<std::string>& paths, const std::vector<std
   }
 }
 
+std::string csv_of(const nlohmann::json& rows) {
+  std::vector<std::string> columns;
+  for (const auto& row : rows)
+    for (const auto& [key, value] : row.items())
+      if (std::find(columns.begin(), columns.end(), key) == columns.end()) columns.push_back(key);
+  std::string out;
+  for (std::size_t c = 0; c < columns.size(); ++c)
+    out += (c ? "," : "") + csv_field(columns[c]);
+  out += "\n";
+  for (const auto& row : rows) {
+    for (std::size_t c = 0; c < columns.size(); ++c) {
+      if (c) out += ",";
+      if (!row.contains(columns[c])) continue;
+      const auto& v = row[columns[c]];
+      if (v.is_string())
+        out += csv_field(v.get<std::string>());
+      else if (v.is_number_float())
+        out += csv_number(v.get<double>());
+      else if (v.is_number() || v.is_boolean())
+        out += v.dump();
+      else if (!v.is_null())
+        out += csv_field(v.dump());
+    }
+    out += "\n";
+  }
+  return out;
+}
+
 std::ostream& report_stream(const std::vector<std::string>& outputs) {
   return std::find(outputs.begin(), outputs.end(), "-") != outputs.end() ? std::cerr : std::cout;
 }

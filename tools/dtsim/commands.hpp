@@ -26,12 +26,12 @@ struct RunArgs {
   std::string scenario;
   std::vector<std::string> sets;
   std::string json_out;
-  std::string html_out; // a self-contained HTML report with figures
+  std::string html_out;         // a self-contained HTML report with figures
   std::string trace_out;        // a Chrome trace (Perfetto); gzip-compressed when it ends in .gz
   std::string trace_ranks;      // "0-7,16": the ranks the trace keeps; empty: every one
   std::string trace_iterations; // "2" or "1-3" (0-based, the warm-up included); empty: every one
-  std::string ops_out;    // the kernel table as CSV; "-": on stdout (the summary then goes to stderr)
-  std::string max_memory; // --max-memory SIZE; empty: 3/4 of this machine's memory
+  std::string ops_out;          // the kernel table as CSV; "-": on stdout (the summary then goes to stderr)
+  std::string max_memory;       // --max-memory SIZE; empty: 3/4 of this machine's memory
 };
 int run_command(const RunArgs& args);
 
@@ -133,11 +133,13 @@ struct ExplainArgs {
   std::vector<std::string> sets;
   std::string path; // "A,B": the route between GPUs A and B
   std::string json_out;
+  std::string max_memory; // --max-memory SIZE: the limit the simulation's estimate is held to; empty: 3/4 of this
+                          // machine's memory
 };
 int explain_command(const ExplainArgs& args);
 
-// instances, gpus, models, algorithms, topologies, strategies, failures; with json_out, the same as JSON
-int list_command(const std::string& what, const std::string& json_out = "");
+// instances, gpus, models, algorithms, topologies, strategies, failures; with json_out or csv_out, the same as data
+int list_command(const std::string& what, const std::string& json_out = "", const std::string& csv_out = "");
 
 struct CalibrateArgs {
   std::string measurements;   // dtsim-probe's measurement file (docs/measurement-format.md), or
@@ -187,6 +189,10 @@ using report::csv_field;
 inline std::string csv_number(double value, bool applies = true) {
   return applies ? fmt::format("{:.9g}", value) : std::string();
 }
+
+// An array of JSON objects as CSV: a column per key (the union of the objects' keys, in order), numbers in full
+// precision, null as an empty field, nested arrays and objects as their JSON text.
+std::string csv_of(const nlohmann::json& rows);
 
 struct OutputFile {
   std::string path;

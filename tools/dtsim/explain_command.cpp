@@ -250,7 +250,7 @@ int explain_command(const ExplainArgs& args) {
 
   // What the simulation itself will take on this machine (engine/footprint.hpp), against the default limit.
   out += "\nSimulation (this machine's memory, for dtsim itself)\n";
-  const auto limit = memory_limit(0, 1);
+  const auto limit = memory_limit_of(args.max_memory, 1);
   try {
     const auto plan = checked_plan(s, limit);
     const auto options = replay_options(s, limit);

@@ -292,7 +292,7 @@ nlohmann::json list_json(const std::string& what) {
 
 } // namespace
 
-int list_command(const std::string& what, const std::string& json_out) {
+int list_command(const std::string& what, const std::string& json_out, const std::string& csv_out) {
   std::string text;
   if (what == "instances")
     text = instances();
@@ -313,13 +313,13 @@ int list_command(const std::string& what, const std::string& json_out) {
                                   fmt::format("cannot list \"{}\"; expected instances, gpus, models, algorithms, "
                                               "topologies, strategies or failures",
                                               what));
-  check_writable({json_out});
+  check_writable({json_out, csv_out});
   auto document = command_document("list", nlohmann::json());
   document["what"] = what;
   document["items"] = list_json(what);
-  std::ostream& out = report_stream({json_out});
+  std::ostream& out = report_stream({json_out, csv_out});
   out << text;
-  return finish_outputs(out, {}, document, json_out, "", kExitOk);
+  return finish_outputs(out, {{csv_out, csv_of(document["items"])}}, document, json_out, "", kExitOk);
 }
 
 } // namespace dtsim::cli

@@ -227,12 +227,14 @@ int main(int argc, char** argv) {
   scenario_options(explain_cmd, explain.scenario, explain.sets);
   explain_cmd->add_option("--path", explain.path, "Show the route between two GPUs: --path 0,9");
   json_option(explain_cmd, explain.json_out, "the figures shown");
+  memory_option(explain_cmd, explain.max_memory);
 
-  std::string list_what, list_json;
+  std::string list_what, list_json, list_csv;
   auto* list_cmd = app.add_subcommand("list", "List what a scenario can name");
   list_cmd->add_option("what", list_what, "instances, gpus, models, algorithms, topologies, strategies or failures")
       ->required();
   json_option(list_cmd, list_json, "the list");
+  list_cmd->add_option("--csv", list_csv, "Write the list as CSV to FILE (- for stdout): a row each, base units");
 
   cli::ValidateArgs validate;
   auto* validate_cmd = app.add_subcommand(
@@ -299,7 +301,7 @@ int main(int argc, char** argv) {
     sharding->command_line = command_line;
   try {
     if (*explain_cmd) return cli::explain_command(explain);
-    if (*list_cmd) return cli::list_command(list_what, list_json);
+    if (*list_cmd) return cli::list_command(list_what, list_json, list_csv);
     if (*run_cmd) return cli::run_command(run);
     if (*sweep_cmd) return cli::sweep_command(sweep);
     if (*compare_cmd) {
