@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what dtsim needs, only what is missing, without prompts. Safe to run again.
 #   tools/setup.sh           Debian's build packages, and the HTML reports' plotting runtime from the npm registry
-#   tools/setup.sh --tests   also what only the test suite uses: Chromium (the reports opened in a browser) and
-#                            valijson (scenarios checked against docs/scenario.schema.json)
+#   tools/setup.sh --tests   also what only the test suite uses: Chromium (the reports opened in a browser),
+#                            valijson (scenarios checked against docs/scenario.schema.json), pytest and matplotlib
+#                            (the Python module's tests and example)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,14 +15,20 @@ packages=(
   libcli11-dev         # the command line
   nlohmann-json3-dev   # scenarios and results
   zlib1g-dev           # gzip of large traces (.json.gz)
+  protobuf-compiler    # Chakra execution traces: the schema's C++ (sim/chakra/et_def.proto)
+  libprotobuf-dev      # ... and the library that reads and writes them
   libgtest-dev         # the test suite
   help2man             # the man page, from dtsim --help
+  pybind11-dev         # the Python module (import dtsim)
+  python3-dev          # Python's headers, for the module
 )
 command -v npm > /dev/null || packages+=(npm) # Vega-Lite for the HTML reports (tools/report/package.json)
 if [ "${1:-}" = "--tests" ]; then
   packages+=(
     chromium           # the HTML reports rendered headless (tests/report)
     libvalijson-dev    # the schema test (tests/schema)
+    python3-pytest     # the Python module's tests (tests/python)
+    python3-matplotlib # docs/python-sweep-example.py's figure
   )
 fi
 

@@ -316,6 +316,7 @@ Plan make_first_replica_plan(const scenario::Scenario& scenario) {
 }
 
 Plan make_plan(const scenario::Scenario& scenario) {
+  if (scenario.model.trace) return detail::make_trace_plan(scenario); // the trace holds its own parallelism
   if (scenario.parallelism.model_parallel()) return detail::make_model_parallel_plan(scenario);
   if (!scenario.groups.empty()) return detail::make_grouped_plan(scenario);
   const auto& t = scenario.training;

@@ -35,6 +35,9 @@ std::vector<ShardUnit> shard_units(const models::Workload& workload);
 // micro-batch, the collectives the same for all.
 Plan make_grouped_plan(const scenario::Scenario& s);
 
+// model.trace (trace_plan.cpp): the graph read from the job's own trace, one rank per GPU.
+Plan make_trace_plan(const scenario::Scenario& s);
+
 class DataParallelPlanner {
 public:
   explicit DataParallelPlanner(const scenario::Scenario& s);

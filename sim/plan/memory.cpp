@@ -236,6 +236,7 @@ std::vector<Remedy> remedies(const scenario::Scenario& s) {
 } // namespace
 
 MemoryEstimate estimate_memory(const scenario::Scenario& s) {
+  if (s.model.trace) return {{}, {}, s.gpu.memory_bytes}; // a trace of ops says nothing of the memory they hold
   if (s.parallelism.model_parallel()) { // the largest stage's
     const auto stages = detail::ModelParallelPlanner(s).stage_memory();
     return *std::max_element(stages.begin(), stages.end(),

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <fmt/format.h>
+
+#include <filesystem>
 #include <map>
 
 namespace dtsim::scenario::detail {
@@ -63,27 +65,46 @@ const std::vector<std::string>& layer_kind_names() {
   return names;
 }
 
+// model.trace: {"format": "chakra", "path": "FOLDER or PREFIX"}; the path relative to the scenario's folder (or, where
+// nothing is there, the current directory), kept absolute.
+TraceSpec read_trace_spec(const Object& model) {
+  const Object trace = model.object("trace", {"format", "path"});
+  TraceSpec spec;
+  spec.format = trace.choice("format", {"chakra"}, "trace format", std::nullopt);
+  const auto given = trace.string("path", std::nullopt);
+  namespace fs = std::filesystem;
+  const auto beside = fs::path(trace.file()).parent_path() / given;
+  std::error_code ec;
+  const bool here =
+      fs::path(given).is_absolute() || !(fs::exists(beside, ec) || fs::exists(beside.string() + ".0.et", ec));
+  spec.path = fs::absolute(here ? fs::path(given) : beside, ec).lexically_normal().string();
+  return spec;
+}
+
 ModelSpec read_model(const Object& top, const std::string& scenario_name) {
   const Object model =
-      top.object("model", {"preset", "layers", "transformer", "batch_per_gpu", "precision", "attention"});
+      top.object("model", {"preset", "layers", "transformer", "trace", "batch_per_gpu", "precision", "attention"});
   const auto presets = models::preset_names();
   if (!model.present())
     top.fail("model",
              "missing; expected an object with \"preset\" (or \"layers\" or \"transformer\") and \"batch_per_gpu\"");
   ModelSpec spec;
   std::vector<std::string> given;
-  for (const char* form : {"preset", "layers", "transformer"})
+  for (const char* form : {"preset", "layers", "transformer", "trace"})
     if (model.has(form)) given.emplace_back(form);
   if (given.size() > 1)
-    model.fail_here(fmt::format("{} given; give exactly one (a preset name, an inline layer table or a "
-                                "transformer spec)",
-                                given.size() == 2 ? fmt::format("both \"{}\" and \"{}\"", given[0], given[1])
-                                                  : "\"preset\", \"layers\" and \"transformer\""));
+    model.fail_here(fmt::format("{} given; give exactly one (a preset name, an inline layer table, a transformer "
+                                "spec or a trace)",
+                                given.size() == 2
+                                    ? fmt::format("both \"{}\" and \"{}\"", given[0], given[1])
+                                    : "several of \"preset\", \"layers\", \"transformer\" and \"trace\""));
   if (given.empty())
-    model.fail_here(fmt::format("missing \"preset\", \"layers\" or \"transformer\"; give a preset (one of {}), an "
-                                "inline layer table or a transformer spec",
+    model.fail_here(fmt::format("missing \"preset\", \"layers\", \"transformer\" or \"trace\"; give a preset (one of "
+                                "{}), an inline layer table, a transformer spec or a trace",
                                 quoted_list(presets)));
-  if (given[0] == "preset") {
+  if (given[0] == "trace") {
+    spec.trace = read_trace_spec(model);
+  } else if (given[0] == "preset") {
     spec.preset = model.choice("preset", presets, "model preset", std::nullopt);
     auto workload = models::build_preset(spec.preset);
     if (!workload) model.fail("preset", fmt::format("model preset \"{}\" is listed but cannot be built", spec.preset));

@@ -27,9 +27,16 @@ inline constexpr int kFormatVersion = 1;
 // known, to flash where the GPU's profile has a fused-attention efficiency for the precision, else plain.
 enum class AttentionKernel : std::uint8_t { automatic, plain, flash };
 
+// model.trace: the job's own ops from a recorded trace instead of a model from the zoo.
+struct TraceSpec {
+  std::string format; // "chakra": MLCommons Chakra execution traces, one file per rank
+  std::string path;   // the folder or the files' prefix, absolute (a relative one is read from the scenario's folder)
+};
+
 struct ModelSpec {
-  std::string preset;        // empty when the layers were given inline or as a transformer
-  models::Workload workload; // resolved layer table
+  std::optional<TraceSpec> trace; // set: the ops come from it; the workload is empty
+  std::string preset;             // empty when the layers were given inline or as a transformer
+  models::Workload workload;      // resolved layer table
   // model.transformer, resolved (a base's fields with the given ones over them); to_json writes it back.
   std::optional<models::TransformerSpec> transformer;
   int batch_per_gpu = 32;

@@ -105,7 +105,8 @@ void resolve_framework(const Object& top, Scenario& s) {
 
 void check_recompute(const Object& top, const Scenario& s) {
   const auto& layers = s.model.workload.layers;
-  if (s.training.recompute != Recompute::full ||
+  // A trace's ops already are what ran, recomputation included: the setting changes nothing there.
+  if (s.model.trace || s.training.recompute != Recompute::full ||
       std::any_of(layers.begin(), layers.end(), [](const models::Layer& l) { return l.block >= 0; }))
     return;
   throw ScenarioError(top.file(), top.pointer("training") + "/recompute",

@@ -15,6 +15,10 @@ json model_json(const ModelSpec& m) {
   json out = {{"batch_per_gpu", m.batch_per_gpu},
               {"precision", calibration::to_string(m.precision)},
               {"attention", to_string(m.attention)}};
+  if (m.trace) {
+    out["trace"] = {{"format", m.trace->format}, {"path", m.trace->path}};
+    return out;
+  }
   if (!m.preset.empty()) {
     out["preset"] = m.preset;
     return out;

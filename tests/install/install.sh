@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `cmake --install` into a temporary prefix, then the installed binary run from an unrelated folder: a scenario and
-# a validation case from the installed data, the man page rendered, bash completion asked for subcommands and options;
-# then `cpack` builds the Debian package and its contents and dependencies are checked.
+# a validation case from the installed data, the Python module imported from the prefix, the man page rendered, bash
+# completion asked for subcommands and options; then `cpack` builds the Debian package and its contents and
+# dependencies are checked.
 # Usage: install.sh BUILD_DIR
 set -euo pipefail
 build=$(cd "$1" && pwd)
@@ -20,6 +21,21 @@ grep -q "time (mean)" run.txt || fail "the run printed no iteration time"
 # validate finds its cases in PREFIX/share/dtsim, the scenarios they name included.
 "$dtsim" validate --filter collective-a100x8-1mib --jobs 1 > validate.txt || fail "validate from the installed cases"
 grep -q "over 1 collective case" validate.txt || fail "validate ran no case: $(cat validate.txt)"
+
+# The Python module, where the build made one: imported from the prefix by the interpreter it was built for (not from
+# the build folder), and a run of the installed quickstart scenario.
+python_module=""
+if compgen -G "$build/python/dtsim.*.so" > /dev/null; then
+  python_module=1
+  site=$(sed -n 's/^DTSIM_PYTHON_INSTALL_DIR:STRING=//p' "$build/CMakeCache.txt")
+  python=$(sed -n 's/^_Python_EXECUTABLE:INTERNAL=//p' "$build/CMakeCache.txt")
+  PYTHONPATH="$tmp/prefix/$site" "${python:-/usr/bin/python3}" -c '
+import sys, dtsim
+assert dtsim.__file__.startswith(sys.argv[1]), dtsim.__file__
+result = dtsim.run(sys.argv[2])
+assert result["iteration_seconds"]["mean"] > 0, result["iteration_seconds"]
+' "$tmp/prefix/" "$tmp/prefix/share/dtsim/scenarios/quickstart.json" || fail "the installed Python module"
+fi
 
 for f in share/doc/dtsim/README.md share/doc/dtsim/LICENSE share/doc/dtsim/scenario-format.md \
          share/bash-completion/completions/dtsim share/zsh/vendor-completions/_dtsim; do
@@ -46,5 +62,8 @@ deb=$(ls "$tmp"/package/*.deb)
 dpkg-deb -c "$deb" > contents.txt
 grep -q ' ./usr/bin/dtsim$' contents.txt || fail "the package lacks /usr/bin/dtsim"
 grep -q ' ./usr/share/dtsim/scenarios/quickstart.json$' contents.txt || fail "the package lacks the scenarios"
+if [ -n "$python_module" ]; then
+  grep -q ' ./usr/lib/python3/dist-packages/dtsim\.cpython-.*\.so$' contents.txt || fail "the package lacks the Python module"
+fi
 dpkg-deb -f "$deb" Depends | grep -q libsimgrid || fail "the package does not depend on SimGrid's library"
 echo "install test: installed, ran, completed and packaged"

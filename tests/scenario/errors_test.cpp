@@ -79,7 +79,7 @@ TEST(BadScenario, MissingRequiredField) {
   EXPECT_SCENARIO_ERROR(error_of(patched({{"cluster", nullptr}})), "/cluster", "missing");
   EXPECT_SCENARIO_ERROR(error_of(patched({{"model", nullptr}})), "/model", "missing");
   EXPECT_SCENARIO_ERROR(error_of(patched({{"model", {{"preset", nullptr}}}})), "/model",
-                        "missing \"preset\", \"layers\" or \"transformer\"");
+                        "missing \"preset\", \"layers\", \"transformer\" or \"trace\"");
 }
 
 // The memory and attention settings (issue 5): each bad value names its pointer.

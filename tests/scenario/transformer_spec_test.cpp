@@ -246,7 +246,7 @@ TEST(BadTransformerSpec, ExactlyOneForm) {
                         "both \"preset\" and \"transformer\" given; give exactly one");
   EXPECT_SCENARIO_ERROR(
       error_of(patched({{"model", {{"transformer", {{"base", "gpt2"}}}, {"layers", json::array()}}}})), "/model",
-      "\"preset\", \"layers\" and \"transformer\" given; give exactly one");
+      "several of \"preset\", \"layers\", \"transformer\" and \"trace\" given; give exactly one");
 }
 
 } // namespace

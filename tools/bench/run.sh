@@ -33,10 +33,17 @@ benchmarks=(
   "search-gpt3-175b-1024-gpus|search scenarios/gpt3-175b-a100x1024.json|< 60 s (1,320 candidates: 405 fit and are estimated, the best 20 simulated)"
   "moe-128-experts-128-gpus|run tools/bench/moe-128-experts.json|< 5 s (auto: coarse; each all-to-all-v timed from its link loads)"
   "moe-256-experts-1024-gpus|run tools/bench/moe-256-experts.json|< 30 s (four expert groups of 256 on 1,024 A100)"
+  "chakra-resnet50-64-ranks|run tools/bench/resnet50-64-chakra.json|< 2 s (a 64-rank data-parallel Chakra trace of ResNet-50 read and replayed, auto fidelity)"
   "alltoall-256mib-4096-aggregate|collective tools/bench/h100-nodes.json --op all-to-all --ranks 4096 --sizes 256MiB --fidelity aggregate --jobs 1|< 30 s, 4 GiB"
 )
 
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+
+# The Chakra benchmark replays a trace dtsim exports first: ResNet-50 on 64 one-V100 nodes, 22,656 nodes in 64 files.
+if [[ -z "$filter" || "chakra-resnet50-64-ranks" == *"$filter"* ]]; then
+  "$dtsim" export scenarios/resnet50-p3.2xlarge-sync.json --set cluster.nodes=64 --chakra build/bench/chakra \
+    --name resnet50 > /dev/null
+fi
 
 printf '%-34s %10s %15s   %s\n' "benchmark" "wall (s)" "peak RSS (MiB)" "target"
 for b in "${benchmarks[@]}"; do

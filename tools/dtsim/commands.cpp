@@ -1,5 +1,6 @@
 #include "tools/dtsim/commands.hpp"
 #include "io/gzip.hpp"
+#include "tools/dtsim/documents.hpp"
 #include "tools/dtsim/html_report.hpp"
 #include "tools/dtsim/provenance.hpp"
 
@@ -298,7 +299,7 @@ int run_command(const RunArgs& args) {
   // With an output on stdout, stdout carries only it; the report goes to stderr.
   std::ostream& out = report_stream({args.json_out, args.html_out, args.trace_out, args.ops_out});
   out << report::format_summary(sim.result);
-  auto document = with_provenance(report::to_json(sim.result));
+  auto document = run_document(sim.result);
   std::vector<OutputFile> files;
   if (!args.json_out.empty()) files.push_back({args.json_out, document.dump(2) + "\n"});
   if (!args.trace_out.empty()) // Perfetto opens a .json.gz as it is

@@ -139,6 +139,15 @@ struct ExplainArgs {
 int explain_command(const ExplainArgs& args);
 
 // instances, gpus, models, algorithms, topologies, strategies, failures; with json_out or csv_out, the same as data
+// `dtsim export --chakra DIR SCENARIO`: the scenario's graph as Chakra execution traces (sim/chakra).
+struct ExportArgs {
+  std::string scenario;
+  std::vector<std::string> sets;
+  std::string chakra_dir; // the folder the files go to (created)
+  std::string name;       // the files' NAME in NAME.RANK.et; empty: the scenario's name
+};
+int export_command(const ExportArgs& args);
+
 int list_command(const std::string& what, const std::string& json_out = "", const std::string& csv_out = "");
 
 struct CalibrateArgs {

@@ -1,6 +1,7 @@
 // `dtsim compare`: the same scenario under several synchronization strategies, side by side.
 #include "sim/simulate.hpp"
 #include "tools/dtsim/commands.hpp"
+#include "tools/dtsim/documents.hpp"
 #include "tools/dtsim/provenance.hpp"
 
 #include <fmt/format.h>
@@ -112,15 +113,6 @@ std::string csv(const std::vector<ComparePoint>& points) {
   return out;
 }
 
-// An array in the order given: each strategy's run result, or for one that failed its name and why.
-nlohmann::json json(const std::vector<ComparePoint>& points) {
-  auto out = nlohmann::json::array();
-  for (const auto& p : points)
-    out.push_back(p.ok ? with_provenance(report::to_json(p.result))
-                       : nlohmann::json{{"strategy", {{"name", p.strategy}}}, {"error", p.error}});
-  return out;
-}
-
 } // namespace
 
 int compare_command(const CompareArgs& args) {
@@ -153,7 +145,7 @@ int compare_command(const CompareArgs& args) {
            "(staleness s) moves the model less, so those strategies need more iterations to converge (README, "
            "\"Staleness\").\n";
   // The JSON file is the array of results; the HTML report's document names its command around it.
-  const auto results = json(points);
+  const auto results = compare_document(points);
   auto document = command_document("compare", scenario::to_json(base));
   document["results"] = results;
   // As in a sweep: a strategy that failed makes the status 1 (2 when its input cannot run), after the others were

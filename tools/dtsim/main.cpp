@@ -229,6 +229,15 @@ int main(int argc, char** argv) {
   json_option(explain_cmd, explain.json_out, "the figures shown");
   memory_option(explain_cmd, explain.max_memory);
 
+  cli::ExportArgs export_args;
+  auto* export_cmd = app.add_subcommand(
+      "export", "Write the scenario's execution graph as MLCommons Chakra execution traces (ASTRA-sim reads them; "
+                "model.trace reads them back)");
+  scenario_options(export_cmd, export_args.scenario, export_args.sets);
+  export_cmd->add_option("--chakra", export_args.chakra_dir, "The folder the files NAME.RANK.et go to (created)")
+      ->required();
+  export_cmd->add_option("--name", export_args.name, "NAME of the files (default: the scenario's name)");
+
   std::string list_what, list_json, list_csv;
   auto* list_cmd = app.add_subcommand("list", "List what a scenario can name");
   list_cmd->add_option("what", list_what, "instances, gpus, models, algorithms, topologies, strategies or failures")
@@ -302,6 +311,7 @@ int main(int argc, char** argv) {
   try {
     if (*explain_cmd) return cli::explain_command(explain);
     if (*list_cmd) return cli::list_command(list_what, list_json, list_csv);
+    if (*export_cmd) return cli::export_command(export_args);
     if (*run_cmd) return cli::run_command(run);
     if (*sweep_cmd) return cli::sweep_command(sweep);
     if (*compare_cmd) {

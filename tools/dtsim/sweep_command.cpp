@@ -2,7 +2,7 @@
 #include "sim/report/format.hpp"
 #include "sim/simulate.hpp"
 #include "tools/dtsim/commands.hpp"
-#include "tools/dtsim/provenance.hpp"
+#include "tools/dtsim/documents.hpp"
 
 #include <fmt/format.h>
 
@@ -55,24 +55,6 @@ std::string csv(const std::vector<SweepPoint>& points) {
   return out;
 }
 
-// Every point's whole run result (as `dtsim run --json` writes it) with its speedup and efficiency.
-nlohmann::json json_document(const scenario::Scenario& base, const std::vector<SweepPoint>& points) {
-  auto document = command_document("sweep", scenario::to_json(base));
-  auto& rows = document["points"] = nlohmann::json::array();
-  for (const auto& p : points) {
-    nlohmann::json row{{"nodes", p.nodes}, {"ok", p.ok}};
-    if (p.ok) {
-      row["speedup"] = p.speedup;
-      row["efficiency"] = p.efficiency;
-      row["result"] = with_provenance(report::to_json(p.result));
-    } else {
-      row["error"] = p.error;
-    }
-    rows.push_back(std::move(row));
-  }
-  return document;
-}
-
 } // namespace
 
 int sweep_command(const SweepArgs& args) {
@@ -100,7 +82,7 @@ int sweep_command(const SweepArgs& args) {
   out << fmt::format("{}: {} per GPU, {} GPU(s) per node\n\n", base.name,
                      fmt::format("batch {}", base.model.batch_per_gpu), base.cluster.gpus_per_node);
   out << table(points, base.model.workload.sample_unit, base.dataset.samples > 0, base.cluster.price_per_node_hour > 0);
-  return finish_outputs(out, {{args.csv_out, csv(points)}}, json_document(base, points), args.json_out, args.html_out,
+  return finish_outputs(out, {{args.csv_out, csv(points)}}, sweep_document(base, points), args.json_out, args.html_out,
                         points_status(points));
 }
 

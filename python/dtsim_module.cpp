@@ -1,0 +1,365 @@
+// The Python module `dtsim`: run, sweep, compare and search from Python, returning what `dtsim ... --json` writes
+// (tools/dtsim/documents.hpp builds both) as dicts and lists. The library runs every simulation in a child process
+// of its own (SimGrid allows one engine per process), so a Python process can call these any number of times.
+#include "sim/engine/engine.hpp"
+#include "sim/engine/footprint.hpp"
+#include "sim/plan/plan.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/search.hpp"
+#include "sim/simulate.hpp"
+#include "tools/dtsim/documents.hpp"
+
+#include <pybind11/eval.h>
+#include <pybind11/pybind11.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <exception>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace py = pybind11;
+
+namespace {
+
+using namespace dtsim;
+
+// The exception classes, made in Python at import (so they carry attributes and can be raised from Python too) and
+// kept for the module's life: a translator may run until the interpreter ends.
+py::handle scenario_error_class;
+py::handle simulation_error_class;
+
+constexpr const char* kExceptions = R"(
+class ScenarioError(ValueError):
+    """A scenario dtsim cannot run: a wrong value or an unknown key (pointer is the JSON pointer of the field, as
+    "/cluster/nodes"; empty when the error is not about one field), an override or argument it cannot read, or a plan
+    that cannot run on the cluster (it does not fit in GPU memory). file is the scenario's path, "<dict>" for a dict,
+    or the argument at fault; detail the message without them."""
+
+    def __init__(self, message, file="", pointer="", detail=""):
+        super().__init__(message)
+        self.file = file
+        self.pointer = pointer
+        self.detail = detail
+
+
+class SimulationError(RuntimeError):
+    """A simulation that failed on a valid scenario: a deadlock, a simulation process that died, no candidate of a
+    search that ran."""
+)";
+
+// A failure of the simulation itself, raised as dtsim.SimulationError.
+class SimulationFailure : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+void raise_scenario_error(const scenario::ScenarioError& e) {
+  const py::object error = scenario_error_class(e.what(), e.file(), e.pointer(), e.detail());
+  PyErr_SetObject(scenario_error_class.ptr(), error.ptr());
+}
+
+// A ScenarioError about an argument is named by the argument, not by the CLI flag the shared code names ("--nodes").
+scenario::ScenarioError renamed(const scenario::ScenarioError& e) {
+  static const std::pair<const char*, const char*> names[] = {
+      {"--set", "overrides"}, {"--nodes", "nodes"}, {"--fidelity", "fidelity"}, {"--simulate", "simulate"}};
+  for (const auto& [flag, argument] : names)
+    if (e.file() == flag) return {argument, e.pointer(), e.detail()};
+  return e;
+}
+
+// JSON as Python objects: dicts, lists, str, int, float, bool and None.
+py::object to_python(const nlohmann::json& value) {
+  switch (value.type()) {
+  case nlohmann::json::value_t::object: {
+    py::dict out;
+    for (const auto& [key, item] : value.items())
+      out[py::str(key)] = to_python(item);
+    return out;
+  }
+  case nlohmann::json::value_t::array: {
+    py::list out(value.size());
+    for (std::size_t i = 0; i < value.size(); ++i)
+      out[i] = to_python(value[i]);
+    return out;
+  }
+  case nlohmann::json::value_t::string:
+    return py::str(value.get_ref<const std::string&>());
+  case nlohmann::json::value_t::boolean:
+    return py::bool_(value.get<bool>());
+  case nlohmann::json::value_t::number_integer:
+    return py::int_(value.get<std::int64_t>());
+  case nlohmann::json::value_t::number_unsigned:
+    return py::int_(value.get<std::uint64_t>());
+  case nlohmann::json::value_t::number_float:
+    return py::float_(value.get<double>());
+  default:
+    return py::none();
+  }
+}
+
+// overrides {"cluster.nodes": 8, "cluster.nic.bandwidth": "25Gbps"} as the `--set path=value` assignments they mean.
+// A value is written as JSON, except a string that JSON would not read, written plain as one types it after --set:
+// "25Gbps" stays 25Gbps, while "8" becomes "\"8\"" so that it stays a string.
+std::vector<std::string> assignments(const py::object& overrides) {
+  std::vector<std::string> out;
+  if (overrides.is_none()) return out;
+  if (!py::isinstance<py::dict>(overrides)) throw py::type_error("overrides: expected a dict of path -> value");
+  const auto dumps = py::module_::import("json").attr("dumps");
+  for (const auto& [key, value] : py::reinterpret_borrow<py::dict>(overrides)) {
+    if (!py::isinstance<py::str>(key)) throw py::type_error("overrides: expected str keys such as \"cluster.nodes\"");
+    const auto path = key.cast<std::string>();
+    if (path.find('=') != std::string::npos)
+      throw scenario::ScenarioError("overrides", "", "a path cannot contain '=': \"" + path + "\"");
+    std::string text;
+    if (py::isinstance<py::str>(value)) {
+      text = value.cast<std::string>();
+      const bool plain = !text.empty() && text.find_first_of(" \t") != 0 &&
+                         text.find_last_of(" \t") != text.size() - 1 && !nlohmann::json::accept(text);
+      if (!plain) text = nlohmann::json(text).dump();
+    } else {
+      text = dumps(value).cast<std::string>();
+    }
+    out.push_back(path + "=" + text);
+    try {
+      scenario::parse_override(out.back()); // its form checked here, where the error names the argument
+    } catch (const scenario::ScenarioError& e) {
+      throw renamed(e);
+    }
+  }
+  return out;
+}
+
+// The scenario argument: a dict is read as the text of a scenario file named "<dict>"; anything else is a path (str,
+// bytes or os.PathLike). The GIL is held here; the reading itself happens without it (Input::load).
+struct Input {
+  bool from_text = false;
+  std::string text_or_path;
+  std::vector<std::string> sets;
+
+  std::string origin() const { return from_text ? "<dict>" : text_or_path; }
+
+  scenario::Scenario load() const {
+    std::vector<scenario::Override> overrides;
+    for (const auto& s : sets)
+      overrides.push_back(scenario::parse_override(s));
+    return from_text ? scenario::parse_scenario(text_or_path, "<dict>", overrides)
+                     : scenario::load_scenario(text_or_path, overrides);
+  }
+};
+
+Input input(const py::object& scenario, const py::object& overrides) {
+  Input in;
+  if (py::isinstance<py::dict>(scenario)) {
+    in.from_text = true;
+    in.text_or_path = py::module_::import("json").attr("dumps")(scenario).cast<std::string>();
+  } else {
+    in.text_or_path = py::module_::import("os").attr("fsdecode")(scenario).cast<std::string>();
+  }
+  in.sets = assignments(overrides);
+  return in;
+}
+
+// A list of ints or strings as the comma-separated text the CLI's flag takes, or the text itself.
+std::string list_text(const py::object& value, const char* argument) {
+  if (value.is_none()) return "";
+  if (py::isinstance<py::str>(value)) return value.cast<std::string>();
+  if (!py::isinstance<py::list>(value) && !py::isinstance<py::tuple>(value))
+    throw py::type_error(std::string(argument) + ": expected a list or a string");
+  std::string out;
+  for (const auto& item : value) {
+    if (!out.empty()) out += ",";
+    out += py::str(item).cast<std::string>();
+  }
+  return out;
+}
+
+int jobs_of(int requested) {
+  if (requested < 0) throw scenario::ScenarioError("jobs", "", "expected 0 (one per core) or more");
+  return requested > 0 ? requested : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+// Runs `body` without the GIL (other Python threads go on while simulations run) and sorts what it throws: the
+// scenario's faults stay ScenarioError (a plan that cannot run named by the scenario, as `dtsim run` names it), a
+// simulation that needs more memory than this machine allows is the scenario's to change too, and anything else
+// is a failed simulation.
+template <class Body> auto simulating(const Input& in, Body&& body) {
+  py::gil_scoped_release release;
+  // One call at a time: the library was written for one command per process, and its children's signal handling
+  // (sim/engine/child_process.cpp: handlers installed and restored around each batch) would be left wrong by two
+  // batches from two Python threads. A call's own simulations still run `jobs` at a time. Taken without the GIL, so
+  // that a thread waiting here does not stop the others.
+  static std::mutex one_at_a_time;
+  const std::lock_guard lock(one_at_a_time);
+  try {
+    return body();
+  } catch (const scenario::ScenarioError&) {
+    throw;
+  } catch (const plan::PlanError& e) {
+    throw scenario::ScenarioError(in.origin(), "", e.what());
+  } catch (const engine::ResourceError& e) {
+    throw scenario::ScenarioError(in.origin(), "", e.what());
+  } catch (const std::exception& e) {
+    throw SimulationFailure(e.what());
+  }
+}
+
+py::object py_run(const py::object& scenario, const py::object& overrides) {
+  const auto in = input(scenario, overrides);
+  const auto document = simulating(in, [&] {
+    const auto base = in.load();
+    return cli::run_document(simulate(base, false, false, memory_limit(0, 1)).result);
+  });
+  return to_python(document);
+}
+
+py::object py_sweep(const py::object& scenario, const py::object& nodes, const py::object& overrides, int jobs) {
+  const auto in = input(scenario, overrides);
+  const auto text = list_text(nodes, "nodes");
+  const int parallel = jobs_of(jobs);
+  const auto document = simulating(in, [&] {
+    const auto base = in.load();
+    std::vector<int> counts;
+    try {
+      counts = parse_node_counts(text);
+    } catch (const std::invalid_argument& e) {
+      throw scenario::ScenarioError("nodes", "", e.what());
+    }
+    const auto limit = memory_limit(0, std::min<int>(parallel, static_cast<int>(counts.size())));
+    return cli::sweep_document(base, dtsim::sweep(base, counts, parallel, {}, nullptr, limit));
+  });
+  return to_python(document);
+}
+
+py::object py_compare(const py::object& scenario, const py::object& strategies, const py::object& overrides, int jobs) {
+  const auto in = input(scenario, overrides);
+  const auto text = list_text(strategies, "strategies");
+  const int parallel = jobs_of(jobs);
+  const auto document = simulating(in, [&] {
+    const auto base = in.load();
+    std::vector<std::string> names;
+    try {
+      names = parse_strategy_list(text);
+    } catch (const std::invalid_argument& e) {
+      throw scenario::ScenarioError("strategies", "", e.what());
+    }
+    const auto limit = memory_limit(0, std::min<int>(parallel, static_cast<int>(names.size())));
+    return cli::compare_document(dtsim::compare(base, names, parallel, {}, nullptr, limit));
+  });
+  return to_python(document);
+}
+
+py::object py_search(const py::object& scenario, const py::object& overrides, const py::object& simulate,
+                     const py::object& nodes, const py::object& fidelity, int jobs) {
+  const auto in = input(scenario, overrides);
+  const auto node_text = list_text(nodes, "nodes");
+  const auto simulate_text = py::str(simulate).cast<std::string>();
+  if (!fidelity.is_none() && !py::isinstance<py::str>(fidelity))
+    throw py::type_error("fidelity: expected \"step\", \"aggregate\", \"coarse\" or None");
+  const auto fidelity_text = fidelity.is_none() ? std::string() : fidelity.cast<std::string>();
+  const int parallel = jobs_of(jobs);
+  const auto document = simulating(in, [&] {
+    const auto base = in.load();
+    search::Options options;
+    try {
+      options = cli::search_options(in.sets, node_text, fidelity_text, simulate_text);
+    } catch (const scenario::ScenarioError& e) {
+      throw renamed(e);
+    }
+    options.jobs = parallel;
+    options.limit = memory_limit(0, parallel);
+    const auto result = search::search(base, options);
+    // As `dtsim search` (exit status 1): no JSON document for a search in which nothing ran, but why.
+    if (search::by_throughput(result).empty()) {
+      auto why = cli::search_nothing_ran(result, base.model.workload.sample_unit);
+      while (!why.empty() && why.back() == '\n')
+        why.pop_back();
+      throw SimulationFailure(why);
+    }
+    return cli::search_document(base, result);
+  });
+  return to_python(document);
+}
+
+} // namespace
+
+PYBIND11_MODULE(dtsim, m) {
+  m.doc() = "dtsim: a discrete-event simulator of distributed deep-learning training (SimGrid).\n\n"
+            "run, sweep, compare and search take a scenario (a path, or a dict with a scenario file's content) and\n"
+            "overrides (a dict such as {\"cluster.nodes\": 8}, as `--set cluster.nodes=8`), and return what\n"
+            "`dtsim ... --json` writes, as dicts and lists. Figures are in base units, named in their keys (seconds,\n"
+            "bytes, samples per second, USD). Each simulation runs in a child process of its own.";
+  m.attr("__version__") = DTSIM_VERSION;
+  // Each docstring starts with its signature, with the types of the results; pybind11's own would say "object".
+  py::options options;
+  options.disable_function_signatures();
+
+  py::dict scope;
+  scope["__builtins__"] = py::module_::import("builtins");
+  scope["__name__"] = "dtsim";
+  py::exec(kExceptions, scope);
+  scenario_error_class = py::object(scope["ScenarioError"]).release();
+  simulation_error_class = py::object(scope["SimulationError"]).release();
+  m.attr("ScenarioError") = scenario_error_class;
+  m.attr("SimulationError") = simulation_error_class;
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const scenario::ScenarioError& e) {
+      raise_scenario_error(e);
+    } catch (const SimulationFailure& e) {
+      PyErr_SetString(simulation_error_class.ptr(), e.what());
+    }
+  });
+
+  m.def("run", &py_run, py::arg("scenario"), py::arg("overrides") = py::none(),
+        R"(run(scenario, overrides=None) -> dict
+
+Simulates the scenario once, as `dtsim run --json`: the result with its provenance. Times are in seconds
+(iteration_seconds, breakdown_seconds_per_iteration), throughput in samples per second, memory in bytes,
+bandwidth in bytes per second, costs in USD.
+
+scenario: a path (str or os.PathLike) or a dict with a scenario file's content.
+overrides: {"cluster.nodes": 8, "cluster.nic.bandwidth": "25Gbps"}, as --set path=value.
+Raises ScenarioError (with .pointer) for a scenario that cannot run, SimulationError when the simulation fails.)");
+
+  m.def("sweep", &py_sweep, py::arg("scenario"), py::arg("nodes"), py::arg("overrides") = py::none(),
+        py::arg("jobs") = 0,
+        R"(sweep(scenario, nodes, overrides=None, jobs=0) -> dict
+
+The scenario at several node counts, as `dtsim sweep --json`: {"command", "provenance", "scenario", "points"}, each
+point {"nodes", "ok", "speedup", "efficiency", "result"} (a run's result; speedup is the throughput over the first
+point's, efficiency the speedup over the ratio of GPUs, both plain ratios) or {"nodes", "ok": False, "error"} for a
+point that failed (it does not fit at that size, ...): that raises nothing, the other points are there.
+
+nodes: a list of ints, or a string "1,2,4" or "1..64" (doubling from the first to the last).
+jobs: simulations at a time, each in a process of its own (0: one per core).)");
+
+  m.def("compare", &py_compare, py::arg("scenario"), py::arg("strategies"), py::arg("overrides") = py::none(),
+        py::arg("jobs") = 0,
+        R"(compare(scenario, strategies, overrides=None, jobs=0) -> list
+
+The scenario under several synchronization strategies, as `dtsim compare --strategies --json`: a list in the order
+given, each a run's result, or {"strategy": {"name"}, "error"} for one that failed (which raises nothing).
+
+strategies: a list of names such as ["allreduce", "ps-sync", "ssp:3"], or a string "allreduce,ps-sync,ssp:3".
+jobs: simulations at a time (0: one per core).)");
+
+  m.def("search", &py_search, py::arg("scenario"), py::arg("overrides") = py::none(), py::arg("simulate") = 20,
+        py::arg("nodes") = py::none(), py::arg("fidelity") = py::none(), py::arg("jobs") = 0,
+        R"(search(scenario, overrides=None, simulate=20, nodes=None, fidelity=None, jobs=0) -> dict
+
+The parallel layouts of the scenario's job, as `dtsim search --json`: every candidate (its layout, its estimate in
+seconds and, when simulated, its iteration in seconds, throughput, MFU, memory in bytes per GPU and cost in USD),
+the counts, and best_by_throughput and best_by_cost as indices into "candidates".
+
+simulate: the best this many by the closed-form estimate are simulated, or "all".
+nodes: node counts to search over (a list of ints, or "1,2,4" or "1..8"); None: the scenario's.
+fidelity: "step", "aggregate" or "coarse"; None: coarse with model parallelism, aggregate without.
+Each candidate runs one measured iteration after one warm-up unless overrides set run.iterations or
+run.warmup_iterations. Raises SimulationError, saying why, when no candidate ran.)");
+}
