@@ -3,11 +3,12 @@
 #   overrides/     the --set assignments the override tests and the README use, one a file and all in one
 #   measurements/  the measurement files of the measurement tests, and the format document's example
 #   nccl_tests/    the nccl-tests outputs of the parser's tests
+#   chakra/        none (binary traces: libFuzzer builds its inputs from the empty one)
 # The seeds only start the search: a malformed one is fine, a missing one only makes the search slower.
 cmake_minimum_required(VERSION 3.25)
 
-file(REMOVE_RECURSE ${OUT}/scenario ${OUT}/overrides ${OUT}/measurements ${OUT}/nccl_tests)
-file(MAKE_DIRECTORY ${OUT}/scenario ${OUT}/overrides ${OUT}/measurements ${OUT}/nccl_tests)
+file(REMOVE_RECURSE ${OUT}/scenario ${OUT}/overrides ${OUT}/measurements ${OUT}/nccl_tests ${OUT}/chakra)
+file(MAKE_DIRECTORY ${OUT}/scenario ${OUT}/overrides ${OUT}/measurements ${OUT}/nccl_tests ${OUT}/chakra)
 
 file(GLOB scenarios ${SOURCE_DIR}/scenarios/*.json)
 file(COPY ${scenarios} DESTINATION ${OUT}/scenario)
