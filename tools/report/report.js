@@ -428,7 +428,18 @@
       us: p.time_seconds * 1e6,
     }));
     paragraph(`${d.operation} over ${d.ranks} ranks on ${d.nodes} node(s) of ${d.gpu}, ${d.fidelity} fidelity.`, "summary");
-    const x = { field: "bytes", type: "quantitative", title: "message size (bytes)", scale: { type: "log", base: 2 }, axis: { format: "~s" } };
+    // Ticks at the sizes run, labelled in binary units as nccl-tests' sizes are (1 MiB = 2^20 bytes).
+    const binary =
+      "datum.value >= 1073741824 ? format(datum.value / 1073741824, '~g') + ' GiB' : " +
+      "datum.value >= 1048576 ? format(datum.value / 1048576, '~g') + ' MiB' : " +
+      "datum.value >= 1024 ? format(datum.value / 1024, '~g') + ' KiB' : datum.value + ' B'";
+    const x = {
+      field: "bytes",
+      type: "quantitative",
+      title: "message size (bytes)",
+      scale: { type: "log", base: 2 },
+      axis: { values: [...new Set(rows.map((r) => r.bytes))], labelExpr: binary },
+    };
     const color = { field: "algorithm", type: "nominal", title: "algorithm / protocol" };
     figure("busbw", "Bus bandwidth against size", "nccl-tests' bus bandwidth: algorithm bandwidth times its operation's factor.", {
       data: { values: rows },
