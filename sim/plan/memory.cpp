@@ -237,7 +237,7 @@ std::vector<Remedy> remedies(const scenario::Scenario& s) {
 
 MemoryEstimate estimate_memory(const scenario::Scenario& s) {
   if (s.model.trace) return {{}, {}, s.gpu.memory_bytes}; // a trace of ops says nothing of the memory they hold
-  if (s.parallelism.model_parallel()) { // the largest stage's
+  if (s.parallelism.model_parallel()) {                   // the largest stage's
     const auto stages = detail::ModelParallelPlanner(s).stage_memory();
     return *std::max_element(stages.begin(), stages.end(),
                              [](const auto& a, const auto& b) { return a.total() < b.total(); });
