@@ -30,7 +30,7 @@ std::string gzip(std::string_view text) {
   return out;
 }
 
-std::string gunzip(std::string_view compressed) {
+std::string gunzip(std::string_view compressed, std::size_t max_bytes) {
   if (compressed.size() > 0xffffffffu) throw std::runtime_error("gunzip: over 4 GiB in one piece");
   z_stream z{};
   if (inflateInit2(&z, kAnyWindow) != Z_OK) throw std::runtime_error("gunzip: zlib could not start");
@@ -44,6 +44,10 @@ std::string gunzip(std::string_view compressed) {
     z.avail_out = sizeof buffer;
     status = inflate(&z, Z_NO_FLUSH);
     out.append(buffer, sizeof buffer - z.avail_out);
+    if (out.size() > max_bytes) {
+      inflateEnd(&z);
+      throw std::runtime_error("gunzip: inflates past the size limit");
+    }
     if (status == Z_BUF_ERROR && z.avail_in == 0) break; // truncated input
   }
   inflateEnd(&z);

@@ -65,71 +65,90 @@ struct TrackedChars {
   bool operator==(const TrackedChars& other) const { return at == other.at; }
 };
 
-// One open object or array while parsing: its pointer, the next element's index or key, and the keys seen so far
-// with the offset just after each.
+// One open object or array while parsing: the next element's index or key, and the keys seen so far with the offset
+// just after each (a list: objects hold a few keys, and a list is faster to search than a tree). Its pointer is built
+// only for an error, from the open containers' current tokens (a trace of a million events would otherwise build a
+// million pointer strings).
 struct Container {
-  std::string pointer;
   bool array = false;
   std::size_t index = 0;
   std::string key;
-  std::map<std::string, std::size_t, std::less<>> keys;
+  std::vector<std::pair<std::string, std::size_t>> keys;
 };
 
+// nlohmann's SAX events, passed on to its own DOM builder, with the checks dtsim adds: nesting depth and keys given
+// twice. (Its parse callback does the same checks but builds the document about fifteen times slower: a 35 MB trace
+// took 14 s.)
 class Tracker {
 public:
-  Tracker(std::string_view text, const char** furthest) : text_(text), furthest_(furthest) {}
+  Tracker(json& root, std::string_view text, const char** furthest) : dom_(root), text_(text), furthest_(furthest) {}
 
-  bool on_event(json::parse_event_t event, const json& parsed) {
-    switch (event) {
-    case json::parse_event_t::object_start:
-    case json::parse_event_t::array_start:
-      if (open_.size() >= static_cast<std::size_t>(kMaxJsonDepth))
-        throw JsonTextError(child_pointer(), fmt::format("arrays and objects nested more than {} deep; a dtsim "
-                                                         "input needs a few",
-                                                         kMaxJsonDepth));
-      open_.push_back({child_pointer(), event == json::parse_event_t::array_start, 0, {}, {}});
-      break;
-    case json::parse_event_t::key:
-      on_key(parsed.get_ref<const std::string&>());
-      break;
-    case json::parse_event_t::value:
-      next_element();
-      break;
-    case json::parse_event_t::object_end:
-    case json::parse_event_t::array_end:
-      open_.pop_back();
-      next_element();
-      break;
-    }
-    return true;
+  bool null() { return value(dom_.null()); }
+  bool boolean(bool v) { return value(dom_.boolean(v)); }
+  bool number_integer(json::number_integer_t v) { return value(dom_.number_integer(v)); }
+  bool number_unsigned(json::number_unsigned_t v) { return value(dom_.number_unsigned(v)); }
+  bool number_float(json::number_float_t v, const std::string& s) { return value(dom_.number_float(v, s)); }
+  bool string(json::string_t& v) { return value(dom_.string(v)); }
+  bool binary(json::binary_t& v) { return value(dom_.binary(v)); }
+  bool start_object(std::size_t n) { return open(false) && dom_.start_object(n); }
+  bool start_array(std::size_t n) { return open(true) && dom_.start_array(n); }
+  bool end_object() { return close() && dom_.end_object(); }
+  bool end_array() { return close() && dom_.end_array(); }
+  bool key(json::string_t& k) {
+    on_key(k);
+    return dom_.key(k);
+  }
+  template <class Exception> bool parse_error(std::size_t position, const std::string& token, const Exception& e) {
+    return dom_.parse_error(position, token, e); // throws it
   }
 
 private:
-  std::string child_pointer() const {
-    if (open_.empty()) return "";
-    const auto& parent = open_.back();
-    return append_pointer(parent.pointer, parent.array ? std::to_string(parent.index) : parent.key);
+  bool value(bool ok) {
+    next_element();
+    return ok;
   }
-
+  bool open(bool array) {
+    if (open_.size() >= static_cast<std::size_t>(kMaxJsonDepth))
+      throw JsonTextError(pointer_of(open_.size()), fmt::format("arrays and objects nested more than {} deep; a dtsim "
+                                                                "input needs a few",
+                                                                kMaxJsonDepth));
+    open_.push_back({array, 0, {}, {}});
+    return true;
+  }
+  bool close() {
+    open_.pop_back();
+    next_element();
+    return true;
+  }
+  // The pointer of the element the first `depth` open containers lead to (their current index or key).
+  std::string pointer_of(std::size_t depth) const {
+    std::string pointer;
+    for (std::size_t i = 0; i < depth; ++i)
+      pointer = append_pointer(pointer, open_[i].array ? std::to_string(open_[i].index) : open_[i].key);
+    return pointer;
+  }
   void next_element() {
     if (!open_.empty() && open_.back().array) ++open_.back().index;
   }
-
   void on_key(const std::string& key) {
     auto& object = open_.back();
     const std::size_t offset = static_cast<std::size_t>(*furthest_ - text_.data());
     object.key = key;
-    const auto [it, inserted] = object.keys.try_emplace(key, offset);
-    if (inserted) return;
+    const auto it = std::find_if(object.keys.begin(), object.keys.end(), [&](const auto& k) { return k.first == key; });
+    if (it == object.keys.end()) {
+      object.keys.emplace_back(key, offset);
+      return;
+    }
     // The offset is just past the closing quote: step back inside the key for its line.
     const auto first = line_and_column(text_, it->second - 1).first;
     const auto again = line_and_column(text_, offset - 1).first;
-    throw JsonTextError(append_pointer(object.pointer, key),
+    throw JsonTextError(pointer_of(open_.size()),
                         fmt::format("the key \"{}\" is given twice in one object (line {} and line {}); JSON keeps "
                                     "only one, so say it once",
                                     key, first, again));
   }
 
+  nlohmann::detail::json_sax_dom_parser<json> dom_;
   std::string_view text_;
   const char** furthest_;
   std::vector<Container> open_;
@@ -159,13 +178,11 @@ std::string read_text_file(const std::filesystem::path& path, std::string_view w
 
 json parse_json(std::string_view text) {
   const char* furthest = text.data();
-  Tracker tracker(text, &furthest);
-  const auto callback = [&tracker](int, json::parse_event_t event, json& parsed) {
-    return tracker.on_event(event, parsed);
-  };
+  json root;
+  Tracker tracker(root, text, &furthest);
   try {
-    return json::parse(TrackedChars{text.data(), &furthest}, TrackedChars{text.data() + text.size(), &furthest},
-                       callback);
+    json::sax_parse(TrackedChars{text.data(), &furthest}, TrackedChars{text.data() + text.size(), &furthest}, &tracker);
+    return root;
   } catch (const json::parse_error& e) {
     throw JsonTextError("", describe_parse_error(text, e));
   } catch (const json::out_of_range&) { // 406: a number literal beyond the range of a double (1e400)

@@ -289,7 +289,14 @@ collectives::Algorithm DataParallelPlanner::resolve_algorithm(graph::Collective 
   // training.algorithm names the gradient all-reduce's; ZeRO's reduce-scatters and all-gathers pick their own.
   const auto chosen = strategy_.algorithm.value_or(s_.training.algorithm);
   c.algorithm = c.op == Operation::all_reduce && group == 0 ? chosen : collectives::Algorithm::automatic;
-  auto request = graph::collective_request(c, graph_->groups.at(group), s_.cluster);
+  const auto algorithm = resolved_algorithm(c, graph_->groups.at(group), s_.cluster);
+  algorithms_.insert(std::string(collectives::to_string(algorithm)));
+  return algorithm;
+}
+
+collectives::Algorithm resolved_algorithm(const graph::Collective& c, const std::vector<int>& members,
+                                          const topologies::ClusterSpec& cluster) {
+  auto request = graph::collective_request(c, members, cluster);
   try {
     request = collectives::resolve(request);
     collectives::make_schedule(request);
@@ -297,7 +304,6 @@ collectives::Algorithm DataParallelPlanner::resolve_algorithm(graph::Collective 
     throw PlanError(fmt::format("training.algorithm \"{}\" cannot run on this cluster: {}",
                                 collectives::to_string(c.algorithm), e.what()));
   }
-  algorithms_.insert(std::string(collectives::to_string(request.algorithm)));
   return request.algorithm;
 }
 

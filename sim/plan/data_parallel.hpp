@@ -37,6 +37,13 @@ Plan make_grouped_plan(const scenario::Scenario& s);
 
 // model.trace (trace_plan.cpp): the graph read from the job's own trace, one rank per GPU.
 Plan make_trace_plan(const scenario::Scenario& s);
+// model.trace of a PyTorch profiler trace (profiler_plan.cpp): one GPU's measured step on every GPU, DDP's all-reduces
+// added.
+Plan make_profiler_plan(const scenario::Scenario& s);
+
+// The algorithm `c` runs over `members` (`automatic` chosen as NCCL would); one the cluster cannot run is a PlanError.
+collectives::Algorithm resolved_algorithm(const graph::Collective& c, const std::vector<int>& members,
+                                          const topologies::ClusterSpec& cluster);
 
 class DataParallelPlanner {
 public:

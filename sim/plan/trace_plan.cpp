@@ -11,6 +11,7 @@
 namespace dtsim::plan::detail {
 
 Plan make_trace_plan(const scenario::Scenario& s) {
+  if (s.model.trace->format == "pytorch-profiler") return make_profiler_plan(s);
   const auto& gpu = s.gpu;
   chakra::ReadOptions options;
   // A node with FLOPs and bytes but no duration, priced as a roofline on the scenario's GPU: its FLOPs at the

@@ -65,12 +65,18 @@ const std::vector<std::string>& layer_kind_names() {
   return names;
 }
 
-// model.trace: {"format": "chakra", "path": "FOLDER or PREFIX"}; the path relative to the scenario's folder (or, where
-// nothing is there, the current directory), kept absolute.
+// model.trace: {"format": "chakra", "path": "FOLDER or PREFIX"} or {"format": "pytorch-profiler", "path": "FILE",
+// "step": N}; the path relative to the scenario's folder (or, where nothing is there, the current directory), kept
+// absolute.
 TraceSpec read_trace_spec(const Object& model) {
-  const Object trace = model.object("trace", {"format", "path"});
+  const Object trace = model.object("trace", {"format", "path", "step"});
   TraceSpec spec;
-  spec.format = trace.choice("format", {"chakra"}, "trace format", std::nullopt);
+  spec.format = trace.choice("format", {"chakra", "pytorch-profiler"}, "trace format", std::nullopt);
+  if (trace.has("step")) {
+    if (spec.format != "pytorch-profiler")
+      trace.fail("step", "applies to a \"pytorch-profiler\" trace only (a Chakra trace is one iteration)");
+    spec.step = trace.integer("step", 0, std::nullopt, std::numeric_limits<std::int32_t>::max());
+  }
   const auto given = trace.string("path", std::nullopt);
   namespace fs = std::filesystem;
   const auto beside = fs::path(trace.file()).parent_path() / given;

@@ -29,8 +29,12 @@ enum class AttentionKernel : std::uint8_t { automatic, plain, flash };
 
 // model.trace: the job's own ops from a recorded trace instead of a model from the zoo.
 struct TraceSpec {
-  std::string format; // "chakra": MLCommons Chakra execution traces, one file per rank
-  std::string path;   // the folder or the files' prefix, absolute (a relative one is read from the scenario's folder)
+  // "chakra": MLCommons Chakra execution traces, one file per rank; "pytorch-profiler": one GPU's step as
+  // torch.profiler recorded it (a Kineto Chrome trace), the data-parallel communication added by the planner
+  std::string format;
+  std::string path; // chakra: the folder or the files' prefix; pytorch-profiler: the file. Absolute (a relative one is
+                    // read from the scenario's folder)
+  std::optional<std::int64_t> step; // pytorch-profiler: N of the "ProfilerStep#N" to take; unset: sim/kineto's choice
 };
 
 struct ModelSpec {

@@ -17,6 +17,7 @@ json model_json(const ModelSpec& m) {
               {"attention", to_string(m.attention)}};
   if (m.trace) {
     out["trace"] = {{"format", m.trace->format}, {"path", m.trace->path}};
+    if (m.trace->step) out["trace"]["step"] = *m.trace->step;
     return out;
   }
   if (!m.preset.empty()) {

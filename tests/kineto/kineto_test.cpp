@@ -1,0 +1,126 @@
+// PyTorch profiler traces read into one GPU's step: the sample step of trace_builder.hpp, whose times are worked out
+// there by hand, and the traces that must be refused.
+#include "sim/kineto/kineto.hpp"
+
+#include "io/gzip.hpp"
+#include "tests/kineto/trace_builder.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace dtsim::kineto {
+namespace {
+
+using test::sample_step;
+
+TEST(Kineto, StepKeepsMeasuredKernelsGapsAndPhases) {
+  const auto step = parse_profile(sample_step().text(), "t.json");
+  EXPECT_EQ(step.step, "ProfilerStep#1"); // the last step another step follows
+  ASSERT_EQ(step.activities.size(), 6u);
+  const double seconds[] = {10e-6, 100e-6, 200e-6, 100e-6, 50e-6, 20e-6};
+  const double gaps[] = {0, 40e-6, 150e-6, 10e-6, 60e-6, 0}; // the 60 us before sgd held the NCCL kernel's 30 us
+  const Phase phases[] = {Phase::forward,  Phase::forward,   Phase::backward,
+                          Phase::backward, Phase::optimizer, Phase::optimizer};
+  for (std::size_t i = 0; i < 6; ++i) {
+    EXPECT_NEAR(step.activities[i].seconds, seconds[i], 1e-12) << i;
+    EXPECT_NEAR(step.activities[i].gap_before, gaps[i], 1e-12) << i;
+    EXPECT_NEAR(step.activities[i].comm_wait, i == 4 ? 30e-6 : 0, 1e-12) << i;
+    EXPECT_EQ(step.activities[i].phase, phases[i]) << i;
+  }
+  EXPECT_TRUE(step.activities[0].copy);
+  EXPECT_DOUBLE_EQ(step.activities[0].bytes, 4e6);
+  EXPECT_EQ(step.activities[1].name, "ampere_sgemm_128x64_nn");
+  EXPECT_NEAR(step.gap_after, 310e-6, 1e-12);
+  EXPECT_NEAR(step.busy_seconds(), 480e-6, 1e-12);
+  EXPECT_NEAR(step.gap_seconds(), 570e-6, 1e-12);
+  EXPECT_EQ(step.communication_kernels, 1);
+  EXPECT_TRUE(step.collectives.empty()); // one GPU's trace: no record_param_comms
+}
+
+TEST(Kineto, GradientsInTheOrderBackwardStoredThem) {
+  const auto step = parse_profile(sample_step().text(), "t.json");
+  EXPECT_TRUE(step.shapes);
+  EXPECT_EQ(step.parameter_tensors, 2);
+  ASSERT_EQ(step.gradients.size(), 2u);
+  EXPECT_DOUBLE_EQ(step.gradients[0].bytes, 1000.0 * 1000 * 4); // [1000, 1000] float
+  EXPECT_EQ(step.gradients[0].ready_after, 2u);
+  EXPECT_DOUBLE_EQ(step.gradients[1].bytes, 500000.0 * 4);
+  EXPECT_EQ(step.gradients[1].ready_after, 3u);
+  EXPECT_DOUBLE_EQ(step.gradient_bytes(), 6e6);
+}
+
+TEST(Kineto, WithoutRecordShapesTheGradientsAreCountedNotSized) {
+  const auto step = parse_profile(sample_step(false).text(), "t.json");
+  EXPECT_FALSE(step.shapes);
+  EXPECT_EQ(step.parameter_tensors, 2);
+  EXPECT_TRUE(step.gradients.empty());
+}
+
+TEST(Kineto, ChosenStepAndTheLastStep) {
+  const auto second = parse_profile(sample_step().text(), "t.json", {2});
+  EXPECT_EQ(second.step, "ProfilerStep#2");
+  ASSERT_EQ(second.activities.size(), 1u);
+  EXPECT_NEAR(second.activities[0].seconds, 50e-6, 1e-12);
+  EXPECT_DOUBLE_EQ(second.gap_after, 0); // no step follows
+  try {
+    parse_profile(sample_step().text(), "t.json", {7});
+    FAIL() << "step 7 accepted";
+  } catch (const ProfileError& e) {
+    EXPECT_TRUE(e.about_step());
+    EXPECT_NE(std::string(e.what()).find("no step 7 in the trace; it has 1, 2"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Kineto, WithoutStepAnnotationsTheWholeTraceIsTheStep) {
+  test::KinetoTraceBuilder t;
+  t.gpu("a", 0, 10, 5, 1).gpu("b", 1, 20, 5, 1);
+  const auto step = parse_profile(t.text(), "t.json");
+  EXPECT_EQ(step.step, "");
+  ASSERT_EQ(step.activities.size(), 2u);
+  EXPECT_NEAR(step.activities[1].gap_before, 5e-6, 1e-12);
+}
+
+TEST(Kineto, GzipTraceReadsAsThePlainOne) {
+  const auto dir = std::filesystem::temp_directory_path() / ("dtsim-kineto-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto file = dir / "step.pt.trace.json.gz";
+  std::ofstream(file, std::ios::binary) << io::gzip(sample_step().text());
+  const auto step = read_profile(file);
+  EXPECT_EQ(step.activities.size(), 6u);
+  EXPECT_NEAR(step.busy_seconds(), 480e-6, 1e-12);
+  std::filesystem::remove_all(dir);
+}
+
+void expect_refused(const std::string& text, const std::string& says) {
+  try {
+    parse_profile(text, "bad.json");
+    FAIL() << "accepted: " << text.substr(0, 200);
+  } catch (const ProfileError& e) {
+    EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).rfind("bad.json: ", 0), 0u) << e.what();
+  }
+}
+
+TEST(Kineto, BadTracesAreRefusedSayingWhy) {
+  expect_refused("{", "not a JSON trace");
+  expect_refused(R"({"events": []})", "no \"traceEvents\" array");
+  expect_refused(R"("trace")", "expected a Chrome trace");
+  expect_refused(R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": "soon", "dur": 1}]})",
+                 "/traceEvents/0: a \"kernel\" event without a number \"ts\"");
+  expect_refused(R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": -1}]})",
+                 "/traceEvents/0: \"dur\" is -1");
+  expect_refused(R"({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 1, "dur": 1}]})",
+                 "no GPU kernels, copies or sets besides NCCL's");
+  auto pipelined = sample_step(); // a kernel launched in step 1 that runs until 1,200 us, past step 2's first (1,100)
+  pipelined.gpu("embedding_backward", 600, 1000, 200, 1, 9);
+  expect_refused(pipelined.text(), "ProfilerStep#1's GPU work runs 0.10 ms into the next step's");
+  auto t = sample_step();
+  t.range("cpu_op", "torch::autograd::AccumulateGrad", 430, 1, 2,
+          {{"Input Dims", {{4}}}, {"Input type", {"c10::QInt8"}}});
+  expect_refused(t.text(), "gradient has type \"c10::QInt8\"");
+}
+
+} // namespace
+} // namespace dtsim::kineto

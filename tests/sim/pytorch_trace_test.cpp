@@ -1,0 +1,108 @@
+// model.trace {"format": "pytorch-profiler"} end to end: the sample step of tests/kineto/trace_builder.hpp (480 us of
+// kernels, 540 us of host gaps, gradients of 4e6 and 2e6 bytes) run on one and on two round GPUs (1 GB/s NICs, 1 us
+// latency, ring all-reduce: tests/sim/round_gpu.hpp), every time below worked out by hand.
+#include "sim/plan/plan.hpp"
+#include "sim/simulate.hpp"
+
+#include "tests/kineto/trace_builder.hpp"
+#include "tests/sim/round_gpu.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace dtsim {
+namespace {
+
+class ProfilerTrace : public ::testing::Test {
+protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("dtsim-profiler-" + std::to_string(::getpid()) + "-" +
+                                                     ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  scenario::Scenario scenario_of(const test::KinetoTraceBuilder& trace, int nodes) const {
+    const auto file = dir_ / "step.json";
+    std::ofstream(file) << trace.text();
+    auto s = test::hand_scenario({}, nodes);
+    s.model.trace = scenario::TraceSpec{"pytorch-profiler", file.string(), std::nullopt};
+    return s;
+  }
+
+  std::filesystem::path dir_;
+};
+
+TEST_F(ProfilerTrace, OneGpuReplaysTheMeasuredStep) {
+  const auto s = scenario_of(test::sample_step(), 1);
+  const auto plan = plan::make_plan(s);
+  EXPECT_EQ(plan.buckets, 0);
+  EXPECT_NEAR(plan.host_wait_seconds, 540e-6, 1e-12);
+  const auto result = simulate(s).result;
+  // 480 us of kernels and 540 us of host gaps, one after the other.
+  EXPECT_NEAR(result.iteration.mean, 1020e-6, 1e-9);
+  EXPECT_NEAR(result.breakdown.compute, 480e-6, 1e-9);
+  EXPECT_NEAR(result.breakdown.exposed_communication, 0, 1e-12);
+}
+
+TEST_F(ProfilerTrace, TwoGpusAllReduceTheTracesGradientsInDdpBuckets) {
+  const auto s = scenario_of(test::sample_step(), 2);
+  const auto plan = plan::make_plan(s);
+  // fc.weight's 4e6 bytes pass the first bucket's 1 MiB cap and close it; fc.bias's 2e6 bytes stay under 25 MiB and
+  // go out last: two buckets carrying the trace's 6e6 parameter bytes.
+  EXPECT_EQ(plan.buckets, 2);
+  EXPECT_DOUBLE_EQ(plan.gradient_bytes, 6e6);
+  const auto& ops = plan.graph.program_of(0).ops;
+  std::vector<double> reduced;
+  for (const auto& op : ops)
+    if (const auto* c = std::get_if<graph::Collective>(&op.body)) reduced.push_back(c->bytes);
+  EXPECT_EQ(reduced, (std::vector<double>{4e6, 2e6}));
+  // A ring all-reduce of B bytes over two ranks: 2 steps of (2 us + B/2 / 1 GB/s). From the step's start (the copy at
+  // 0): fc grad ends at 500 us and bucket 0 runs 4.004 ms, to 4,504 us; bucket 1 (after bias grad, 610 us) follows on
+  // the communication stream, 2.004 ms, to 6,508 us; the optimizer's kernels wait for both (70 us), then the host's
+  // 310 us to the next step: 6,888 us.
+  const auto result = simulate(s).result;
+  EXPECT_NEAR(result.iteration.mean, 6888e-6, 0.5e-6);
+  EXPECT_NEAR(result.breakdown.compute, 480e-6, 1e-9);
+}
+
+TEST_F(ProfilerTrace, WithoutOverlapOneAllReduceAfterBackward) {
+  auto s = scenario_of(test::sample_step(), 2);
+  s.training.overlap = false;
+  EXPECT_EQ(plan::make_plan(s).buckets, 1);
+  // 6e6 bytes from the end of bias grad (610 us): 2 x (2 us + 3 ms) = 6.004 ms, to 6,614 us; + 70 + 310 us.
+  EXPECT_NEAR(simulate(s).result.iteration.mean, 6994e-6, 0.5e-6);
+}
+
+TEST_F(ProfilerTrace, RefusedWhereItCannotBeRun) {
+  auto s = scenario_of(test::sample_step(false), 2);
+  try {
+    plan::make_plan(s);
+    FAIL() << "a trace without shapes planned on two GPUs";
+  } catch (const scenario::ScenarioError& e) {
+    EXPECT_EQ(e.pointer(), "/model/trace/path");
+    EXPECT_NE(std::string(e.what()).find("record_shapes=True"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(plan::make_plan(scenario_of(test::sample_step(false), 1))); // one GPU needs no gradient sizes
+  s = scenario_of(test::sample_step(), 2);
+  s.training.zero_stage = 1;
+  try {
+    plan::make_plan(s);
+    FAIL() << "ZeRO planned over a profiler trace";
+  } catch (const scenario::ScenarioError& e) {
+    EXPECT_EQ(e.pointer(), "/training/zero_stage");
+  }
+  s = scenario_of(test::sample_step(), 2);
+  s.model.trace->step = 9;
+  try {
+    plan::make_plan(s);
+    FAIL() << "step 9 accepted";
+  } catch (const scenario::ScenarioError& e) {
+    EXPECT_EQ(e.pointer(), "/model/trace/step");
+  }
+}
+
+} // namespace
+} // namespace dtsim
