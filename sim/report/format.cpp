@@ -83,6 +83,8 @@ std::string format_memory(const plan::MemoryEstimate& memory) {
   auto line = [&](std::string_view label, const std::string& value, const std::string& detail) {
     out += fmt::format("  {:<28} {:>10}{}\n", label, value, detail.empty() ? "" : "  " + detail);
   };
+  if (memory.items.empty() && memory.host_items.empty()) // a trace's ops (model.trace): nothing says what they hold
+    return "  not known: the ops come from a trace, which does not say what memory they hold\n";
   for (const auto& item : memory.items)
     line(item.name, format_bytes(item.bytes), item.detail);
   line("total", format_bytes(memory.total()),

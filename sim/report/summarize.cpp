@@ -222,7 +222,8 @@ RunResult summarize(const scenario::Scenario& s, const plan::Plan& plan, const e
   r.gpus = s.world_size();
   r.global_batch = std::llround(plan.workers * plan.samples_per_worker_iteration);
   r.sample_unit = s.model.workload.sample_unit;
-  r.framework = s.framework.name;
+  // A trace's kernels are the ones it recorded, whichever framework ran them.
+  r.framework = s.model.trace ? s.model.trace->format + " trace's" : s.framework.name;
   r.fidelity = std::string(scenario::to_string(s.run.fidelity));
   r.fidelity_reason = s.run.fidelity_reason;
   r.gradient_bytes = plan.gradient_bytes;
