@@ -99,6 +99,7 @@ private:
     fail(fmt::format("/traceEvents/{}: {}", index, message));
   }
   void collect(const json& event, std::size_t index);
+  void collect_memory(const json& event);
   void collect_comm(const json& args, double start, std::string thread, std::size_t index);
   void collect_annotated_comm(const std::string& name, const json& args, double start, std::string thread,
                               std::size_t index);
@@ -124,6 +125,10 @@ private:
   std::vector<std::pair<double, double>> nccl_; // NCCL kernels' spans, merged, in order
   std::vector<AccumulateGrad> accumulates_;
   std::vector<CommLaunch> comms_;
+  struct MemorySample {
+    double time = 0, allocated = 0, reserved = 0;
+  };
+  std::vector<MemorySample> memory_;        // the GPU's caching allocator after each allocation or free
   std::vector<CommLaunch> annotated_comms_; // "nccl:NAME" ranges with their inputs' shapes (PyTorch before 2.1)
   std::pair<double, double> window_{-std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()};
   std::optional<std::pair<double, double>> next_window_;
@@ -215,9 +220,26 @@ void Reader::collect_annotated_comm(const std::string& name, const json& args, d
   annotated_comms_.push_back(std::move(launch));
 }
 
+// profile_memory=True: an instant event per allocation and free, with the allocator's totals after it ("Device Type"
+// 1 is CUDA; the host's allocations have type 0).
+void Reader::collect_memory(const json& event) {
+  if (!event.contains("args") || !event["args"].is_object() || !event.contains("ts") || !event["ts"].is_number())
+    return;
+  const json& args = event["args"];
+  const auto number = [&](const char* key) {
+    return args.contains(key) && args[key].is_number() ? args[key].get<double>() : -1.0;
+  };
+  if (number("Device Type") != 1 || number("Total Allocated") < 0) return;
+  memory_.push_back({event["ts"].get<double>(), number("Total Allocated"), std::max(0.0, number("Total Reserved"))});
+}
+
 void Reader::collect(const json& event, std::size_t index) {
+  if (event.is_object() && event.value("ph", "") == "i" && event.value("name", "") == "[memory]") {
+    collect_memory(event);
+    return;
+  }
   if (!event.is_object() || event.value("ph", "") != "X" || !event.contains("cat") || !event["cat"].is_string())
-    return; // metadata, flow arrows, counters, instant events
+    return; // metadata, flow arrows, counters, other instant events
   const std::string cat = event["cat"];
   const bool host = cat == "cpu_op" || cat == "user_annotation";
   const bool runtime = cat == "cuda_runtime" || cat == "cuda_driver";
@@ -519,6 +541,11 @@ ProfiledStep Reader::read(const json& root) {
   assign_phases(kept, out);
   place_gradients(kept, out);
   place_collectives(kept, out);
+  for (const auto& m : memory_)
+    if (in_step(m.time)) {
+      out.peak_allocated = std::max(out.peak_allocated.value_or(0), m.allocated);
+      out.peak_reserved = std::max(out.peak_reserved.value_or(0), m.reserved);
+    }
   return out;
 }
 

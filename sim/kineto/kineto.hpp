@@ -83,6 +83,9 @@ struct ProfiledStep {
   // kernels' time taken out; 0 when no step follows.
   double gap_after = 0;
   int communication_kernels = 0; // NCCL kernels left out
+  // With profile_memory=True: the step's peak bytes in PyTorch's CUDA caching allocator ("[memory]" events' "Total
+  // Allocated", tensors) and what it held from the device ("Total Reserved"); unset without such events.
+  std::optional<double> peak_allocated, peak_reserved;
 
   double busy_seconds() const;   // the activities' seconds
   double gap_seconds() const;    // every gap (comm waits included), gap_after included

@@ -273,7 +273,14 @@ Plan make_profiler_plan(const scenario::Scenario& s) {
   plan.allreduce_algorithms.assign(algorithms.begin(), algorithms.end());
   plan.kernels = kernel_rows(step, waited);
   plan.host_wait_seconds = std::accumulate(waited.begin(), waited.end(), step.gap_after);
-  plan.memory = estimate_memory(s);
+  plan.memory = estimate_memory(s); // no items: the trace's own figures, where it has them
+  if (step.peak_allocated) {
+    plan.memory.items.push_back({"tensors (traced peak)", *step.peak_allocated,
+                                 "the step's peak in PyTorch's caching allocator (profile_memory=True)"});
+    plan.memory.items.push_back({"allocator cache (traced)",
+                                 std::max(0.0, step.peak_reserved.value_or(0) - *step.peak_allocated),
+                                 "reserved from the GPU at the step's peak reservation, beyond the tensors' peak"});
+  }
   return plan;
 }
 

@@ -58,6 +58,17 @@ TEST(Kineto, WithoutRecordShapesTheGradientsAreCountedNotSized) {
   EXPECT_TRUE(step.gradients.empty());
 }
 
+TEST(Kineto, PeakMemoryOfTheStepFromTheAllocatorsRecord) {
+  EXPECT_FALSE(parse_profile(sample_step().text(), "t.json").peak_allocated); // recorded without profile_memory
+  auto t = sample_step();
+  t.memory(100, 1e9, 4e9).memory(200, 3e9, 4e9).memory(300, 2e9, 5e9); // in step 1
+  t.memory(1500, 9e9, 9e9);                                            // in step 2
+  t.memory(250, 20e9, 20e9, 0);                                        // the host's memory
+  const auto step = parse_profile(t.text(), "t.json");
+  EXPECT_EQ(step.peak_allocated, 3e9);
+  EXPECT_EQ(step.peak_reserved, 5e9);
+}
+
 TEST(Kineto, ChosenStepAndTheLastStep) {
   const auto second = parse_profile(sample_step().text(), "t.json", {2});
   EXPECT_EQ(second.step, "ProfilerStep#2");

@@ -49,6 +49,23 @@ struct KinetoTraceBuilder {
                       {"args", std::move(args)}});
     return *this;
   }
+  // profile_memory=True's record of one allocation or free: the caching allocator's totals after it.
+  KinetoTraceBuilder& memory(double ts, double allocated, double reserved, int device_type = 1) {
+    events.push_back({{"ph", "i"},
+                      {"cat", "cpu_instant_event"},
+                      {"s", "t"},
+                      {"name", "[memory]"},
+                      {"pid", 1},
+                      {"tid", 1},
+                      {"ts", ts},
+                      {"args",
+                       {{"Total Reserved", reserved},
+                        {"Total Allocated", allocated},
+                        {"Bytes", 1024},
+                        {"Device Type", device_type},
+                        {"Device Id", device_type == 1 ? 0 : -1}}}});
+    return *this;
+  }
   std::string text() const { return nlohmann::json{{"schemaVersion", 1}, {"traceEvents", events}}.dump(); }
 };
 

@@ -76,6 +76,18 @@ TEST_F(ProfilerTrace, WithoutOverlapOneAllReduceAfterBackward) {
   EXPECT_NEAR(simulate(s).result.iteration.mean, 6994e-6, 0.5e-6);
 }
 
+TEST_F(ProfilerTrace, MemoryPerGpuIsTheTracedPeakWhereTheTraceHasIt) {
+  EXPECT_TRUE(plan::make_plan(scenario_of(test::sample_step(), 2)).memory.items.empty());
+  auto t = test::sample_step();
+  t.memory(100, 1e9, 4e9).memory(200, 3e9, 4e9).memory(300, 2e9, 5e9);
+  const auto memory = plan::make_plan(scenario_of(t, 2)).memory;
+  ASSERT_EQ(memory.items.size(), 2u);
+  EXPECT_EQ(memory.items[0].bytes, 3e9);       // the tensors' peak
+  EXPECT_EQ(memory.items[1].bytes, 5e9 - 3e9); // the allocator's reserve beyond it
+  EXPECT_EQ(memory.total(), 5e9);              // what the GPU held at the peak reservation
+  EXPECT_TRUE(memory.fits());                  // of the round GPU's 64 GB
+}
+
 TEST_F(ProfilerTrace, RefusedWhereItCannotBeRun) {
   auto s = scenario_of(test::sample_step(false), 2);
   try {
