@@ -4,11 +4,14 @@
 #   measurements/  the measurement files of the measurement tests, and the format document's example
 #   nccl_tests/    the nccl-tests outputs of the parser's tests
 #   chakra/        none (binary traces: libFuzzer builds its inputs from the empty one)
+#   kineto/        the PyTorch profiler traces written out in the trace reader's tests
 # The seeds only start the search: a malformed one is fine, a missing one only makes the search slower.
 cmake_minimum_required(VERSION 3.25)
 
-file(REMOVE_RECURSE ${OUT}/scenario ${OUT}/overrides ${OUT}/measurements ${OUT}/nccl_tests ${OUT}/chakra)
-file(MAKE_DIRECTORY ${OUT}/scenario ${OUT}/overrides ${OUT}/measurements ${OUT}/nccl_tests ${OUT}/chakra)
+file(REMOVE_RECURSE ${OUT}/scenario ${OUT}/overrides ${OUT}/measurements ${OUT}/nccl_tests ${OUT}/chakra
+     ${OUT}/kineto)
+file(MAKE_DIRECTORY ${OUT}/scenario ${OUT}/overrides ${OUT}/measurements ${OUT}/nccl_tests ${OUT}/chakra
+     ${OUT}/kineto)
 
 file(GLOB scenarios ${SOURCE_DIR}/scenarios/*.json)
 file(COPY ${scenarios} DESTINATION ${OUT}/scenario)
@@ -57,6 +60,7 @@ endfunction()
 
 write_raw_strings(${SOURCE_DIR}/tests/calibration/measurements_test.cpp "{" ${OUT}/measurements)
 write_raw_strings(${SOURCE_DIR}/tests/calibration/nccl_tests_test.cpp "#" ${OUT}/nccl_tests)
+write_raw_strings(${SOURCE_DIR}/tests/kineto/kineto_test.cpp "" ${OUT}/kineto)
 
 # The format document's example: as written (with comments, which the reader must refuse cleanly) and without them.
 file(READ ${SOURCE_DIR}/docs/measurement-format.md doc)

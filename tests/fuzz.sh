@@ -27,7 +27,7 @@ cmake --build "$build/fuzz" -j "$(nproc)" --target dtsim_fuzz > "$build/fuzz/bui
   { tail -50 "$build/fuzz/build.log"; exit 1; }
 
 status=0
-for harness in scenario overrides measurements nccl_tests chakra; do
+for harness in scenario overrides measurements nccl_tests chakra kineto; do
   # A scratch corpus: the seeds stay as written, what libFuzzer adds goes away with the run.
   corpus="$probe/$harness"
   mkdir -p "$corpus"

@@ -135,6 +135,15 @@ private:
   std::string step_name_;
 };
 
+// A string field, or "" when it is absent or not a string (json::value would throw on another type).
+std::string text_of(const json& object, const char* key) {
+  const auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// Bytes a trace can plausibly name for one tensor or collective; more is a corrupt field, not a workload.
+constexpr double kMaxBytes = 1e15;
+
 std::string thread_key(const json& event) {
   const auto part = [&](const char* key) { return event.contains(key) ? event[key].dump() : std::string("?"); };
   return part("pid") + "/" + part("tid");
@@ -183,6 +192,9 @@ void Reader::collect_comm(const json& args, double start, std::string thread, st
   if (!size && elements > 0)
     fail_at(index,
             fmt::format("record_param_comms' dtype \"{}\" is not one dtsim knows (Float, Half, BFloat16, ...)", dtype));
+  if (elements * size.value_or(0) > kMaxBytes)
+    fail_at(index,
+            fmt::format("record_param_comms moves {} bytes; expected at most 1e15", elements * size.value_or(0)));
   CommLaunch launch;
   launch.collective.name = name;
   launch.collective.bytes = elements * size.value_or(0);
@@ -212,6 +224,8 @@ void Reader::collect_annotated_comm(const std::string& name, const json& args, d
     }
     bytes += elements * *size;
   }
+  if (!(bytes <= kMaxBytes))
+    fail_at(index, fmt::format("\"nccl:{}\" moves {} bytes; expected at most 1e15", name, bytes));
   CommLaunch launch;
   launch.collective.name = name == "all_reduce" ? "allreduce" : name;
   launch.collective.bytes = bytes;
@@ -234,11 +248,12 @@ void Reader::collect_memory(const json& event) {
 }
 
 void Reader::collect(const json& event, std::size_t index) {
-  if (event.is_object() && event.value("ph", "") == "i" && event.value("name", "") == "[memory]") {
+  if (!event.is_object()) return;
+  if (text_of(event, "ph") == "i" && text_of(event, "name") == "[memory]") {
     collect_memory(event);
     return;
   }
-  if (!event.is_object() || event.value("ph", "") != "X" || !event.contains("cat") || !event["cat"].is_string())
+  if (text_of(event, "ph") != "X" || !event.contains("cat") || !event["cat"].is_string())
     return; // metadata, flow arrows, counters, other instant events
   const std::string cat = event["cat"];
   const bool host = cat == "cpu_op" || cat == "user_annotation";
@@ -254,7 +269,8 @@ void Reader::collect(const json& event, std::size_t index) {
     return value;
   };
   const double start = number("ts"), end = start + number("dur");
-  const std::string name = event.value("name", "");
+  if (!std::isfinite(end)) fail_at(index, "\"ts\" + \"dur\" is not a finite time");
+  const std::string name = text_of(event, "name");
   static const json no_args = json::object();
   const json& args = event.contains("args") && event["args"].is_object() ? event["args"] : no_args;
   std::optional<std::int64_t> correlation;
@@ -319,6 +335,8 @@ std::optional<double> Reader::gradient_bytes(const json& args, std::size_t index
     fail_at(index, fmt::format("AccumulateGrad's gradient has type \"{}\"; expected float, double, c10::Half, "
                                "c10::BFloat16 or an fp8 type",
                                types[0].get<std::string>()));
+  if (elements * *size > kMaxBytes)
+    fail_at(index, fmt::format("AccumulateGrad's gradient of {} bytes; expected at most 1e15", elements * *size));
   return elements * *size;
 }
 

@@ -93,6 +93,53 @@ TEST(Kineto, WithoutStepAnnotationsTheWholeTraceIsTheStep) {
   EXPECT_NEAR(step.activities[1].gap_before, 5e-6, 1e-12);
 }
 
+TEST(Kineto, ChromeTraceAsAnArrayOfEvents) {
+  // The JSON Array Format of the Trace Event Format: the events without the enclosing object. Two steps; step 1's
+  // forward GEMM (launched in aten::mm) and backward GEMM (launched in the autograd engine), 50 us each, 30 us apart,
+  // the backward one launched before its gradient's AccumulateGrad of 1024 x 1024 bf16 (2 MiB), whose node then
+  // launches DDP's all-reduce of 1,048,576 bf16 elements (its reducer's hook).
+  const auto step = parse_profile(R"([
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 0, "dur": 500},
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#2", "pid": 1, "tid": 1, "ts": 500, "dur": 500},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 10, "dur": 20},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 15, "dur": 5,
+     "args": {"correlation": 7}},
+    {"ph": "X", "cat": "kernel", "name": "sm90_xmma_gemm_bf16", "pid": 0, "tid": 7, "ts": 100, "dur": 50,
+     "args": {"correlation": 7, "stream": 7}},
+    {"ph": "X", "cat": "cpu_op", "name": "autograd::engine::evaluate_function: MmBackward0", "pid": 1, "tid": 2,
+     "ts": 40, "dur": 20},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 2, "ts": 45, "dur": 5,
+     "args": {"correlation": 8}},
+    {"ph": "X", "cat": "kernel", "name": "sm90_xmma_gemm_bf16_nt", "pid": 0, "tid": 7, "ts": 180, "dur": 50,
+     "args": {"correlation": 8, "stream": 7}},
+    {"ph": "X", "cat": "cpu_op", "name": "autograd::engine::evaluate_function: torch::autograd::AccumulateGrad",
+     "pid": 1, "tid": 2, "ts": 61, "dur": 9},
+    {"ph": "X", "cat": "cpu_op", "name": "torch::autograd::AccumulateGrad", "pid": 1, "tid": 2, "ts": 62, "dur": 3,
+     "args": {"Input Dims": [[1024, 1024]], "Input type": ["c10::BFloat16"]}},
+    {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 2, "ts": 66, "dur": 3,
+     "args": {"Collective name": "allreduce", "In msg nelems": 1048576, "Out msg nelems": 1048576,
+              "dtype": "BFloat16"}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 505, "dur": 5,
+     "args": {"correlation": 9}},
+    {"ph": "X", "cat": "kernel", "name": "sm90_xmma_gemm_bf16", "pid": 0, "tid": 7, "ts": 600, "dur": 50,
+     "args": {"correlation": 9, "stream": 7}}
+  ])",
+                                  "t.json");
+  ASSERT_EQ(step.activities.size(), 2u);
+  EXPECT_EQ(step.activities[0].phase, Phase::forward);
+  EXPECT_EQ(step.activities[1].phase, Phase::backward);
+  EXPECT_NEAR(step.activities[1].gap_before, 30e-6, 1e-12);
+  EXPECT_NEAR(step.gap_after, 370e-6, 1e-12); // 230 us to step 2's first kernel at 600 us
+  ASSERT_EQ(step.gradients.size(), 1u);
+  EXPECT_DOUBLE_EQ(step.gradients[0].bytes, 1024.0 * 1024 * 2);
+  EXPECT_EQ(step.gradients[0].ready_after, 1u);
+  ASSERT_EQ(step.collectives.size(), 1u);
+  EXPECT_EQ(step.collectives[0].name, "allreduce");
+  EXPECT_DOUBLE_EQ(step.collectives[0].bytes, 1048576.0 * 2);
+  EXPECT_EQ(step.collectives[0].phase, Phase::backward);
+  EXPECT_EQ(step.collectives[0].ready_after, 1u);
+}
+
 TEST(Kineto, GzipTraceReadsAsThePlainOne) {
   const auto dir = std::filesystem::temp_directory_path() / ("dtsim-kineto-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
