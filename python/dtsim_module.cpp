@@ -1,6 +1,7 @@
 // The Python module `dtsim`: run, sweep, compare and search from Python, returning what `dtsim ... --json` writes
 // (tools/dtsim/documents.hpp builds both) as dicts and lists. The library runs every simulation in a child process
 // of its own (SimGrid allows one engine per process), so a Python process can call these any number of times.
+#include "sim/engine/child_process.hpp"
 #include "sim/engine/engine.hpp"
 #include "sim/engine/footprint.hpp"
 #include "sim/plan/plan.hpp"
@@ -199,6 +200,8 @@ template <class Body> auto simulating(const Input& in, Body&& body) {
     return body();
   } catch (const scenario::ScenarioError&) {
     throw;
+  } catch (const engine::Interrupted&) {
+    throw; // KeyboardInterrupt, as Ctrl-C is in Python
   } catch (const plan::PlanError& e) {
     throw scenario::ScenarioError(in.origin(), "", e.what());
   } catch (const engine::ResourceError& e) {
@@ -313,8 +316,12 @@ PYBIND11_MODULE(dtsim, m) {
       raise_scenario_error(e);
     } catch (const SimulationFailure& e) {
       PyErr_SetString(simulation_error_class.ptr(), e.what());
+    } catch (const engine::Interrupted& e) {
+      PyErr_SetString(PyExc_KeyboardInterrupt, e.what());
     }
   });
+  // Ctrl-C (or SIGTERM) during a call stops its simulations and raises KeyboardInterrupt: the interpreter lives on.
+  engine::set_interrupt_throws(true);
 
   m.def("run", &py_run, py::arg("scenario"), py::arg("overrides") = py::none(),
         R"(run(scenario, overrides=None) -> dict

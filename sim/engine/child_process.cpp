@@ -26,6 +26,7 @@ constexpr int kForwarded[] = {SIGINT, SIGTERM};
 // The self-pipe: the signal handler writes the signal's number, the poll loop reads it. Created once, kept.
 int signal_pipe[2] = {-1, -1};
 std::string interrupt_note;
+bool interrupt_throws = false; // set_interrupt_throws
 
 extern "C" void on_signal(int signal) {
   const int saved = errno;
@@ -190,7 +191,8 @@ Running start(const ChildJob& job, std::size_t index) {
   return child;
 }
 
-// Stops and reaps every running child, says so, and dies of `signal` as if it had not been caught.
+// Stops and reaps every running child, says so, and dies of `signal` as if it had not been caught (or throws
+// Interrupted, where the process asked to go on).
 [[noreturn]] void interrupted(std::vector<Running>& running, int signal, std::size_t done, std::size_t total) {
   // SIGTERM, whatever the parent got: SIGINT would only make a child's SimGrid list its actors.
   for (const auto& child : running)
@@ -207,6 +209,10 @@ Running start(const ChildJob& job, std::size_t index) {
     }
     ::close(child.fd);
   }
+  if (interrupt_throws)
+    throw Interrupted(fmt::format("interrupted by {}: {} of {} simulation(s) finished, {} stopped", signal_name(signal),
+                                  done, total, running.size()),
+                      signal);
   std::cout.flush();
   const std::string erase = ::isatty(STDERR_FILENO) ? "\r\033[K" : "";
   std::cerr << fmt::format("{}dtsim: interrupted by {}: {} of {} simulation(s) finished, {} stopped.{}{}\n", erase,
@@ -227,6 +233,10 @@ Running start(const ChildJob& job, std::size_t index) {
 
 void set_interrupt_note(std::string note) {
   interrupt_note = std::move(note);
+}
+
+void set_interrupt_throws(bool throws) {
+  interrupt_throws = throws;
 }
 
 std::string signal_name(int signal) {

@@ -2,6 +2,7 @@
 // Running work in forked child processes. SimGrid keeps one engine per process, so every simulation
 // runs in a child of its own; independent simulations (sweep points) run side by side this way.
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -37,13 +38,28 @@ using ChildFinished = std::function<void(std::size_t finished_index, const Child
 // parent killed outright leaves none running. While children run, SIGINT and SIGTERM sent to the parent alone (as a
 // batch system or a terminal's ^C sends them) are forwarded to every live child; the parent reaps them, prints one
 // line on stderr ("dtsim: interrupted by SIGTERM ..." and the interrupt_note, if set) and dies of the same signal, so
-// its status is the conventional 128 + the signal's number.
+// its status is the conventional 128 + the signal's number (or, with set_interrupt_throws, throws Interrupted).
 std::vector<ChildOutcome> run_in_children(const std::vector<ChildJob>& jobs, int parallel,
                                           const ChildProgress& progress = {}, const ChildFinished& finished = {},
                                           const ChildLimits& limits = {});
 
 // A sentence the interruption line ends with, such as how to finish the work later; empty: none. Set by the command.
 void set_interrupt_note(std::string note);
+
+// run_in_children interrupted by a signal, in a process that asked to go on (set_interrupt_throws): its children are
+// stopped and reaped, and the signal's previous disposition is back.
+class Interrupted : public std::runtime_error {
+public:
+  Interrupted(const std::string& message, int signal) : std::runtime_error(message), signal_(signal) {}
+  int signal() const { return signal_; }
+
+private:
+  int signal_;
+};
+
+// true: an interrupted run_in_children throws Interrupted instead of dying of the signal (a library in a process that
+// must live on: the Python module turns it into KeyboardInterrupt). Default false: the command-line tool dies.
+void set_interrupt_throws(bool throws);
 
 // "SIGKILL", "SIGSEGV", ...; "signal N" for one without a name.
 std::string signal_name(int signal);
