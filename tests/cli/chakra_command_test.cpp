@@ -27,8 +27,9 @@ std::filesystem::path trace_scenario(const TempDir& dir, json resolved, const st
 
 class ChakraRoundTrip : public ::testing::TestWithParam<std::string> {};
 
-// Data parallel (hierarchical all-reduce over 4 nodes of 8 V100s), a 1F1B pipeline of 8 stages, and tensor with
-// context parallelism: each within 0.1% (the export keeps every op's exact seconds, group and algorithm).
+// Data parallel (hierarchical all-reduce over 4 nodes of 8 V100s), a 1F1B pipeline of 8 stages, tensor with context
+// parallelism, and a PyTorch profiler trace (its kernels, host gaps and the DDP job's collectives: a PyTorch step
+// handed on to Chakra's tools): each within 0.1% (the export keeps every op's exact seconds, group and algorithm).
 TEST_P(ChakraRoundTrip, ExportThenImportReplaysToTheSameIteration) {
   TempDir dir;
   const std::string scenario = std::string(DTSIM_SOURCE_DIR) + "/scenarios/" + GetParam() + ".json";
@@ -51,7 +52,7 @@ TEST_P(ChakraRoundTrip, ExportThenImportReplaysToTheSameIteration) {
 
 INSTANTIATE_TEST_SUITE_P(Shipped, ChakraRoundTrip,
                          ::testing::Values("resnet50-p3.16xlarge-x4", "gpt2-xl-p3.2xlarge-spot-redundancy",
-                                           "llama3-8b-context-parallel-h100x16"),
+                                           "llama3-8b-context-parallel-h100x16", "resnet50-ddp-a100x2-pytorch-trace"),
                          [](const auto& info) {
                            std::string name = info.param;
                            for (auto& c : name)

@@ -34,6 +34,9 @@ benchmarks=(
   "moe-128-experts-128-gpus|run tools/bench/moe-128-experts.json|< 5 s (auto: coarse; each all-to-all-v timed from its link loads)"
   "moe-256-experts-1024-gpus|run tools/bench/moe-256-experts.json|< 30 s (four expert groups of 256 on 1,024 A100)"
   "chakra-resnet50-64-ranks|run tools/bench/resnet50-64-chakra.json|< 2 s (a 64-rank data-parallel Chakra trace of ResNet-50 read and replayed, auto fidelity)"
+  "pytorch-trace-resnet50-2-gpus|run scenarios/resnet50-ddp-a100x2-pytorch-trace.json|< 2 s (a torch.profiler trace of a DDP step, 9.8 MB of JSON: 1,251 kernels and copies replayed with its 7 collectives)"
+  "pytorch-trace-8-ranks|run scenarios/ddp-a100x8-pytorch-trace.json|< 3 s (35 MB of trace JSON read)"
+  "pytorch-trace-resnet50-512-gpus|run scenarios/resnet50-ddp-a100x2-pytorch-trace.json --set cluster.nodes=64 --set cluster.gpus_per_node=8|< 60 s (every rank replays the step's 1,251 kernels and copies, each an op, and the gaps between them)"
   "alltoall-256mib-4096-aggregate|collective tools/bench/h100-nodes.json --op all-to-all --ranks 4096 --sizes 256MiB --fidelity aggregate --jobs 1|< 30 s, 4 GiB"
 )
 
