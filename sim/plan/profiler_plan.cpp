@@ -8,6 +8,7 @@
 // Kernels and copies keep their measured durations on the compute stream, in the order the GPU ran them. The time the
 // GPU waited for its host between them (launch gaps, the data loader and Python between steps) runs on the input
 // stream, the host's, as a dependency of the next kernel: the compute stream is idle meanwhile, as it was.
+#include "models/zoo.hpp"
 #include "sim/kineto/kineto.hpp"
 #include "sim/plan/data_parallel.hpp"
 #include "sim/plan/plan.hpp"
@@ -135,6 +136,40 @@ collectives::Operation operation_of(const scenario::Scenario& s, const std::stri
 }
 
 // `ranks` 1: only where the job waited matters (its collectives are not replayed, and need not be known).
+// Without the gradients' shapes in the trace, trace.model's layers give them: in reverse order, each layer's
+// gradient ready once backward has spent, of its measured kernel time, the share of the model's backward FLOPs that the
+// layers from the last down to this one take (backward time spent in proportion to FLOPs: an approximation the trace's
+// own shapes do not need).
+std::vector<kineto::Gradient> model_gradients(const scenario::Scenario& s, const kineto::ProfiledStep& step) {
+  const auto workload = models::build_preset(s.model.trace->model);
+  if (!workload) return {};
+  std::vector<std::pair<double, std::size_t>> backward; // cumulative seconds after each backward activity, its index
+  double seconds = 0;
+  for (std::size_t i = 0; i < step.activities.size(); ++i)
+    if (step.activities[i].phase == kineto::Phase::backward)
+      backward.emplace_back(seconds += step.activities[i].seconds, i);
+  double total_flops = 0;
+  for (const auto& layer : workload->layers)
+    total_flops += layer.backward_flops;
+  std::vector<kineto::Gradient> out;
+  double flops = 0;
+  for (auto layer = workload->layers.rbegin(); layer != workload->layers.rend(); ++layer) {
+    flops += layer->backward_flops;
+    if (layer->parameters == 0) continue;
+    kineto::Gradient g;
+    g.bytes = static_cast<double>(layer->parameters) * calibration::gradient_bytes(s.model.precision);
+    const double due = total_flops > 0 ? flops / total_flops * seconds : seconds;
+    const auto reached =
+        std::find_if(backward.begin(), backward.end(), [&](const auto& b) { return b.first >= due * (1 - 1e-12); });
+    if (reached != backward.end())
+      g.ready_after = reached->second;
+    else if (!backward.empty())
+      g.ready_after = backward.back().second;
+    out.push_back(g);
+  }
+  return out;
+}
+
 std::vector<CommItem> comm_items(const scenario::Scenario& s, const kineto::ProfiledStep& step,
                                  std::optional<std::size_t> last_backward, int ranks) {
   std::vector<CommItem> items;
@@ -145,8 +180,9 @@ std::vector<CommItem> comm_items(const scenario::Scenario& s, const kineto::Prof
     return items;
   }
   // DDP's buckets over the gradients in the order they became ready.
+  const auto gradients = step.shapes ? step.gradients : model_gradients(s, step);
   CommItem open; // an all-reduce
-  for (const auto& g : step.gradients) {
+  for (const auto& g : gradients) {
     open.bytes += g.bytes;
     if (g.ready_after) open.ready_after = std::max(open.ready_after.value_or(0), *g.ready_after);
     const double cap = items.empty() ? s.training.first_bucket_bytes : s.training.bucket_bytes;
@@ -173,11 +209,12 @@ Plan make_profiler_plan(const scenario::Scenario& s) {
     throw scenario::ScenarioError(s.origin, e.about_step() ? "/model/trace/step" : "/model/trace/path", e.what());
   }
   const int ranks = s.cluster.gpu_count();
-  if (ranks > 1 && step.collectives.empty() && !step.shapes)
+  if (ranks > 1 && step.collectives.empty() && !step.shapes && spec.model.empty())
     throw scenario::ScenarioError(
         s.origin, "/model/trace/path",
         fmt::format("{}: {} gives no gradient sizes ({} AccumulateGrad ops, their shapes missing, and no collectives): "
-                    "record the trace with torch.profiler.profile(record_shapes=True), or profile the DDP job itself",
+                    "record the trace with torch.profiler.profile(record_shapes=True), profile the DDP job itself, or "
+                    "name the model whose gradients these are in model.trace.model",
                     spec.path, step.step.empty() ? std::string("the trace") : step.step, step.parameter_tensors));
   std::optional<std::size_t> last_backward;
   for (std::size_t i = 0; i < step.activities.size(); ++i)

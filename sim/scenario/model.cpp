@@ -66,16 +66,21 @@ const std::vector<std::string>& layer_kind_names() {
 }
 
 // model.trace: {"format": "chakra", "path": "FOLDER or PREFIX"} or {"format": "pytorch-profiler", "path": "FILE",
-// "step": N}; the path relative to the scenario's folder (or, where nothing is there, the current directory), kept
-// absolute.
+// "step": N, "model": PRESET}; the path relative to the scenario's folder (or, where nothing is there, the current
+// directory), kept absolute.
 TraceSpec read_trace_spec(const Object& model) {
-  const Object trace = model.object("trace", {"format", "path", "step"});
+  const Object trace = model.object("trace", {"format", "path", "step", "model"});
   TraceSpec spec;
   spec.format = trace.choice("format", {"chakra", "pytorch-profiler"}, "trace format", std::nullopt);
   if (trace.has("step")) {
     if (spec.format != "pytorch-profiler")
       trace.fail("step", "applies to a \"pytorch-profiler\" trace only (a Chakra trace is one iteration)");
     spec.step = trace.integer("step", 0, std::nullopt, std::numeric_limits<std::int32_t>::max());
+  }
+  if (trace.has("model")) {
+    if (spec.format != "pytorch-profiler")
+      trace.fail("model", "applies to a \"pytorch-profiler\" trace only (a Chakra trace holds its collectives)");
+    spec.model = trace.choice("model", models::preset_names(), "model preset", std::nullopt);
   }
   const auto given = trace.string("path", std::nullopt);
   namespace fs = std::filesystem;

@@ -35,6 +35,9 @@ struct TraceSpec {
   std::string path; // chakra: the folder or the files' prefix; pytorch-profiler: the file. Absolute (a relative one is
                     // read from the scenario's folder)
   std::optional<std::int64_t> step; // pytorch-profiler: N of the "ProfilerStep#N" to take; unset: sim/kineto's choice
+  // pytorch-profiler: a model preset whose layers give the gradients when the trace has neither their shapes nor the
+  // job's collectives; empty: none
+  std::string model;
 };
 
 struct ModelSpec {

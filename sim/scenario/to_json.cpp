@@ -18,6 +18,7 @@ json model_json(const ModelSpec& m) {
   if (m.trace) {
     out["trace"] = {{"format", m.trace->format}, {"path", m.trace->path}};
     if (m.trace->step) out["trace"]["step"] = *m.trace->step;
+    if (!m.trace->model.empty()) out["trace"]["model"] = m.trace->model;
     return out;
   }
   if (!m.preset.empty()) {

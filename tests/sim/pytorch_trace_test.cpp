@@ -28,7 +28,7 @@ protected:
     const auto file = dir_ / "step.json";
     std::ofstream(file) << trace.text();
     auto s = test::hand_scenario({}, nodes);
-    s.model.trace = scenario::TraceSpec{"pytorch-profiler", file.string(), std::nullopt};
+    s.model.trace = scenario::TraceSpec{"pytorch-profiler", file.string(), std::nullopt, ""};
     return s;
   }
 
@@ -74,6 +74,24 @@ TEST_F(ProfilerTrace, WithoutOverlapOneAllReduceAfterBackward) {
   EXPECT_EQ(plan::make_plan(s).buckets, 1);
   // 6e6 bytes from the end of bias grad (610 us): 2 x (2 us + 3 ms) = 6.004 ms, to 6,614 us; + 70 + 310 us.
   EXPECT_NEAR(simulate(s).result.iteration.mean, 6994e-6, 0.5e-6);
+}
+
+TEST_F(ProfilerTrace, WithoutShapesTheNamedModelGivesTheGradients) {
+  auto s = scenario_of(test::sample_step(false), 2);
+  s.model.trace->model = "mlp-small"; // fc1 784 x 1024, fc2 1024 x 1024, fc3 1024 x 10, with biases; fp32 gradients
+  const auto plan = plan::make_plan(s);
+  // Backward's 300 us of kernels (fc grad 200 us, then bias grad 100 us) spent in proportion to the layers' backward
+  // FLOPs, last layer first: fc3 (2 x 2 x 1024 x 10 a sample) and fc2 (2 x 2 x 1024 x 1024) are done within the
+  // first 200 us (57% of the FLOPs: 171 us), fc1 at the end. Buckets: fc3's 41,000 bytes are under 1 MiB, fc2's
+  // 4,198,400 close the first (4,239,400 bytes, after fc grad); fc1's 3,215,360 go last, after bias grad.
+  std::vector<double> reduced;
+  for (const auto& op : plan.graph.program_of(0).ops)
+    if (const auto* c = std::get_if<graph::Collective>(&op.body)) reduced.push_back(c->bytes);
+  EXPECT_EQ(reduced, (std::vector<double>{4'239'400, 3'215'360}));
+  EXPECT_DOUBLE_EQ(plan.gradient_bytes, 1'863'690.0 * 4); // mlp-small's parameters
+  // Bucket 0 from 500 us: 2 x (2 us + 2,119,700 B / 1 GB/s) = 4,243.4 us, to 4,743.4 us; bucket 1 after it,
+  // 2 x (2 us + 1,607,680 B / 1 GB/s) = 3,219.36 us, to 7,962.76 us; then 70 us of optimizer and 310 us of host.
+  EXPECT_NEAR(simulate(s).result.iteration.mean, 8342.76e-6, 0.5e-6);
 }
 
 TEST_F(ProfilerTrace, MemoryPerGpuIsTheTracedPeakWhereTheTraceHasIt) {
