@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what dtsim needs, only what is missing, without prompts. Safe to run again.
-#   tools/setup.sh           Debian's build packages, and the HTML reports' plotting runtime from the npm registry
+#   tools/setup.sh           Debian's build packages (npm among them: CMake installs the HTML reports' plotting runtime)
 #   tools/setup.sh --tests   also what only the test suite uses: Chromium (the reports opened in a browser),
 #                            valijson (scenarios checked against docs/scenario.schema.json), pytest and matplotlib
 #                            (the Python module's tests and example)
@@ -46,10 +46,5 @@ else
   $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# The plotting runtime the HTML reports inline, at the versions package-lock.json pins (and playwright-core, which
-# drives Chromium in the browser test): installed again only when the lock file changed.
-if [ ! -f tools/report/node_modules/.package-lock.json ] ||
-   [ tools/report/package-lock.json -nt tools/report/node_modules/.package-lock.json ]; then
-  echo "setup: installing tools/report's npm packages"
-  (cd tools/report && npm ci --no-audit --no-fund --loglevel=error)
-fi
+# The plotting runtime the HTML reports inline (and playwright-core, which drives Chromium in the browser test): npm
+# installs it in the build tree when CMake configures (tools/cmake/report_assets.cmake), at the pinned versions.

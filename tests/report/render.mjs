@@ -1,7 +1,7 @@
 // Opens dtsim HTML reports in headless Chromium (Debian's, driven by playwright-core) and checks that each renders:
 // no console error or page error, every figure an SVG with marks, the expected figures present, each axis titled with
 // its unit. Saves a screenshot of each page beside it (NAME.png).
-//   node render.mjs NODE_MODULES CHROMIUM EXPECTATIONS.json   (NODE_MODULES: tools/report/node_modules)
+//   node render.mjs NODE_MODULES CHROMIUM EXPECTATIONS.json   (NODE_MODULES: BUILD/report/node_modules)
 // EXPECTATIONS: [{"file": "/abs/run.html", "title": "dtsim run: NAME", "figures": {"breakdown": [["time per
 // iteration (ms)"], 3], ...}}, ...]: each figure with the axis titles it must show and its number of data marks (bars,
 // points, lines, labels, rules; -1: at least one). Prints one line per page; exits 1 on any failure.

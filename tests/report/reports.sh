@@ -10,7 +10,7 @@ dtsim=$build/dtsim
 root=$(cd "$(dirname "$0")/../.." && pwd)
 chromium=$(command -v chromium || command -v chromium-browser || true)
 if [ -z "$chromium" ] || [ ! -d "$modules/playwright-core" ] || ! command -v node > /dev/null; then
-  echo "skipped: needs Debian's chromium, Node.js and tools/report/node_modules (tools/setup.sh --tests)"
+  echo "skipped: needs Debian's chromium, Node.js and BUILD/report/node_modules (tools/setup.sh --tests, then the build)"
   exit 77
 fi
 rm -rf "$out" && mkdir -p "$out"

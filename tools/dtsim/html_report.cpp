@@ -47,9 +47,10 @@ std::string html_escaped(const std::string& text) {
 std::string html_report(const nlohmann::json& document) {
   const auto* assets = report_assets();
   if (assets == nullptr)
-    throw scenario::ScenarioError("--html", "",
-                                  "this dtsim was built without the plotting runtime (Vega-Lite from the npm "
-                                  "registry): run tools/setup.sh, then build again");
+    throw scenario::ScenarioError(
+        "--html", "",
+        "this dtsim was built without the plotting runtime (Vega-Lite from the npm "
+        "registry, which CMake installs with npm): run tools/setup.sh, then configure and build again");
   const auto command = document.value("command", std::string("run"));
   const auto name = document.contains("scenario") ? document["scenario"].value("name", std::string()) : std::string();
   const auto title = fmt::format("dtsim {}{}", command, name.empty() ? "" : ": " + name);
