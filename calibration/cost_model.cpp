@@ -1,8 +1,10 @@
 #include "calibration/cost_model.hpp"
+#include "calibration/sustained_clock.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 namespace dtsim::calibration {
@@ -35,16 +37,22 @@ Terms memory_terms(const GpuProfile& gpu, const KernelCost& c) {
 
 // A measured curve (calibration/fit.hpp) is the efficiency a kernel of this many FLOPs reached, waves and tile padding
 // included: each GEMM at the curve's value at its FLOPs, and a fused attention kernel, which the probe times whole, at
-// the curve's value at all its FLOPs.
+// the curve's value at all its FLOPs. An unaligned GEMM (GemmDims::unaligned) at most at the profile's ceiling for it:
+// the probe's GEMMs are aligned.
 Terms measured_terms(const GpuProfile& gpu, const KernelCost& c, const EfficiencyCurve& curve) {
   const double peak = gpu.peak(c.precision);
-  const auto at = [&](double flops) { return flops > 0 ? flops / (peak * curve.at(flops)) : 0.0; };
+  const auto slow = gpu.gemm_unaligned_efficiency.find(math_precision(c.precision));
+  const auto at = [&](double flops, bool unaligned) {
+    double efficiency = curve.at(flops);
+    if (unaligned && slow != gpu.gemm_unaligned_efficiency.end()) efficiency = std::min(efficiency, slow->second);
+    return flops > 0 ? flops / (peak * efficiency) : 0.0;
+  };
   Terms t{0, hbm_seconds(gpu, c.bytes, c.precision), false};
   if (c.kind == KernelClass::attention || c.gemms.empty())
-    t.math = at(c.flops);
+    t.math = at(c.flops, false);
   else
     for (const auto& g : c.gemms)
-      t.math += at(g.flops());
+      t.math += at(g.flops(), c.kind == KernelClass::gemm && g.unaligned);
   return t;
 }
 
@@ -52,13 +60,16 @@ Terms measured_terms(const GpuProfile& gpu, const KernelCost& c, const Efficienc
 // A fused attention kernel: its tiles' math against the whole kernel's traffic.
 Terms modelled_terms(const GpuProfile& gpu, const KernelCost& c) {
   const Precision p = math_precision(c.precision);
-  const double ceiling = gpu.efficiency(c.kind, p);
+  const double aligned_ceiling = gpu.efficiency(c.kind, p);
+  const auto slow = gpu.gemm_unaligned_efficiency.find(p);
   if (c.gemms.empty())
-    return {c.flops > 0 ? c.flops / (gpu.peak(p) * ceiling) : 0.0, hbm_seconds(gpu, c.bytes, p), false};
+    return {c.flops > 0 ? c.flops / (gpu.peak(p) * aligned_ceiling) : 0.0, hbm_seconds(gpu, c.bytes, p), false};
   Terms t;
   double longest = 0; // the GEMM that takes longest says whether L2 bound the math
   for (const auto& g : c.gemms) {
     if (g.flops() <= 0) continue;
+    const bool fallback = c.kind == KernelClass::gemm && g.unaligned && slow != gpu.gemm_unaligned_efficiency.end();
+    const double ceiling = fallback ? std::min(aligned_ceiling, slow->second) : aligned_ceiling;
     const GemmTiling tiling = gemm_tiling(gpu, g, p, ceiling);
     const double math = tiling.math_seconds;
     if (c.kind == KernelClass::attention) {
@@ -94,6 +105,20 @@ std::string_view to_string(Bound b) {
   return "unknown";
 }
 
+KernelCost flash_attention_kernel(double s, double d, double heads, bool causal, bool backward, Precision p,
+                                  double bytes) {
+  const GemmDims tile{s, d, causal ? s / 2 : s, heads};
+  KernelCost k;
+  k.kind = KernelClass::attention;
+  k.precision = p;
+  k.gemms.assign(backward ? 5 : 2, tile);
+  k.flops = static_cast<double>(k.gemms.size()) * tile.flops();
+  k.bytes = bytes;
+  k.kernels = backward ? 2 : 1;
+  k.name = backward ? "flash attention bwd" : "flash attention fwd";
+  return k;
+}
+
 KernelTime kernel_timing(const GpuProfile& gpu, const KernelCost& c) {
   if (c.flops < 0 || c.bytes < 0 || c.kernels < 0)
     throw std::invalid_argument(
@@ -118,6 +143,9 @@ KernelTime kernel_timing(const GpuProfile& gpu, const KernelCost& c) {
   const bool by_bytes = out.bound == Bound::hbm || (out.bound == Bound::launch && c.flops <= 0);
   const double math_peak = c.kind == KernelClass::memory ? gpu.peak(Precision::fp32) : gpu.peak(c.precision);
   out.efficiency = by_bytes ? c.bytes / out.seconds / gpu.memory_bandwidth : c.flops / out.seconds / math_peak;
+  // Per GEMM only the math-bound ones' time (t.math holds just theirs); one kernel's all of it when math bounds it.
+  out.math_seconds = summed ? t.math : t.math >= t.memory ? t.math : 0.0;
+  out.joules = kernel_joules(gpu, c);
   return out;
 }
 

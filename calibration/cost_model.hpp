@@ -42,7 +42,19 @@ struct KernelTime {
   // The kernel's rate over the peak of what bounds it: FLOP/s over the precision's peak (math, l2, and launch for a
   // kernel with FLOPs), bytes/s over the datasheet bandwidth (hbm, and launch for a kernel without).
   double efficiency = 0;
+  // What the SM clock sets: the time of its math- and L2-bound work (a power-capped clock stretches it; HBM-bound
+  // work and the per-kernel overhead keep their time), and the energy of its work above the idle draw at the power
+  // limit (calibration/sustained_clock.hpp; 0 where the profile has no sustained figures).
+  double math_seconds = 0;
+  double joules = 0;
 };
+
+// A fused attention kernel (FlashAttention-2, Dao 2023) over `heads` heads (times samples) of sequence s and head
+// dimension d: per head, s query rows against the keys they need (the causal half's) make one tile of the GEMM
+// model's shape; the forward runs two such products (Q K^T, P V), the backward five (S recomputed, dV, dP, dQ, dK:
+// section 3.1.2) in two kernels (the second converts the fp32 dQ accumulator). `bytes`: what it reads and writes.
+KernelCost flash_attention_kernel(double s, double d, double heads, bool causal, bool backward, Precision p,
+                                  double bytes);
 
 KernelTime kernel_timing(const GpuProfile& gpu, const KernelCost& cost);
 double kernel_time(const GpuProfile& gpu, const KernelCost& cost); // kernel_timing(...).seconds

@@ -1,21 +1,32 @@
 // Framework documents (calibration/frameworks/*.json):
 //   {"name": "...", "display_name": "...", "sources": ["..."],
 //    "host": {"python_dispatch": s, "cpp_dispatch": s, "launch": s},
-//    "fusions": {"bias_activation": bool, "dropout_add": bool, "softmax": bool, "layer_norm": bool},
-//    "cross_entropy": "native" | "fp32", "optimizer": "fused" | "foreach", "clip_gradients": bool}
+//    "fusions": {"bias_activation": bool, "dropout_add": bool, "softmax": bool, "layer_norm": bool,
+//                "softmax_max_keys": n (optional)},
+//    "attention": "unfused" | "fused", "cross_entropy": "native" | "fp32", "optimizer": "fused" | "foreach",
+//    "clip_gradients": bool, "gradient_reduce": "as_trained" | "bf16_in_fp32" | "fp32",
+//    "reduce_during_backward": "never" | "off" | "on", "distributed_optimizer": bool,
+//    "gradient_buffer": "none" | "when_fp32" | "always", "clip_always_scales": bool, "pads_vocabulary": bool}
+// The habits after "clip_gradients" are optional; absent, they are PyTorch DDP's: fused attention where the GPU has
+// it, gradients reduced as trained, in buckets under backward, optimizer states shardable. An alias is a file of its
+// own: {"name": "megatron", "alias_of": "megatron-core"}.
 #include "calibration/framework.hpp"
 #include "calibration/embedded.hpp"
 #include "calibration/json_reader.hpp"
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace dtsim::calibration {
 
 Framework parse_framework(const std::string& json_text, const std::string& origin) {
   const detail::Reader r(origin);
   const auto doc = detail::parse_document(json_text, origin);
-  r.expect_object(
-      doc, "", {"name", "display_name", "sources", "host", "fusions", "cross_entropy", "optimizer", "clip_gradients"});
+  r.expect_object(doc, "",
+                  {"name", "display_name", "sources", "host", "fusions", "attention", "cross_entropy",
+                   "optimizer", "clip_gradients", "gradient_reduce", "reduce_during_backward", "distributed_optimizer",
+                   "gradient_buffer", "clip_always_scales", "pads_vocabulary"});
   Framework f;
   f.name = r.string(doc, "", "name");
   f.display_name = r.string(doc, "", "display_name");
@@ -32,19 +43,79 @@ Framework parse_framework(const std::string& json_text, const std::string& origi
             r.non_negative(host, "/host", "launch", "seconds")};
   const auto& fusions =
       r.member(doc, "", "fusions", "an object with bias_activation, dropout_add, softmax and layer_norm");
-  r.expect_object(fusions, "/fusions", {"bias_activation", "dropout_add", "softmax", "layer_norm"});
+  r.expect_object(fusions, "/fusions", {"bias_activation", "dropout_add", "softmax", "layer_norm", "softmax_max_keys"});
   f.fused_bias_activation = r.boolean(fusions, "/fusions", "bias_activation");
   f.fused_dropout_add = r.boolean(fusions, "/fusions", "dropout_add");
   f.fused_softmax = r.boolean(fusions, "/fusions", "softmax");
   f.fused_layer_norm = r.boolean(fusions, "/fusions", "layer_norm");
+  if (detail::Reader::find(fusions, "softmax_max_keys"))
+    f.fused_softmax_max_keys = r.positive(fusions, "/fusions", "softmax_max_keys", "keys");
   f.fp32_cross_entropy = r.one_of(doc, "", "cross_entropy", {"native", "fp32"}) == "fp32";
   f.optimizer = r.one_of(doc, "", "optimizer", {"fused", "foreach"}) == "fused" ? OptimizerKernels::fused
                                                                                 : OptimizerKernels::foreach;
   f.clip_gradients = r.boolean(doc, "", "clip_gradients");
+  const auto optional_choice = [&](const char* key, const std::vector<std::string>& names, std::size_t fallback) {
+    if (!detail::Reader::find(doc, key)) return fallback;
+    const auto chosen = r.one_of(doc, "", key, names);
+    return static_cast<std::size_t>(std::find(names.begin(), names.end(), chosen) - names.begin());
+  };
+  f.attention = static_cast<AttentionImpl>(optional_choice("attention", {"unfused", "fused"}, 1));
+  f.gradient_reduce =
+      static_cast<GradientReduce>(optional_choice("gradient_reduce", {"as_trained", "bf16_in_fp32", "fp32"}, 0));
+  f.reduce_during_backward =
+      static_cast<ReduceDuringBackward>(optional_choice("reduce_during_backward", {"never", "off", "on"}, 2));
+  if (detail::Reader::find(doc, "distributed_optimizer"))
+    f.distributed_optimizer = r.boolean(doc, "", "distributed_optimizer");
+  f.gradient_buffer =
+      static_cast<GradientBuffer>(optional_choice("gradient_buffer", {"none", "when_fp32", "always"}, 0));
+  if (detail::Reader::find(doc, "clip_always_scales")) f.clip_always_scales = r.boolean(doc, "", "clip_always_scales");
+  if (detail::Reader::find(doc, "pads_vocabulary")) f.pads_vocabulary = r.boolean(doc, "", "pads_vocabulary");
   return f;
 }
 
+double Framework::reduced_gradient_bytes(Precision precision) const {
+  const Precision p = math_precision(precision);
+  switch (gradient_reduce) {
+  case GradientReduce::fp32:
+    return 4;
+  case GradientReduce::bf16_in_fp32:
+    if (p == Precision::bf16 || p == Precision::fp8) return 4;
+    break;
+  case GradientReduce::as_trained:
+    break;
+  }
+  return gradient_bytes(precision);
+}
+
+double Framework::gradient_buffer_bytes(Precision precision) const {
+  const double bytes = reduced_gradient_bytes(precision);
+  switch (gradient_buffer) {
+  case GradientBuffer::none:
+    return 0;
+  case GradientBuffer::when_fp32:
+    return bytes == 4 && gradient_bytes(precision) < 4 ? bytes : 0;
+  case GradientBuffer::always:
+    return bytes;
+  }
+  return 0;
+}
+
 std::optional<Framework> find_framework(const std::string& name) {
+  // An alias file ({"name": "megatron", "alias_of": "megatron-core"}) names another preset.
+  for (const auto& file : embedded_frameworks()) {
+    if (file.stem != name) continue;
+    const std::string origin = fmt::format("calibration/frameworks/{}.json", file.stem);
+    const auto doc = detail::parse_document(file.text, origin);
+    const auto* target = detail::Reader::find(doc, "alias_of");
+    if (!target) break;
+    const detail::Reader r(origin);
+    r.expect_object(doc, "", {"name", "alias_of"});
+    auto f = parse_embedded(embedded_frameworks(), r.string(doc, "", "alias_of"), "calibration/frameworks",
+                            parse_framework);
+    if (!f) r.fail("/alias_of", "no such framework preset");
+    f->aliases.push_back(name);
+    return f;
+  }
   return parse_embedded(embedded_frameworks(), name, "calibration/frameworks", parse_framework);
 }
 

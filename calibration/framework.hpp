@@ -1,7 +1,11 @@
 #pragma once
-// A training framework as the cost model sees it: which memory-bound kernels it fuses, how its optimizer streams the
-// parameters, whether it clips gradients every iteration, and what its host costs to issue a kernel. Presets live in
-// calibration/frameworks/*.json, each with its sources (the frameworks' own code and published measurements).
+// A training framework, at a version, as the cost model sees it: the kernels it runs (which memory-bound ones it fuses,
+// unfused or fused attention, how its optimizer streams the parameters), its habits (gradients clipped every
+// iteration, the precision gradients are reduced in, what it can overlap with backward), and what its host costs to
+// issue a kernel. A version is a list of kernels and habits, never an efficiency factor. Presets live in
+// calibration/frameworks/*.json, each with its sources (that version's own code and release notes).
+#include "calibration/precision.hpp"
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,6 +16,24 @@ namespace dtsim::calibration {
 // arithmetic step (PyTorch's foreach implementation).
 enum class OptimizerKernels : std::uint8_t { fused, foreach };
 
+// The attention core a version runs unless the scenario names one: its own unfused kernels (batched GEMMs and a
+// softmax), or a fused kernel (FlashAttention, cuDNN's fused attention), priced as the GPU profile's fused kernel.
+enum class AttentionImpl : std::uint8_t { unfused, fused };
+
+// The precision a version reduces gradients in: as trained (the gradients' own: fp16, bf16, or fp32 under autocast);
+// bf16 and fp8 training's in fp32 (Megatron-LM keeps an fp32 main_grad buffer for them; fp16's stays fp16); or every
+// gradient in fp32 (FSDP's mixed precision with reduce_dtype float32).
+enum class GradientReduce : std::uint8_t { as_trained, bf16_in_fp32, fp32 };
+
+// Whether a version reduces gradients while backward runs: it cannot (no such option in that version), it can when
+// asked (off by default), or it does by default (PyTorch DDP's buckets).
+enum class ReduceDuringBackward : std::uint8_t { never, off, on };
+
+// Whether a version accumulates gradients in a contiguous buffer it zeroes every iteration (Megatron-LM's main_grad):
+// never, only when it reduces in fp32 (Megatron-LM 2021, where fp32 accumulation forces contiguous buffers on), or
+// always.
+enum class GradientBuffer : std::uint8_t { none, when_fp32, always };
+
 // CPU time to issue work to the GPU.
 struct HostCosts {
   double python_dispatch = 0; // seconds per framework op issued from Python (forward passes, the optimizer)
@@ -21,6 +43,7 @@ struct HostCosts {
 
 struct Framework {
   std::string name;
+  std::vector<std::string> aliases; // the alias it was found by, if any ("megatron" for the newest Megatron-Core)
   std::string display_name;
   std::vector<std::string> sources;
   HostCosts host;
@@ -29,14 +52,36 @@ struct Framework {
   bool fused_softmax = false;         // an unfused attention's scale, mask and softmax in one kernel
   bool fused_layer_norm = false;      // a layer norm's backward reads the gradient and the input once, not twice
   bool fp32_cross_entropy = false;    // the loss upcasts the logits and works on them in fp32 (Megatron's)
+  // The fused softmax kernel applies up to this many keys (Megatron-LM's custom kernel: 2048 in 2021, 4096 in 2022);
+  // longer attention falls back to PyTorch's softmax. 0: no limit.
+  double fused_softmax_max_keys = 0;
+  AttentionImpl attention = AttentionImpl::fused;
   OptimizerKernels optimizer = OptimizerKernels::fused;
   bool clip_gradients = false; // clips by the global gradient norm by default
+  GradientReduce gradient_reduce = GradientReduce::as_trained;
+  ReduceDuringBackward reduce_during_backward = ReduceDuringBackward::on;
+  bool distributed_optimizer = true; // can shard optimizer states (ZeRO, Megatron's distributed optimizer)
+  GradientBuffer gradient_buffer = GradientBuffer::none;
+  // Clipping scales every gradient every iteration (PyTorch's clip_grad_norm_ multiplies without testing the norm),
+  // or only when the norm is over the bound (Megatron-LM), which a converging run rarely is.
+  bool clip_always_scales = true;
+  // Pads the vocabulary to a multiple of 128 x the tensor-parallel size (Megatron-LM's --make-vocab-size-divisible-by),
+  // so an LM head's GEMMs stay aligned whatever the tokenizer's size (the padded columns' FLOPs are not counted).
+  bool pads_vocabulary = false;
+  // Whether the softmax of `keys` keys runs in the fused kernel.
+  bool fuses_softmax(double keys) const {
+    return fused_softmax && (fused_softmax_max_keys <= 0 || keys <= fused_softmax_max_keys);
+  }
+  // Bytes of one gradient element as this version reduces it, for training at `precision`.
+  double reduced_gradient_bytes(Precision precision) const;
+  // Bytes of one element of the gradient buffer it zeroes every iteration; 0: it keeps none.
+  double gradient_buffer_bytes(Precision precision) const;
 };
 
-// A preset by name ("megatron", "pytorch-ddp", "deepspeed"); nullopt for another name. Throws CalibrationError when
-// the shipped file does not parse.
+// A preset by name or alias ("megatron-2021", "megatron", "pytorch-ddp"); nullopt for another name. Throws
+// CalibrationError when the shipped file does not parse.
 std::optional<Framework> find_framework(const std::string& name);
-std::vector<std::string> framework_names();
+std::vector<std::string> framework_names(); // every preset's name, aliases included
 // Parses one framework document; `origin` names the file in error messages. Throws CalibrationError.
 Framework parse_framework(const std::string& json_text, const std::string& origin);
 

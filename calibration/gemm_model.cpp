@@ -39,6 +39,11 @@ double gemm_input_bytes(Precision p) {
   }
 }
 
+bool off_16_bytes(std::initializer_list<double> dims, Precision p) {
+  const double elements = 16 / gemm_input_bytes(p);
+  return std::any_of(dims.begin(), dims.end(), [&](double d) { return std::fmod(d, elements) != 0; });
+}
+
 double gemm_output_bytes(Precision p) {
   return math_precision(p) == Precision::fp8 ? 2 : gemm_input_bytes(p);
 }

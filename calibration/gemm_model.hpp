@@ -17,17 +17,26 @@
 
 #include <array>
 #include <cstdint>
+#include <initializer_list>
 
 namespace dtsim::calibration {
 
 // One GEMM C[m x n] = A[m x k] B[k x n], `count` times (batched, grouped). `bytes`: what it moves through HBM when the
 // caller knows better than the operands' sizes (a convolution reads its input image, not the larger im2col matrix);
 // 0: (m k + k n) x the input element size + m n x the output element size, per GEMM.
+// `unaligned`: a leading dimension of an operand is not a whole number of 16-byte vectors (an odd vocabulary), which
+// keeps cuBLAS from its vectorized kernels (its documentation's Tensor Core usage: leading dimensions multiples of
+// 16 bytes): it runs alignment-1 kernels instead. Which dimensions lead depends on the layout, so the caller says
+// (leading_dims_unaligned for a row-major C = A B, whose leading dimensions are k and n).
 struct GemmDims {
   double m = 0, n = 0, k = 0, count = 1;
   double bytes = 0;
+  bool unaligned = false;
   double flops() const { return 2 * m * n * k * count; }
 };
+
+// Whether any of `dims` is not a whole number of 16-byte vectors of `p`'s input elements (8 bf16, 16 fp8 values).
+bool off_16_bytes(std::initializer_list<double> dims, Precision p);
 
 // Threadblock tiles of C the tensor-core GEMM kernels are instantiated with, Volta to Hopper: CUTLASS's kernel
 // generator (python/cutlass_library/generator.py, GenerateSM80_TensorOp_16816: 256x128, 128x256, 256x64, 64x256,

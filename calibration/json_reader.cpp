@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -173,6 +174,44 @@ std::vector<std::string> Reader::math_precision_names() {
 
 std::string Reader::describe(const json& v) {
   return v.is_string() ? "an empty string" : v.type_name();
+}
+
+// A number as a person writes one in a profile: the shortest digits that read back exactly, with an exponent that is
+// a multiple of 3 for large and small values ("989.4e12", "3.35e12", "4e-6"), plainly in between ("0.81", "132").
+std::string json_number(double v) {
+  char buffer[64];
+  const double a = std::fabs(v);
+  if (a == 0 || (a >= 1e-3 && a < 1e6)) {
+    const auto r = std::to_chars(buffer, buffer + sizeof buffer, v);
+    return std::string(buffer, r.ptr);
+  }
+  const auto r = std::to_chars(buffer, buffer + sizeof buffer, v, std::chars_format::scientific);
+  const std::string text(buffer, r.ptr); // "-9.894e+14"
+  const auto e = text.find('e');
+  const int exponent = std::stoi(text.substr(e + 1));
+  std::string mantissa = text.substr(0, e);
+  const bool negative = mantissa[0] == '-';
+  if (negative) mantissa.erase(0, 1);
+  std::string digits = mantissa.substr(0, 1) + (mantissa.size() > 2 ? mantissa.substr(2) : std::string());
+  const int engineering = static_cast<int>(std::floor(exponent / 3.0)) * 3;
+  const std::size_t integer_digits = static_cast<std::size_t>(1 + exponent - engineering); // 1 to 3
+  if (digits.size() < integer_digits) digits.append(integer_digits - digits.size(), '0');
+  std::string out = negative ? "-" : "";
+  out.append(digits, 0, integer_digits);
+  if (digits.size() > integer_digits) {
+    out += '.';
+    out.append(digits, integer_digits);
+  }
+  out += 'e';
+  out += std::to_string(engineering);
+  return out;
+}
+
+std::string by_precision_inline(const std::map<Precision, double>& table) {
+  std::string out = "{";
+  for (const auto& [p, value] : table)
+    out += fmt::format("{}\"{}\": {}", out.size() > 1 ? ", " : "", to_string(p), json_number(value));
+  return out + "}";
 }
 
 } // namespace dtsim::calibration::detail

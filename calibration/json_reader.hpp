@@ -71,4 +71,9 @@ private:
   std::string origin_;
 };
 
+// Writing: a number as a person writes one in a profile (json_number), and an object of numbers by precision on one
+// line.
+std::string json_number(double v);
+std::string by_precision_inline(const std::map<Precision, double>& table);
+
 } // namespace dtsim::calibration::detail

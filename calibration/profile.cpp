@@ -9,12 +9,14 @@
 //              "nvlink_efficiency": (0, 1], "pcie_efficiency": (0, 1]},  // optional: the payload rate's share
 //    "compute_capability": 9.0,                                    // optional: CUDA's; absent: not an NCCL GPU
 //    "efficiency": {"gemm": {precision: (0, 1]}, "convolution": {precision: (0, 1]},  // same keys as peak_flops
-//                   "attention": {precision: (0, 1]}},  // optional: fused (flash) attention, where the GPU has it
+//                   "attention": {precision: (0, 1]},   // optional: fused (flash) attention, where the GPU has it
+//                   "gemm_unaligned": {precision: (0, 1]}},  // optional: GEMMs with a dimension off 16 bytes
 //    "efficiency_curves": {                              // optional: measured curves (dtsim calibrate)
 //       "gemm": {precision: [[FLOPs, efficiency], ...]}, "convolution": {...}, "attention": {...},
 //       "memory": [[bytes, efficiency], ...]},
 //    "launch_overhead": seconds, "collectives": {"step_overhead": seconds per message},  // collectives optional
-//    "power": {"tdp": W, "idle": W, "math": W, "memory": W}}  // optional: electrical draw, idle <= memory <= math
+//    "power": {"tdp": W, "idle": W, "math": W, "memory": W, "sustained": {...}}}  // optional: electrical draw
+//                                                     // and clocks at the power limit (calibration/power_document.hpp)
 // A curve's sizes are positive and strictly increasing; compute efficiencies lie in (0, 1]; memory efficiencies in
 // (0, 4] (a kernel whose data stays in L2 can beat the datasheet's DRAM bandwidth).
 // Parsing is strict (unknown fields and precisions are errors) because a typo in a shipped profile would otherwise
@@ -22,6 +24,7 @@
 #include "calibration/profile.hpp"
 #include "calibration/embedded.hpp"
 #include "calibration/json_reader.hpp"
+#include "calibration/power_document.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -36,6 +39,8 @@
 namespace dtsim::calibration {
 namespace {
 
+using detail::by_precision_inline;
+using detail::json_number;
 using detail::pointer;
 using detail::Reader;
 using nlohmann::json;
@@ -228,20 +233,24 @@ GpuProfile parse_profile(const std::string& json_text, const std::string& origin
     g.pcie_efficiency = r.fraction(links.at("pcie_efficiency"), "/links/pcie_efficiency");
 
   const json& eff = r.member(doc, "", "efficiency", "an object with gemm and convolution");
-  r.expect_object(eff, "/efficiency", {"gemm", "convolution", "attention"});
+  r.expect_object(eff, "/efficiency", {"gemm", "convolution", "attention", "gemm_unaligned"});
   g.gemm_efficiency = r.by_precision(r.member(eff, "/efficiency", "gemm", "an object of fractions by precision"),
                                      "/efficiency/gemm", true);
   g.conv_efficiency = r.by_precision(r.member(eff, "/efficiency", "convolution", "an object of fractions by precision"),
                                      "/efficiency/convolution", true);
   check_same_precisions(r, g.peak_flops, g.gemm_efficiency, "/efficiency/gemm");
   check_same_precisions(r, g.peak_flops, g.conv_efficiency, "/efficiency/convolution");
-  if (eff.contains("attention")) {
-    g.attention_efficiency = r.by_precision(eff.at("attention"), "/efficiency/attention", true);
-    for (const auto& [p, value] : g.attention_efficiency)
+  // Optional tables of a subset of the peak's precisions.
+  const auto optional_table = [&](const char* key, std::map<Precision, double>& table) {
+    if (!eff.contains(key)) return;
+    const std::string path = pointer("/efficiency", key);
+    table = r.by_precision(eff.at(key), path, true);
+    for (const auto& [p, value] : table)
       if (!g.peak_flops.contains(p))
-        r.fail(pointer("/efficiency/attention", to_string(p)),
-               fmt::format("/peak_flops has no {} entry", to_string(p)));
-  }
+        r.fail(pointer(path, to_string(p)), fmt::format("/peak_flops has no {} entry", to_string(p)));
+  };
+  optional_table("attention", g.attention_efficiency);
+  optional_table("gemm_unaligned", g.gemm_unaligned_efficiency);
   read_curves(r, doc, g);
 
   g.launch_overhead = r.non_negative(doc, "", "launch_overhead", "seconds");
@@ -264,61 +273,14 @@ GpuProfile parse_profile(const std::string& json_text, const std::string& origin
     if (Reader::find(*coll, "step_overhead"))
       g.collective_step_overhead = r.non_negative(*coll, "/collectives", "step_overhead", "seconds");
   }
-  if (const json* power = Reader::find(doc, "power")) {
-    r.expect_object(*power, "/power", {"tdp", "idle", "math", "memory"});
-    g.power.tdp = r.positive(*power, "/power", "tdp", "watts");
-    g.power.idle = r.positive(*power, "/power", "idle", "watts");
-    g.power.math = r.positive(*power, "/power", "math", "watts");
-    g.power.memory = r.positive(*power, "/power", "memory", "watts");
-    if (!(g.power.idle <= g.power.memory && g.power.memory <= g.power.math))
-      r.fail("/power", fmt::format("expected idle <= memory <= math watts, got {} <= {} <= {}", g.power.idle,
-                                   g.power.memory, g.power.math));
-  }
+  if (const json* power = Reader::find(doc, "power")) g.power = detail::read_power(r, *power, g);
   return g;
 }
 
 namespace {
 
-// A number as a person writes one in a profile: the shortest digits that read back exactly, with an exponent that is
-// a multiple of 3 for large and small values ("989.4e12", "3.35e12", "4e-6"), plainly in between ("0.81", "132").
-std::string json_number(double v) {
-  char buffer[64];
-  const double a = std::fabs(v);
-  if (a == 0 || (a >= 1e-3 && a < 1e6)) {
-    const auto r = std::to_chars(buffer, buffer + sizeof buffer, v);
-    return std::string(buffer, r.ptr);
-  }
-  const auto r = std::to_chars(buffer, buffer + sizeof buffer, v, std::chars_format::scientific);
-  const std::string text(buffer, r.ptr); // "-9.894e+14"
-  const auto e = text.find('e');
-  const int exponent = std::stoi(text.substr(e + 1));
-  std::string mantissa = text.substr(0, e);
-  const bool negative = mantissa[0] == '-';
-  if (negative) mantissa.erase(0, 1);
-  std::string digits = mantissa.substr(0, 1) + (mantissa.size() > 2 ? mantissa.substr(2) : std::string());
-  const int engineering = static_cast<int>(std::floor(exponent / 3.0)) * 3;
-  const std::size_t integer_digits = static_cast<std::size_t>(1 + exponent - engineering); // 1 to 3
-  if (digits.size() < integer_digits) digits.append(integer_digits - digits.size(), '0');
-  std::string out = negative ? "-" : "";
-  out.append(digits, 0, integer_digits);
-  if (digits.size() > integer_digits) {
-    out += '.';
-    out.append(digits, integer_digits);
-  }
-  out += 'e';
-  out += std::to_string(engineering);
-  return out;
-}
-
 std::string json_string(const std::string& s) {
   return json(s).dump();
-}
-
-std::string by_precision_inline(const std::map<Precision, double>& table) {
-  std::string out = "{";
-  for (const auto& [p, value] : table)
-    out += fmt::format("{}\"{}\": {}", out.size() > 1 ? ", " : "", to_string(p), json_number(value));
-  return out + "}";
 }
 
 // [[size, efficiency], ...] with one knot per line at `indent`.
@@ -361,6 +323,8 @@ std::string profile_to_json(const GpuProfile& g) {
                                 by_precision_inline(g.gemm_efficiency), by_precision_inline(g.conv_efficiency));
   if (!g.attention_efficiency.empty())
     eff += fmt::format(",\n    \"attention\": {}", by_precision_inline(g.attention_efficiency));
+  if (!g.gemm_unaligned_efficiency.empty())
+    eff += fmt::format(",\n    \"gemm_unaligned\": {}", by_precision_inline(g.gemm_unaligned_efficiency));
   fields.push_back(eff + "\n  }");
   std::vector<std::string> curves;
   const std::pair<const char*, KernelClass> classes[] = {
@@ -383,10 +347,7 @@ std::string profile_to_json(const GpuProfile& g) {
   if (g.collective_step_overhead > 0)
     fields.push_back(
         fmt::format("\"collectives\": {{\"step_overhead\": {}}}", json_number(g.collective_step_overhead)));
-  if (g.power.known())
-    fields.push_back(fmt::format("\"power\": {{\"tdp\": {}, \"idle\": {}, \"math\": {}, \"memory\": {}}}",
-                                 json_number(g.power.tdp), json_number(g.power.idle), json_number(g.power.math),
-                                 json_number(g.power.memory)));
+  if (g.power.known()) fields.push_back(detail::power_to_json(g.power));
   return fmt::format("{{\n  {}\n}}\n", fmt::join(fields, ",\n  "));
 }
 

@@ -69,6 +69,10 @@ struct GpuProfile {
   // Fused attention kernels' fraction of peak, forward and backward together, where the GPU has them (FlashAttention-2
   // needs Ampere or newer and fp16/bf16); empty: attention runs unfused.
   std::map<Precision, double> attention_efficiency;
+  // GEMMs with a dimension that is not a whole number of 16-byte vectors (an odd vocabulary) cannot use the vectorized
+  // kernels: cuBLAS falls back to alignment-1 kernels, whose rate is this share of the peak at most (measured; empty:
+  // not known, such GEMMs priced as aligned ones).
+  std::map<Precision, double> gemm_unaligned_efficiency;
   double memory_efficiency = 1.0; // fraction of memory_bandwidth reached by streaming kernels
   double memory_latency = 0;      // seconds of one load from HBM (0: not known); a GEMM wave waits it once
   double l2_bandwidth = 0;        // bytes/s the L2 cache delivers to the SMs (0: not known, tiles never L2-bound)
@@ -93,7 +97,17 @@ struct GpuProfile {
   // pipeline bubble, while a job waits on a restart). The profile's sources say where each figure comes from.
   struct Power {
     double tdp = 0, idle = 0, math = 0, memory = 0;
+    // Sustained clocks (calibration/sustained_clock.hpp): the energy above `idle` that work costs at the power limit,
+    // from loops run long enough to hold it (`math` is the draw such a loop held): joules per FLOP by kernel class
+    // (gemm, attention; convolutions use gemm's) and math precision, and per byte moved through HBM. Empty: kernels
+    // run at the clocks of a short burst whatever they draw.
+    std::map<KernelClass, std::map<Precision, double>> joules_per_flop;
+    double joules_per_byte = 0;
+    // The two ends of the SM clock, for reports: its maximum, and the clock a bf16 GEMM loop settled at when it
+    // held the limit, where its math ran at `rate_at_limit` of its burst rate.
+    double max_clock_mhz = 0, limit_clock_mhz = 0, rate_at_limit = 0;
     bool known() const { return math > 0; }
+    bool sustained_known() const { return known() && joules_per_byte > 0 && !joules_per_flop.empty(); }
   } power;
   double reduce_seconds_per_byte() const { return 3.0 / (memory_bandwidth * memory_efficiency); }
 

@@ -107,6 +107,7 @@ struct Layer {
   TensorSplit tensor_split = TensorSplit::replicated;
   MemoryOp memory_op = MemoryOp::generic; // memory-bound ops: what they compute
   bool bias = false;                      // matmuls and convolutions: a bias vector, whose gradient backward reduces
+  bool vocabulary_columns = false;        // a matmul whose n is the vocabulary (an LM head), which frameworks may pad
 };
 
 // The GEMMs `batch` samples run in a layer's forward: its `gemm` with m scaled by the batch, or an attention

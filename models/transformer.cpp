@@ -398,7 +398,9 @@ private:
     const std::int64_t v = s_.vocabulary, h = dims_.h;
     // Tied: the embedding holds the weights; BERT's decoder still has its own bias.
     const std::int64_t params = (s_.tied_embeddings ? 0 : v * h) + (s_.bert_heads ? v : 0);
-    b_.gemm("lm_head", s, v, h, 1, params).tensor_split = TensorSplit::column;
+    Layer& head = b_.gemm("lm_head", s, v, h, 1, params);
+    head.tensor_split = TensorSplit::column;
+    head.vocabulary_columns = true;
     Layer& loss = b_.push("loss", LayerKind::softmax, kSoftmaxFlops * d(s * v), 0, s * v, s);
     loss.tensor_split = TensorSplit::inner;
     loss.memory_op = MemoryOp::cross_entropy;

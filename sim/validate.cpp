@@ -7,6 +7,7 @@
 #include "calibration/fit.hpp"
 #include "calibration/precision.hpp"
 #include "calibration/profile.hpp"
+#include "calibration/sustained_clock.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -59,8 +60,14 @@ std::vector<std::string> metric_names(Level level) {
 }
 
 KernelOp parse_op(const Reader& r, const json& op) {
-  r.only(op, "/op", {"profile", "kind", "precision", "m", "n", "k", "batch", "bytes"});
+  r.only(op, "/op",
+         {"profile", "kind", "precision", "m", "n", "k", "batch", "bytes", "sequence", "head_dim", "causal", "backward",
+          "sustained"});
   KernelOp out;
+  if (op.contains("sustained")) {
+    if (!op.at("sustained").is_boolean()) r.fail("/op/sustained", "expected true or false");
+    out.sustained = op.at("sustained").get<bool>();
+  }
   out.profile = r.text(op, "/op", "profile");
   if (!calibration::find_profile(out.profile))
     r.fail("/op/profile", fmt::format("unknown GPU profile \"{}\" (expected one of: {})", out.profile,
@@ -70,9 +77,9 @@ KernelOp parse_op(const Reader& r, const json& op) {
     const bool conv = kind == "convolution";
     out.kind = conv ? calibration::KernelClass::convolution : calibration::KernelClass::gemm;
     if (conv)
-      r.only(op, "/op", {"profile", "kind", "precision", "m", "n", "k", "batch", "bytes"});
+      r.only(op, "/op", {"profile", "kind", "precision", "m", "n", "k", "batch", "bytes", "sustained"});
     else
-      r.only(op, "/op", {"profile", "kind", "precision", "m", "n", "k", "batch"});
+      r.only(op, "/op", {"profile", "kind", "precision", "m", "n", "k", "batch", "sustained"});
     const auto precision = r.text(op, "/op", "precision");
     const auto parsed = calibration::parse_precision(precision);
     if (!parsed)
@@ -84,12 +91,30 @@ KernelOp parse_op(const Reader& r, const json& op) {
     out.k = r.positive(op, "/op", "k");
     if (op.contains("batch")) out.batch = r.positive(op, "/op", "batch");
     if (conv) out.bytes = r.positive(op, "/op", "bytes");
+    // A row-major C = A B: k leads A, n leads B and C.
+    out.unaligned = !conv && calibration::off_16_bytes({out.n, out.k}, out.precision);
+  } else if (kind == "attention") {
+    out.kind = calibration::KernelClass::attention;
+    r.only(op, "/op",
+           {"profile", "kind", "precision", "sequence", "head_dim", "batch", "causal", "backward", "sustained"});
+    const auto precision = r.text(op, "/op", "precision");
+    const auto parsed = calibration::parse_precision(precision);
+    if (!parsed) r.fail("/op/precision", fmt::format("unknown precision \"{}\"", precision));
+    out.precision = *parsed;
+    out.sequence = r.positive(op, "/op", "sequence");
+    out.head_dim = r.positive(op, "/op", "head_dim");
+    out.batch = r.positive(op, "/op", "batch");
+    for (const auto& [key, field] : {std::pair{"causal", &out.causal}, {"backward", &out.backward}})
+      if (op.contains(key)) {
+        if (!op.at(key).is_boolean()) r.fail(fmt::format("/op/{}", key), "expected true or false");
+        *field = op.at(key).get<bool>();
+      }
   } else if (kind == "memory") {
     out.kind = calibration::KernelClass::memory;
-    r.only(op, "/op", {"profile", "kind", "bytes"});
+    r.only(op, "/op", {"profile", "kind", "bytes", "sustained"});
     out.bytes = r.positive(op, "/op", "bytes");
   } else {
-    r.fail("/op/kind", fmt::format("unknown kind \"{}\" (expected gemm, convolution or memory)", kind));
+    r.fail("/op/kind", fmt::format("unknown kind \"{}\" (expected gemm, convolution, attention or memory)", kind));
   }
   // A GEMM on a profile without the precision would fail every run: say so now.
   if (out.kind != calibration::KernelClass::memory) {
@@ -131,7 +156,8 @@ double metric_of(const KernelOp& op, Metric metric) {
   const auto profile = op.gpu ? op.gpu : calibration::find_profile(op.profile);
   if (!profile) throw std::runtime_error(fmt::format("unknown GPU profile \"{}\"", op.profile));
   const auto cost = op.cost();
-  const double seconds = calibration::kernel_time(*profile, cost);
+  const double seconds = op.sustained ? calibration::sustained_kernel_timing(*profile, cost).seconds
+                                      : calibration::kernel_time(*profile, cost);
   switch (metric) {
   case Metric::seconds:
     return seconds;
@@ -170,7 +196,20 @@ calibration::KernelCost KernelOp::cost() const {
     c.bytes = bytes;
     return c;
   }
-  const calibration::GemmDims g{m, n, k, batch, kind == calibration::KernelClass::convolution ? bytes : 0};
+  if (kind == calibration::KernelClass::attention) {
+    // Q, K, V and O read or written once each (their gradients too in backward), at the precision's element size.
+    const double tensor = batch * sequence * head_dim * calibration::activation_bytes(precision);
+    auto forward = calibration::flash_attention_kernel(sequence, head_dim, batch, causal, false, precision, 4 * tensor);
+    if (!backward) return forward;
+    auto both = calibration::flash_attention_kernel(sequence, head_dim, batch, causal, true, precision, 8 * tensor);
+    both.gemms.insert(both.gemms.end(), forward.gemms.begin(), forward.gemms.end());
+    both.flops += forward.flops;
+    both.bytes += forward.bytes;
+    both.kernels += forward.kernels;
+    both.name = "flash attention fwd + bwd";
+    return both;
+  }
+  const calibration::GemmDims g{m, n, k, batch, kind == calibration::KernelClass::convolution ? bytes : 0, unaligned};
   c.flops = g.flops();
   c.bytes = g.bytes > 0 ? g.bytes
                         : batch * ((m * k + k * n) * calibration::gemm_input_bytes(precision) +
@@ -364,6 +403,17 @@ std::vector<Case> load_cases(const std::filesystem::path& directory) {
       text = io::read_text_file(path, "validation case");
     } catch (const io::FileError& e) {
       throw CaseError(path.string(), "", e.what());
+    }
+    json document;
+    try {
+      document = io::parse_json(text);
+    } catch (const io::JsonTextError&) {
+    }
+    if (document.is_object() && document.contains("measurements")) {
+      auto expanded = shape_cases(document, path.string());
+      cases.insert(cases.end(), std::make_move_iterator(expanded.cases.begin()),
+                   std::make_move_iterator(expanded.cases.end()));
+      continue;
     }
     cases.push_back(parse_case(text, path.string()));
   }

@@ -42,8 +42,11 @@ struct ScenarioRun {
 };
 
 // One kernel on a GPU profile: `batch` GEMMs C[m x n] = A[m x k] B[k x n] (FLOPs 2mnk each, bytes (mk + kn) x the
-// precision's input element size + mn x its output's), a convolution's implicit GEMM moving `bytes`, or a
-// memory-bound kernel moving `bytes` (read + written).
+// precision's input element size + mn x its output's), a convolution's implicit GEMM moving `bytes`, a fused
+// attention kernel over `batch` heads of `sequence` and `head_dim` (calibration::flash_attention_kernel; Q, K, V and
+// O moved, and their gradients with `backward`), or a memory-bound kernel moving `bytes` (read + written).
+// `sustained`: run in a loop long enough to hold the GPU's power limit (calibration/sustained_clock.hpp), not in a
+// short burst.
 struct KernelOp {
   std::string profile;                        // a shipped profile's name, or (with `gpu`) where the profile came from
   std::optional<calibration::GpuProfile> gpu; // the profile itself when it is not a shipped one (--profile FILE)
@@ -51,6 +54,10 @@ struct KernelOp {
   calibration::Precision precision = calibration::Precision::fp32;
   double m = 0, n = 0, k = 0, batch = 1;
   double bytes = 0;
+  double sequence = 0, head_dim = 0; // attention
+  bool causal = true, backward = false;
+  bool sustained = false;
+  bool unaligned = false; // a GEMM's leading dimension off 16 bytes (calibration::GemmDims::unaligned)
   calibration::KernelCost cost() const;
 };
 
@@ -82,6 +89,9 @@ struct Case {
   // The profile took a constant from this very measurement ("anchor": true), so the case checks the model's
   // arithmetic on it, not a prediction; reported, but left out of the op-level statistics.
   bool anchor = false;
+  // The measurement file it came from with many others (shape_cases: "H100 SXM at training shapes"); empty for a case
+  // of its own. Reports may summarize a group in one line.
+  std::string group;
   bool op_level() const { return std::holds_alternative<KernelOp>(what); }
   Level level() const {
     return op_level() ? Level::op : std::holds_alternative<CollectiveRun>(what) ? Level::collective : Level::end_to_end;
@@ -111,6 +121,19 @@ std::vector<Case> filter_cases(const std::vector<Case>& cases, const std::string
 // such as a shipped one derived from datasheets, every point is out of sample).
 std::vector<Case> held_back_cases(const calibration::MeasurementFile& m, const calibration::GpuProfile& profile,
                                   const std::string& profile_label, bool every_point = false);
+
+// A case file of kernels at training shapes, each timed in a burst and sustained at the power limit
+// (calibration/shape_timings.hpp), named by "measurements": {"file": path relative to the case file, "profile": a
+// shipped profile, "anchors": [case names whose measurement set a constant of the profile]}: one op case per timing,
+// metric tflops (a copy: bytes_per_second). Left out, and said so in `skipped`: bursts shorter than 50 us (the GPU
+// just out of an idle pause, the events between them costing as much as the kernel) or more than 1.2 times slower than
+// the kernel held at the power limit (where the clock can only be lower: a disturbed burst), copies replayed from a
+// CUDA graph, and attention back-ends the cost model has no kernel for. Throws CaseError.
+struct ShapeCases {
+  std::vector<Case> cases;
+  std::vector<std::string> skipped;
+};
+ShapeCases shape_cases(const nlohmann::json& document, const std::string& file);
 
 // The units a metric's measured value may be written in, and the factor from each to the metric's base unit
 // (samples/s, tokens/s, seconds, TFLOP/s, bytes/s).

@@ -36,6 +36,11 @@ struct Compute {
   double seconds = 0;
   double flops = 0;
   double bytes = 0;
+  // Kernels the plan priced with the kernel cost model: the part of `seconds` the SM clock sets and the energy of
+  // their work (calibration/sustained_clock.hpp), from which the plan sets the clock its rank sustains. 0 for work
+  // priced otherwise (measured trace kernels, the host's loading, closed-form communication).
+  double math_seconds = 0;
+  double joules = 0;
 };
 
 // A collective over a group, replayed step by step from its schedule (sim/collectives).

@@ -26,6 +26,7 @@
 #include "sim/graph/collective_request.hpp"
 #include "sim/plan/input_pipeline.hpp"
 #include "sim/plan/model_parallel.hpp"
+#include "sim/plan/sustained_clock.hpp"
 
 #include <fmt/format.h>
 
@@ -121,6 +122,7 @@ Plan DataParallelPlanner::build() {
   plan.dense_bytes = dense_bytes_;
   plan.kernels = kernels_.rows();
   plan.host_wait_seconds = kernels_.host_wait();
+  apply_sustained_clocks(plan, s_);
   return plan;
 }
 
@@ -213,8 +215,9 @@ bool DataParallelPlanner::sharded_weights() const {
 double DataParallelPlanner::weight_bytes() const {
   return calibration::activation_bytes(s_.model.precision) == 4 ? 4 : 2;
 }
+// The framework version's rule (calibration::Framework::reduced_gradient_bytes), as under a parallelism section.
 double DataParallelPlanner::grad_bytes() const {
-  return calibration::gradient_bytes(s_.model.precision);
+  return s_.framework.reduced_gradient_bytes(s_.model.precision);
 }
 
 // ZeRO-3: the unit layer i belongs to; -1 outside them, and for every layer without ZeRO-3.
@@ -265,9 +268,10 @@ std::uint32_t DataParallelPlanner::add_collective(Operation op, double bytes, st
 }
 
 std::uint32_t DataParallelPlanner::add_compute(std::string name, const OpCost& cost, std::vector<std::uint32_t> deps) {
-  const double seconds = PricedOp(cost, s_.gpu).run(timeline_, rank_ == 0 ? &kernels_ : nullptr);
-  return add_op(
-      Op{std::move(name), Stream::compute, graph::Compute{seconds, cost.flops(), cost.bytes()}, std::move(deps)});
+  const auto run = PricedOp(cost, s_.gpu).run(timeline_, rank_ == 0 ? &kernels_ : nullptr);
+  return add_op(Op{std::move(name), Stream::compute,
+                   graph::Compute{run.seconds, cost.flops(), cost.bytes(), run.math_seconds, run.joules},
+                   std::move(deps)});
 }
 
 // The optimizer step over this rank's parameters, once every gradient is reduced. Offloaded, the host streams

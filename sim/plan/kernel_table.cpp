@@ -53,6 +53,7 @@ void KernelTable::add(const calibration::KernelCost& kernel, const calibration::
   }
   row.launches += kernel.kernels;
   row.seconds += time.seconds;
+  row.math_seconds += time.math_seconds;
   row.host_wait += host_wait;
   // A kernel the GPU waited longer on than it ran was bound by its launch.
   if (row.host_wait > row.seconds) row.bound = std::string(calibration::to_string(calibration::Bound::launch));

@@ -2,6 +2,7 @@
 #include "sim/plan/model_parallel.hpp"
 #include "sim/plan/pipeline_schedule.hpp"
 #include "sim/plan/stage_partition.hpp"
+#include "sim/plan/sustained_clock.hpp"
 
 #include <fmt/format.h>
 
@@ -170,6 +171,7 @@ Plan ModelParallelPlanner::build(bool first_replica_only) {
   // not kept apart: only rank 0's table is).
   for (const auto& g : s_.groups)
     plan.groups.push_back({g.name, g.gpu.name, g.first_rank, g.ranks, s_.model.batch_per_gpu, 0, {}});
+  apply_sustained_clocks(plan, s_);
   return plan;
 }
 
@@ -326,8 +328,7 @@ const PricedOp& ModelParallelPlanner::pass_cost(std::size_t i, bool forward) {
 }
 
 void ModelParallelPlanner::run_priced(const PricedOp& op, const std::string& name, std::vector<std::uint32_t>& deps) {
-  const double seconds = op.run(timeline_, rank_ == 0 ? &kernels_ : nullptr);
-  add_compute(name, seconds, op.flops, op.bytes, deps);
+  add_compute(name, op.run(timeline_, rank_ == 0 ? &kernels_ : nullptr), op.flops, op.bytes, deps);
 }
 
 // This rank's share of layer i: an expert layer (and the activation after it) computes the tokens routing sent to
@@ -362,27 +363,30 @@ std::uint32_t ModelParallelPlanner::add_op(graph::Op op) {
 
 // Compute-stream work. Coarse fidelity gathers consecutive work into one op (and its closed-form tensor-parallel
 // time into one more) until something that is not compute-stream work comes.
-void ModelParallelPlanner::add_compute(std::string name, double seconds, double flops, double bytes,
+void ModelParallelPlanner::add_compute(std::string name, const calibration::Stretch& work, double flops, double bytes,
                                        std::vector<std::uint32_t>& deps) {
   if (coarse()) {
-    pending_.seconds += seconds;
+    pending_.work += work;
     pending_.flops += flops;
     pending_.bytes += bytes;
     pending_.deps.insert(pending_.deps.end(), deps.begin(), deps.end());
     deps.clear();
     return;
   }
-  last_compute_ = add_op(
-      graph::Op{std::move(name), Stream::compute, graph::Compute{seconds, flops, bytes}, std::exchange(deps, {})});
+  last_compute_ = add_op(graph::Op{std::move(name), Stream::compute,
+                                   graph::Compute{work.seconds, flops, bytes, work.math_seconds, work.joules},
+                                   std::exchange(deps, {})});
 }
 
 std::uint32_t ModelParallelPlanner::flush() {
   if (!coarse() || pending_.empty()) return last_compute_.value_or(0);
   auto deps = std::move(pending_.deps);
-  if (pending_.seconds > 0 || pending_.flops > 0)
-    last_compute_ =
-        add_op(graph::Op{"compute", Stream::compute, graph::Compute{pending_.seconds, pending_.flops, pending_.bytes},
-                         std::exchange(deps, {})});
+  if (pending_.work.seconds > 0 || pending_.flops > 0) {
+    const auto& w = pending_.work;
+    last_compute_ = add_op(graph::Op{
+        "compute", Stream::compute, graph::Compute{w.seconds, pending_.flops, pending_.bytes, w.math_seconds, w.joules},
+        std::exchange(deps, {})});
+  }
   if (pending_.tensor_seconds > 0)
     last_compute_ = add_op(graph::Op{"tensor-parallel collectives (closed form)", Stream::compute,
                                      graph::Compute{pending_.tensor_seconds, 0, 0}, std::move(deps), 1, Axis::tensor});

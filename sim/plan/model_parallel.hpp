@@ -62,7 +62,8 @@ private:
   void run_layer(std::size_t layer, bool forward, std::vector<std::uint32_t>& deps);
   models::Layer local_layer(std::size_t i) const; // this rank's share, experts' FLOPs set by routing
   std::uint32_t add_op(graph::Op op);
-  void add_compute(std::string name, double seconds, double flops, double bytes, std::vector<std::uint32_t>& deps);
+  void add_compute(std::string name, const calibration::Stretch& work, double flops, double bytes,
+                   std::vector<std::uint32_t>& deps);
   std::uint32_t flush(); // coarse: the pending compute as ops; returns the last compute-stream op
   std::uint32_t add_collective(collectives::Operation op, double bytes, int group, std::string name,
                                std::vector<std::uint32_t> deps, graph::Stream stream, graph::Axis axis,
@@ -148,9 +149,10 @@ private:
   double bucket_dense_ = 0, bucket_expert_ = 0;               // gradient bytes waiting for the next bucket
   // Coarse fidelity: consecutive compute (and closed-form tensor-parallel) work waiting to become one op each.
   struct Pending {
-    double seconds = 0, flops = 0, bytes = 0, tensor_seconds = 0;
+    calibration::Stretch work;
+    double flops = 0, bytes = 0, tensor_seconds = 0;
     std::vector<std::uint32_t> deps;
-    bool empty() const { return seconds == 0 && tensor_seconds == 0 && flops == 0 && deps.empty(); }
+    bool empty() const { return work.seconds == 0 && tensor_seconds == 0 && flops == 0 && deps.empty(); }
   } pending_;
   std::optional<std::uint32_t> last_compute_;
   std::vector<std::uint32_t> unit_compute_; // ZeRO-3: per unit of the pass, its last compute op

@@ -188,9 +188,12 @@ namespace dtsim::plan::detail {
 // its time between them. Ring attention overlaps its K/V exchange with its context blocks the same way.
 void ModelParallelPlanner::overlapped_layer(const PricedOp& op, const std::vector<Exchange>& parts, bool context,
                                             const std::string& name, std::vector<std::uint32_t>& deps) {
-  const double seconds = op.run(timeline_, rank_ == 0 ? &kernels_ : nullptr);
+  const auto work = op.run(timeline_, rank_ == 0 ? &kernels_ : nullptr);
   const double t = context ? spec_.context : spec_.tensor, share = 1.0 / static_cast<double>(parts.size());
-  const double g = seconds * share, flops = op.flops * share, bytes = op.bytes * share;
+  const double g = work.seconds * share, flops = op.flops * share, bytes = op.bytes * share;
+  const auto part = [&](double f) { // f of this exchange's share of the op's work
+    return calibration::Stretch{g * f, work.math_seconds * share * f, work.joules * share * f};
+  };
   const int group = context ? rank_groups_[rank_].context : rank_groups_[rank_].tensor;
   const auto axis = context ? Axis::context : Axis::tensor;
   for (const auto& c : parts) {
@@ -199,7 +202,7 @@ void ModelParallelPlanner::overlapped_layer(const PricedOp& op, const std::vecto
       const auto form = tensor_closed_form(c.op, c.bytes);
       const double exchange = form.seconds * c.calls, inside = g * (t - 1) / t;
       const double pair = std::max(exchange, inside + form.sm_share * exchange) + g / t;
-      add_compute(name, g, flops, bytes, deps);
+      add_compute(name, part(1), flops, bytes, deps);
       pending_.tensor_seconds += pair - g;
       continue;
     }
@@ -207,9 +210,9 @@ void ModelParallelPlanner::overlapped_layer(const PricedOp& op, const std::vecto
     std::vector<std::uint32_t> after = deps;
     for (int call = 0; call < c.calls; ++call)
       after = {add_collective(c.op, c.bytes, group, what, std::move(after), Stream::tensor, axis)};
-    add_compute(name, g * (t - 1) / t, flops * (t - 1) / t, bytes * (t - 1) / t, deps);
+    add_compute(name, part((t - 1) / t), flops * (t - 1) / t, bytes * (t - 1) / t, deps);
     deps = {flush(), after.front()};
-    add_compute(name, g / t, flops / t, bytes / t, deps);
+    add_compute(name, part(1 / t), flops / t, bytes / t, deps);
     if (coarse()) flush();
   }
 }
@@ -294,14 +297,13 @@ void ModelParallelPlanner::gather_parameters_ahead() {
     }
 }
 
-// Megatron-LM reduces bf16 (and fp8) training's gradients in fp32 unless told --grad-reduce-in-bf16 (arguments.py:
-// "bfloat16 requires gradient accumulation and all-reduce to be done in fp32"); ZeRO-3 (FSDP, DeepSpeed) reduces them
-// at the gradients' precision.
+// The framework version's rule (calibration::Framework::reduced_gradient_bytes: Megatron-LM reduces bf16 and fp8
+// training's gradients in fp32, arguments.py: "bfloat16 requires gradient accumulation and all-reduce to be done in
+// fp32"), unless told --grad-reduce-in-bf16 (Megatron-Core 0.12).
 double ModelParallelPlanner::reduced_gradient_bytes() const {
   const auto p = s_.model.precision;
-  const bool fp32 = s_.training.zero_stage < 3 && !spec_.grad_reduce_in_bf16 &&
-                    (p == calibration::Precision::bf16 || p == calibration::Precision::fp8);
-  return fp32 ? 4 : calibration::gradient_bytes(p);
+  if (spec_.grad_reduce_in_bf16) return calibration::gradient_bytes(p);
+  return s_.framework.reduced_gradient_bytes(p);
 }
 
 } // namespace dtsim::plan::detail

@@ -71,25 +71,19 @@ OpCost issued(OpCost cost, const CostContext& c, Issuer issuer) {
   return cost;
 }
 
-// One attention core at a micro-batch: its shape, the precision its GEMMs run in, the bytes of an element, and the
-// tile a fused kernel runs per head (128 query rows at a time against the keys it needs: the causal half's).
+// One attention core at a micro-batch: its shape, the precision its GEMMs run in and the bytes of an element.
 struct AttentionDims {
   double s, d, heads; // sequence, head dim, heads x samples
   Precision p;
   double e;
-  GemmDims tile;
   double scores() const { return heads * s * s; }
 };
 
 AttentionDims attention_dims(const models::Layer& layer, const CostContext& c) {
   const auto& a = layer.attention;
   const double s = d(a.sequence), heads = d(a.heads) * d(c.batch);
-  return {s,
-          d(a.head_dim),
-          heads,
-          calibration::attention_precision(c.precision),
-          calibration::activation_bytes(c.precision),
-          {s, d(a.head_dim), a.causal ? s / 2 : s, heads}};
+  return {s, d(a.head_dim), heads, calibration::attention_precision(c.precision),
+          calibration::activation_bytes(c.precision)};
 }
 
 // Unfused forward up to the probabilities that P V reads: Q K^T, the scale-mask-softmax (one fused kernel, or PyTorch
@@ -99,8 +93,9 @@ OpCost unfused_scores(const models::Layer& layer, const CostContext& c) {
   const auto a = attention_dims(layer, c);
   OpCost cost;
   cost.kernels.push_back(gemm_kernel(KernelClass::gemm, "bmm Q K^T", a.p, {a.s, a.s, a.d, a.heads}));
-  const int passes = c.framework.fused_softmax ? 1 : 3;
-  cost.kernels.push_back(memory_kernel(c.framework.fused_softmax ? "scale-mask-softmax" : "scale, mask, softmax",
+  const bool fused = c.framework.fuses_softmax(a.s);
+  const int passes = fused ? 1 : 3;
+  cost.kernels.push_back(memory_kernel(fused ? "scale-mask-softmax" : "scale, mask, softmax",
                                        passes * 2 * a.e * a.scores(), kSoftmaxFlopsPerScore * a.scores(), passes));
   if (layer.attention.dropout)
     cost.kernels.push_back(
@@ -110,11 +105,10 @@ OpCost unfused_scores(const models::Layer& layer, const CostContext& c) {
 
 OpCost attention_forward(const models::Layer& layer, const CostContext& c) {
   const auto a = attention_dims(layer, c);
-  if (c.attention == scenario::AttentionKernel::flash) { // Q K^T and P V per tile
-    KernelCost k{KernelClass::attention, a.p, 2 * a.tile.flops(), 0, 1, {a.tile, a.tile}, "flash attention fwd", 0};
-    k.bytes = (d(layer.input_elements) + d(layer.output_elements)) * d(c.batch) * a.e;
-    return {{k}};
-  }
+  if (c.attention == scenario::AttentionKernel::flash)
+    return {
+        {calibration::flash_attention_kernel(a.s, a.d, a.heads, layer.attention.causal, false, a.p,
+                                             (d(layer.input_elements) + d(layer.output_elements)) * d(c.batch) * a.e)}};
   OpCost cost = unfused_scores(layer, c);
   cost.kernels.push_back(gemm_kernel(KernelClass::gemm, "bmm P V", a.p, {a.s, a.d, a.s, a.heads}));
   return cost;
@@ -124,14 +118,10 @@ OpCost attention_backward(const models::Layer& layer, const CostContext& c) {
   const auto a = attention_dims(layer, c);
   const Precision p = a.p;
   const double e = a.e;
-  if (c.attention == scenario::AttentionKernel::flash) {
-    // Recompute S = Q K^T and P, then dV, dP, dQ, dK: five GEMMs of the forward's two (Dao 2023, section 3.1.2).
-    // Reads Q, K, V, O, dO; writes dQ, dK, dV; a second kernel converts the fp32 dQ accumulator.
-    const auto& t = a.tile;
-    KernelCost k{KernelClass::attention, p, 5 * t.flops(), 0, 2, {t, t, t, t, t}, "flash attention bwd", 0};
-    k.bytes = (2 * d(layer.input_elements) + 2 * d(layer.output_elements)) * d(c.batch) * e;
-    return {{k}};
-  }
+  if (c.attention == scenario::AttentionKernel::flash) // reads Q, K, V, O, dO; writes dQ, dK, dV
+    return {{calibration::flash_attention_kernel(a.s, a.d, a.heads, layer.attention.causal, true, p,
+                                                 (2 * d(layer.input_elements) + 2 * d(layer.output_elements)) *
+                                                     d(c.batch) * e)}};
   OpCost cost;
   if (c.recompute == scenario::Recompute::selective) cost += unfused_scores(layer, c);
   cost.kernels.push_back(gemm_kernel(KernelClass::gemm, "bmm dV = P^T dO", p, {a.s, a.d, a.s, a.heads}));
@@ -139,10 +129,11 @@ OpCost attention_backward(const models::Layer& layer, const CostContext& c) {
   if (layer.attention.dropout)
     cost.kernels.push_back(memory_kernel("dropout bwd", (2 * e + kMaskBytes) * a.scores(), a.scores()));
   // Softmax backward reads P and dP and writes dS; unfused, the mask's and the scale's backward each pass over it.
-  const int passes = c.framework.fused_softmax ? 1 : 3;
-  cost.kernels.push_back(
-      memory_kernel(c.framework.fused_softmax ? "scale-mask-softmax bwd" : "softmax, mask, scale bwd",
-                    (3 + 2 * (passes - 1)) * e * a.scores(), kSoftmaxFlopsPerScore * a.scores(), passes));
+  const bool fused = c.framework.fuses_softmax(a.s);
+  const int passes = fused ? 1 : 3;
+  cost.kernels.push_back(memory_kernel(fused ? "scale-mask-softmax bwd" : "softmax, mask, scale bwd",
+                                       (3 + 2 * (passes - 1)) * e * a.scores(), kSoftmaxFlopsPerScore * a.scores(),
+                                       passes));
   cost.kernels.push_back(gemm_kernel(KernelClass::gemm, "bmm dQ = dS K", p, {a.s, a.d, a.s, a.heads}));
   cost.kernels.push_back(gemm_kernel(KernelClass::gemm, "bmm dK = dS^T Q", p, {a.s, a.d, a.s, a.heads}));
   return cost;
@@ -161,6 +152,12 @@ KernelClass gemm_class(models::LayerKind kind) {
 GemmDims forward_dims(const models::Layer& layer, const CostContext& c) {
   const auto g = models::forward_gemms(layer, c.batch).front();
   GemmDims dims{d(g.m), d(g.n), d(g.k), d(g.count), 0};
+  // Y[m x n] = X[m x k] W^T: the weight's n and k lead X, W and Y (the data gradient's too); the rows m (tokens) never
+  // do, and the weight gradient's operands are led by the same n and k.
+  // A framework that pads the vocabulary keeps an LM head aligned.
+  const bool padded = layer.vocabulary_columns && c.framework.pads_vocabulary;
+  dims.unaligned =
+      layer.kind == models::LayerKind::matmul && !padded && calibration::off_16_bytes({dims.n, dims.k}, c.precision);
   if (layer.kind == models::LayerKind::convolution)
     dims.bytes = ((d(layer.input_elements) + d(layer.output_elements)) * d(c.batch) + d(layer.parameters)) *
                  calibration::activation_bytes(c.precision);
@@ -190,8 +187,8 @@ OpCost gemm_backward(const models::Layer& layer, const CostContext& c) {
   OpCost cost;
   if (c.precision == Precision::fp8 && !conv)
     cost.kernels.push_back(memory_kernel("fp8 cast-transpose bwd", kFp8CastBytes * f.m * f.n * f.count));
-  GemmDims data{f.m, f.k, f.n, f.count, f.bytes};
-  GemmDims weight{f.k, f.n, f.m, f.count, f.bytes};
+  GemmDims data{f.m, f.k, f.n, f.count, f.bytes, f.unaligned};
+  GemmDims weight{f.k, f.n, f.m, f.count, f.bytes, f.unaligned};
   cost.kernels.push_back(gemm_kernel(gemm_class(layer.kind), conv ? "conv dgrad" : "gemm dgrad", c.precision, data));
   cost.kernels.push_back(gemm_kernel(gemm_class(layer.kind), conv ? "conv wgrad" : "gemm wgrad", c.precision, weight));
   if (layer.bias) cost.kernels.push_back(memory_kernel("bias grad", f.m * f.n * f.count * e));
@@ -307,8 +304,8 @@ PricedOp::PricedOp(OpCost op, const calibration::GpuProfile& gpu)
     times.push_back(calibration::kernel_timing(gpu, k));
 }
 
-double PricedOp::run(calibration::LaunchTimeline& timeline, detail::KernelTable* table) const {
-  double total = 0;
+calibration::Stretch PricedOp::run(calibration::LaunchTimeline& timeline, detail::KernelTable* table) const {
+  calibration::Stretch total;
   for (std::size_t i = 0; i < cost.kernels.size(); ++i) {
     const auto& k = cost.kernels[i];
     if (k.kernels <= 0) continue;
@@ -319,7 +316,7 @@ double PricedOp::run(calibration::LaunchTimeline& timeline, detail::KernelTable*
     // Below a picosecond the difference is rounding, not a wait.
     const double wait = added - times[i].seconds;
     if (table) table->add(k, times[i], wait > 1e-12 ? wait : 0.0);
-    total += added;
+    total += {added, times[i].math_seconds, times[i].joules};
   }
   return total;
 }
@@ -431,19 +428,19 @@ OpCost iteration_passes(double parameters, int tensors, const scenario::Scenario
   const auto& f = s.framework;
   const Precision p = s.model.precision;
   const bool mixed = model_state_bytes(s.training.optimizer, p).master > 0;
-  // Megatron accumulates and reduces 16-bit models' gradients in an fp32 buffer (main_grad: arguments.py forces
-  // accumulate_allreduce_grads_in_fp32 for bf16) and zeroes it every iteration (zero_grad_buffer).
-  const bool fp32_main_grads = f.name == "megatron" && mixed;
-  const double grad = fp32_main_grads ? 4 : calibration::gradient_bytes(p);
+  // Megatron accumulates gradients in a contiguous buffer (main_grad; fp32 for bf16: arguments.py forces
+  // accumulate_allreduce_grads_in_fp32) and zeroes it every iteration (zero_grad_buffer); the version says when.
+  const double buffer = mixed ? f.gradient_buffer_bytes(p) : 0.0;
+  const double grad = buffer > 0 ? buffer : calibration::gradient_bytes(p);
   OpCost cost;
-  if (fp32_main_grads) cost.kernels.push_back(multi_tensor("zero gradient buffer", parameters, 1, 4, c));
+  if (buffer > 0) cost.kernels.push_back(multi_tensor("zero gradient buffer", parameters, 1, buffer, c));
   if (p == Precision::fp16 || p == Precision::amp)
     cost.kernels.push_back(multi_tensor("loss-scale unscale and overflow check", parameters, tensors, 2 * grad, c));
   if (s.clips_gradients()) {
     cost.kernels.push_back(multi_tensor("gradient norm (multi_tensor_l2norm)", parameters, tensors, grad, c));
     // PyTorch's clip_grad_norm_ always multiplies (torch/nn/utils/clip_grad.py avoids the synchronizing test);
     // Megatron scales only when the norm is over the bound, which a converging run rarely is.
-    if (f.name != "megatron")
+    if (f.clip_always_scales)
       cost.kernels.push_back(multi_tensor("gradient clip (_foreach_mul_)", parameters, tensors, 2 * grad, c));
   }
   if (p == Precision::fp8) {

@@ -6,6 +6,7 @@
 #include "calibration/cost_model.hpp"
 #include "calibration/framework.hpp"
 #include "calibration/launch_timeline.hpp"
+#include "calibration/sustained_clock.hpp"
 #include "models/layer.hpp"
 #include "sim/scenario/scenario.hpp"
 
@@ -37,9 +38,10 @@ struct PricedOp {
   PricedOp() = default;
   PricedOp(OpCost op, const calibration::GpuProfile& gpu);
   // Runs the kernels on a rank's compute stream, each launch issued by the host in turn (calibration/
-  // launch_timeline.hpp): returns the time they add to the stream, waits for the host included. Each kernel goes into
+  // launch_timeline.hpp): returns the time they add to the stream (waits for the host included) at burst clocks, the
+  // clock-sensitive part of it and the energy of their work (calibration/sustained_clock.hpp). Each kernel goes into
   // `table` when one is given.
-  double run(calibration::LaunchTimeline& timeline, detail::KernelTable* table = nullptr) const;
+  calibration::Stretch run(calibration::LaunchTimeline& timeline, detail::KernelTable* table = nullptr) const;
 };
 
 // What the scenario decides about a layer's kernels.

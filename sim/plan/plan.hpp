@@ -1,6 +1,7 @@
 #pragma once
 // The plan: how a scenario's training job maps onto ranks, what each rank executes (the execution
 // graph), and whether it fits in GPU memory.
+#include "calibration/sustained_clock.hpp"
 #include "sim/graph/execution_graph.hpp"
 #include "sim/scenario/scenario.hpp"
 
@@ -40,17 +41,19 @@ struct ParallelInfo {
 
 // One distinct kernel of rank 0's iteration (`dtsim run --ops`): what a user holds against their profiler.
 struct KernelRow {
-  std::string name;      // "gemm dgrad", "layer_norm bwd", "optimizer step (adam, fused)"
-  std::string kind;      // gemm, convolution, attention, memory
-  std::string shape;     // a GEMM's "m x n x k" (times the batch count); a memory kernel's megabytes per launch
-  std::string precision; // what the math runs in
-  int launches = 0;      // per iteration
-  double seconds = 0;    // GPU time of all its launches per iteration, the GPU-side overhead included
-  double host_wait = 0;  // seconds per iteration the GPU waited for the host to issue it
-  double flops = 0;      // per launch
-  double bytes = 0;      // per launch, read and written in device memory
-  std::string bound;     // math, HBM, L2, launch (the GPU-side overhead, or a host that fell behind)
-  double efficiency = 0; // achieved over the bound's peak (FLOP/s over the precision's peak, or bytes/s over HBM's)
+  std::string name;        // "gemm dgrad", "layer_norm bwd", "optimizer step (adam, fused)"
+  std::string kind;        // gemm, convolution, attention, memory
+  std::string shape;       // a GEMM's "m x n x k" (times the batch count); a memory kernel's megabytes per launch
+  std::string precision;   // what the math runs in
+  int launches = 0;        // per iteration
+  double seconds = 0;      // GPU time of all its launches per iteration, the GPU-side overhead included
+  double host_wait = 0;    // seconds per iteration the GPU waited for the host to issue it
+  double flops = 0;        // per launch
+  double bytes = 0;        // per launch, read and written in device memory
+  std::string bound;       // math, HBM, L2, launch (the GPU-side overhead, or a host that fell behind)
+  double efficiency = 0;   // achieved over the bound's peak (FLOP/s over the precision's peak, or bytes/s over HBM's)
+  double math_seconds = 0; // per iteration, the part of `seconds` the SM clock sets (math- and L2-bound work)
+  double sm_clock_mhz = 0; // the clock it ran at (the rank's sustained clock; 0: the profile has no clock figures)
 };
 
 // Kernel GPU time by what bounds it: math; HBM or L2 (memory); launch (the GPU-side overhead, a host behind).
@@ -82,6 +85,7 @@ struct Plan {
   double dense_bytes = 0;                  // ... and as they would have been, dense
   ParallelInfo parallel;
   std::vector<KernelRow> kernels; // rank 0's iteration by distinct kernel, the longest first
+  calibration::ClockState clock;  // the SM clock rank 0's GPU sustains over its kernels (sustained_clock.hpp)
   double host_wait_seconds = 0;   // per iteration, rank 0's compute stream waiting for its host to issue kernels
   std::vector<GroupPlan> groups;  // a cluster of mixed GPUs: each group's program (empty otherwise)
 };

@@ -116,7 +116,9 @@ json kernels_json(const std::vector<plan::KernelRow>& rows) {
                    {"flops_per_launch", k.flops},
                    {"bytes_per_launch", k.bytes},
                    {"bound", k.bound},
-                   {"efficiency", k.efficiency}});
+                   {"efficiency", k.efficiency},
+                   {"math_seconds_per_iteration", k.math_seconds},
+                   {"sm_clock_mhz", k.sm_clock_mhz}});
   return out;
 }
 
@@ -125,13 +127,32 @@ std::vector<plan::KernelRow> kernels_from_json(const json& rows) {
   for (const auto& k : rows)
     out.push_back({k.at("name"), k.at("kind"), k.at("shape"), k.at("precision"), k.at("launches_per_iteration"),
                    k.at("seconds_per_iteration"), k.at("host_wait_seconds_per_iteration"), k.at("flops_per_launch"),
-                   k.at("bytes_per_launch"), k.at("bound"), k.at("efficiency")});
+                   k.at("bytes_per_launch"), k.at("bound"), k.at("efficiency"), k.at("math_seconds_per_iteration"),
+                   k.at("sm_clock_mhz")});
   return out;
 }
 
 } // namespace
 
 namespace {
+
+// The SM clock rank 0 sustained: its MHz (null where the profile has no clock figures), what its kernels would draw
+// at burst clocks, and the rate its math ran at (1 unless the power limit capped it).
+json clock_to_json(const calibration::ClockState& c) {
+  return {{"mhz", c.sm_clock_mhz > 0 ? json(c.sm_clock_mhz) : json(nullptr)},
+          {"burst_demand_watts", c.demand_watts > 0 ? json(c.demand_watts) : json(nullptr)},
+          {"math_rate", c.rate},
+          {"power_capped", c.capped}};
+}
+
+calibration::ClockState clock_from_json(const json& j) {
+  calibration::ClockState c;
+  c.sm_clock_mhz = j.at("mhz").is_null() ? 0.0 : j.at("mhz").get<double>();
+  c.demand_watts = j.at("burst_demand_watts").is_null() ? 0.0 : j.at("burst_demand_watts").get<double>();
+  c.rate = j.at("math_rate");
+  c.capped = j.at("power_capped");
+  return c;
+}
 
 // A figure that does not apply (no dataset size, no grid intensity) is null, not 0.
 json energy_to_json(const IterationEnergy& e) {
@@ -265,6 +286,7 @@ json to_json(const RunResult& r) {
       {"strategy", to_json(r.strategy)},
       {"kernels", kernels_json(r.kernels)},
       {"host_wait_seconds_per_iteration", r.host_wait_seconds},
+      {"sm_clock", clock_to_json(r.clock)},
       {"simulated_seconds", r.simulated_seconds},
       {"transfers", r.transfers},
       {"iterations",
@@ -336,6 +358,7 @@ RunResult run_result_from_json(const json& j) {
   r.strategy = strategy_from_json(j.at("strategy"));
   r.kernels = kernels_from_json(j.at("kernels"));
   r.host_wait_seconds = j.at("host_wait_seconds_per_iteration");
+  r.clock = clock_from_json(j.at("sm_clock"));
   r.simulated_seconds = j.at("simulated_seconds");
   r.transfers = j.at("transfers");
   const auto& iterations = j.at("iterations");

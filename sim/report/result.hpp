@@ -163,6 +163,7 @@ struct RunResult {
   // stream waited for the host to issue them (part of `breakdown.compute`).
   std::vector<plan::KernelRow> kernels;
   double host_wait_seconds = 0;
+  calibration::ClockState clock; // the SM clock rank 0's GPU sustained over them (power-capped or not)
   double simulated_seconds = 0;
   std::uint64_t transfers = 0;
   // Iterations replayed, warm-up included (fewer than the run's when the rest repeat a steady state exactly: the last

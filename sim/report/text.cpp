@@ -66,6 +66,11 @@ std::string format_summary(const RunResult& r) {
   if (r.host_wait_seconds > 0)
     line("  waiting for the host", format_seconds(r.host_wait_seconds) + "  (kernels issued slower than they run; "
                                                                          "rank 0)");
+  if (r.clock.capped)
+    line("  at the power limit",
+         fmt::format("SM clock about {:.0f} MHz: its math at {} of its burst rate (its kernels would draw {:.0f} W at "
+                     "burst clocks)",
+                     r.clock.sm_clock_mhz, format_percent(r.clock.rate), r.clock.demand_watts));
   line("exposed communication", format_seconds(r.breakdown.exposed_communication) + "  (" +
                                     format_percent(r.breakdown.exposed_communication / total) + ")");
   const auto& b = r.breakdown;

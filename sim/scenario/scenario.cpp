@@ -62,13 +62,13 @@ Scenario read_document(const std::string& origin, const json& document) {
   s.dataset = detail::read_dataset(top);
   detail::read_cluster(top, s);
   s.training = detail::read_training(top);
-  detail::resolve_attention(top, s);
   detail::check_recompute(top, s);
   detail::check_strategy(top, s);
   s.stragglers = detail::read_stragglers(top, s);
   detail::read_parallelism(top, s);
   detail::check_groups(top, s);
   detail::resolve_framework(top, s);
+  detail::resolve_attention(top, s);
   s.run = detail::read_run(top);
   detail::check_fidelity(top, s);
   s.network = detail::read_network(top);

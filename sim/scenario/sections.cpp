@@ -77,6 +77,7 @@ TrainingSpec read_training(const Object& top) {
   t.bucket_bytes = section.quantity("bucket_size", Dimension::bytes, Bound::positive, t.bucket_bytes);
   t.first_bucket_bytes = section.quantity("first_bucket_size", Dimension::bytes, Bound::positive, t.first_bucket_bytes);
   t.overlap = section.boolean("overlap", t.overlap);
+  if (section.has("overlap")) t.overlap_given = t.overlap;
   t.optimizer = enum_of<Optimizer>(optimizer_names(), section.choice("optimizer", optimizer_names(), "optimizer",
                                                                      std::string(to_string(t.optimizer))));
   t.recompute = enum_of<Recompute>(recompute_names(), section.choice("recompute", recompute_names(), "recompute mode",
@@ -101,6 +102,19 @@ void resolve_framework(const Object& top, Scenario& s) {
                                                       : std::string("pytorch-ddp");
   s.framework = *calibration::find_framework(name);
   if (section.has("clip_gradients")) s.training.clip_gradients = section.boolean("clip_gradients", std::nullopt);
+  // The version's habits: whether it reduces gradients under backward by default (data parallelism alone; under a
+  // parallelism section parallelism.overlap says), what it cannot do at all.
+  const auto& f = s.framework;
+  using calibration::ReduceDuringBackward;
+  if (!s.training.overlap_given) s.training.overlap = f.reduce_during_backward == ReduceDuringBackward::on;
+  const bool asked = s.training.overlap_given.value_or(false) || s.parallelism.overlap.grad_reduce;
+  if (f.reduce_during_backward == ReduceDuringBackward::never && asked)
+    throw ScenarioError(top.file(), top.pointer("training") + "/overlap",
+                        fmt::format("{} cannot reduce gradients while backward runs; set it false", f.display_name));
+  if (!f.distributed_optimizer && s.training.zero_stage > 0)
+    throw ScenarioError(
+        top.file(), top.pointer("training") + "/zero_stage",
+        fmt::format("{} has no distributed optimizer (ZeRO) to shard optimizer states with; use 0", f.display_name));
 }
 
 void check_recompute(const Object& top, const Scenario& s) {
@@ -118,7 +132,11 @@ void check_recompute(const Object& top, const Scenario& s) {
 void resolve_attention(const Object& top, Scenario& s) {
   auto& attention = s.model.attention;
   const bool fused = s.gpu.has_fused_attention(calibration::attention_precision(s.model.precision));
-  if (attention == AttentionKernel::automatic) attention = fused ? AttentionKernel::flash : AttentionKernel::plain;
+  // Unless the scenario names one, the attention the framework version runs: its own unfused kernels, or a fused one
+  // where the GPU has it.
+  const bool version_fuses = s.framework.attention == calibration::AttentionImpl::fused;
+  if (attention == AttentionKernel::automatic)
+    attention = fused && version_fuses ? AttentionKernel::flash : AttentionKernel::plain;
   if (attention == AttentionKernel::flash && !fused)
     throw ScenarioError(top.file(), top.pointer("model") + "/attention",
                         fmt::format("\"flash\" needs a fused-attention kernel, and the {} profile has none for {} "

@@ -119,7 +119,6 @@ json to_json(const Scenario& s) {
         {"algorithm", collectives::to_string(s.training.algorithm)},
         {"bucket_size", s.training.bucket_bytes},
         {"first_bucket_size", s.training.first_bucket_bytes},
-        {"overlap", s.training.overlap},
         {"optimizer", to_string(s.training.optimizer)},
         {"recompute", to_string(s.training.recompute)},
         {"zero_stage", s.training.zero_stage},
@@ -136,6 +135,8 @@ json to_json(const Scenario& s) {
   if (!s.run.skip_repeats) out["run"]["skip_repeats"] = false;
   // clip_gradients only when given: its default follows the framework, which "auto" resolves by the layout.
   if (s.training.clip_gradients) out["training"]["clip_gradients"] = *s.training.clip_gradients;
+  // overlap likewise: its default is the framework version's habit.
+  if (s.training.overlap_given) out["training"]["overlap"] = *s.training.overlap_given;
   // "dataset" is optional and has no neutral value: it is left out when the samples per epoch are unknown.
   if (s.dataset.samples > 0) out["dataset"] = {{"samples", s.dataset.samples}, {"epochs", s.dataset.epochs}};
   if (!s.cluster.instance.empty()) out["cluster"]["instance"] = s.cluster.instance;

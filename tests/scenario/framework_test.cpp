@@ -19,7 +19,7 @@ TEST(Framework, AutoIsPytorchForDataParallelismAndMegatronForModelParallelism) {
   const auto megatron = parse(patched({{"model", {{"preset", "gpt2"}, {"batch_per_gpu", 1}}},
                                        {"cluster", {{"nodes", 1}, {"gpus_per_node", 2}}},
                                        {"parallelism", {{"tensor", 2}}}}));
-  EXPECT_EQ(megatron.framework.name, "megatron");
+  EXPECT_EQ(megatron.framework.name, "megatron-core"); // "megatron" names the newest version
   EXPECT_TRUE(megatron.framework.fused_bias_activation);
   EXPECT_TRUE(megatron.clips_gradients()); // --clip-grad 1.0
 }
@@ -54,12 +54,37 @@ TEST(Framework, TheCanonicalFormKeepsWhatFollowsTheLayout) {
   EXPECT_EQ(parse(j).framework.name, "pytorch-ddp");
   j["parallelism"] = {{"tensor", 2}};
   const auto tensor_parallel = parse(j);
-  EXPECT_EQ(tensor_parallel.framework.name, "megatron");
+  EXPECT_EQ(tensor_parallel.framework.name, "megatron-core");
   EXPECT_TRUE(tensor_parallel.clips_gradients());
   // Given, both are written back as given.
   const auto given = to_json(parse(patched({{"training", {{"framework", "deepspeed"}, {"clip_gradients", true}}}})));
   EXPECT_EQ(given.at("training").at("framework"), "deepspeed");
   EXPECT_EQ(given.at("training").at("clip_gradients"), true);
+}
+
+// A version's habits: "megatron" names the newest (Megatron-Core); Megatron-LM's versions reduce gradients after
+// backward unless asked (training.overlap's default), run their own unfused attention unless the scenario names one,
+// and 2021's has no distributed optimizer to shard with.
+TEST(Framework, VersionsBringTheirHabits) {
+  const auto core = parse(patched({{"training", {{"framework", "megatron"}}}}));
+  EXPECT_EQ(core.framework.name, "megatron-core");
+  EXPECT_FALSE(core.training.overlap);
+  const auto ddp = parse(test::minimal());
+  EXPECT_TRUE(ddp.training.overlap);
+  const auto given = parse(patched({{"training", {{"framework", "megatron-2022"}, {"overlap", true}}}}));
+  EXPECT_TRUE(given.training.overlap);
+  const auto gpt = patched({{"model", {{"preset", "gpt2"}, {"batch_per_gpu", 1}, {"precision", "bf16"}}},
+                            {"cluster", {{"nodes", 1}, {"gpus_per_node", 1}, {"gpu", "h100-sxm"}}},
+                            {"training", {{"framework", "megatron-2021"}}}});
+  EXPECT_EQ(parse(gpt).model.attention, AttentionKernel::plain);
+  auto fused = gpt;
+  fused["training"]["framework"] = "megatron-core";
+  EXPECT_EQ(parse(fused).model.attention, AttentionKernel::flash);
+  auto named = gpt;
+  named["model"]["attention"] = "flash";
+  EXPECT_EQ(parse(named).model.attention, AttentionKernel::flash); // the scenario's choice stands
+  EXPECT_SCENARIO_ERROR(error_of(patched({{"training", {{"framework", "megatron-2021"}, {"zero_stage", 1}}}})),
+                        "/training/zero_stage", "no distributed optimizer");
 }
 
 } // namespace

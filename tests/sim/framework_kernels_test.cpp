@@ -200,5 +200,48 @@ TEST(FrameworkKernels, TinyKernelsAreBoundByTheHostIssuingThem) {
   EXPECT_NEAR(r.host_wait_seconds, expected - 404e-6, 1e-8);
 }
 
+// Megatron-LM's fused scale-mask-softmax takes up to 2048 keys in 2021 and 4096 in 2022 (fused_softmax.py); past
+// that the scores go through PyTorch's softmax: three kernels each reading and writing them. An attention core of
+// 16 heads of 64 at sequence 4096, micro-batch 1: 16 x 4096^2 = 268.4M scores of 2 bytes.
+TEST(FrameworkKernels, AVersionsFusedSoftmaxStopsAtItsKeyLimit) {
+  models::Layer core;
+  core.name = "core";
+  core.kind = models::LayerKind::attention;
+  core.attention = {4096, 16, 64, true, false};
+  core.input_elements = 3 * 4096 * 1024;
+  core.output_elements = 4096 * 1024;
+  core.block = 0;
+  const double scores = 16.0 * 4096 * 4096;
+  const auto softmax_bytes = [&](const char* framework) {
+    CostContext c{1, Precision::bf16, scenario::AttentionKernel::plain, scenario::Recompute::none, preset(framework)};
+    return forward_cost(core, c).kernels.at(1).bytes;
+  };
+  EXPECT_DOUBLE_EQ(softmax_bytes("megatron-2022"), 2 * 2 * scores);     // one fused kernel: R 2 W 2
+  EXPECT_DOUBLE_EQ(softmax_bytes("megatron-2021"), 3 * 2 * 2 * scores); // scale, mask, softmax
+  core.attention.sequence = 2048;
+  EXPECT_DOUBLE_EQ(softmax_bytes("megatron-2021"), 2 * 2 * (scores / 4));
+}
+
+// The precision a version reduces gradients in: Megatron-LM keeps fp16 gradients fp16 and reduces bf16 ones in fp32,
+// FSDP's DEFAULT mixed precision reduces everything in fp32, PyTorch DDP as trained. Megatron-LM 2022 and Megatron-Core
+// zero their main_grad buffer every iteration; 2021's only when fp32 accumulation forces the buffer on.
+TEST(FrameworkKernels, EachVersionReducesGradientsInItsOwnPrecision) {
+  EXPECT_DOUBLE_EQ(preset("megatron-2021").reduced_gradient_bytes(Precision::fp16), 2);
+  EXPECT_DOUBLE_EQ(preset("megatron-2021").reduced_gradient_bytes(Precision::bf16), 4);
+  EXPECT_DOUBLE_EQ(preset("megatron-core").reduced_gradient_bytes(Precision::fp8), 4);
+  EXPECT_DOUBLE_EQ(preset("pytorch-fsdp-2023").reduced_gradient_bytes(Precision::bf16), 4);
+  EXPECT_DOUBLE_EQ(preset("pytorch-ddp").reduced_gradient_bytes(Precision::bf16), 2);
+  EXPECT_DOUBLE_EQ(preset("pytorch-ddp").reduced_gradient_bytes(Precision::amp), 4);
+  EXPECT_DOUBLE_EQ(preset("megatron-2021").gradient_buffer_bytes(Precision::fp16), 0);
+  EXPECT_DOUBLE_EQ(preset("megatron-2021").gradient_buffer_bytes(Precision::bf16), 4);
+  EXPECT_DOUBLE_EQ(preset("megatron-2022").gradient_buffer_bytes(Precision::fp16), 2);
+  // Fused Adam in fp16 over 1e6 parameters in 2 tensors with Megatron-LM 2021: the loss scaler's unscale (R W 2 B),
+  // the norm (R 2), the step (28): 34 B a parameter, no buffer to zero; 2022 adds zeroing its fp16 buffer (W 2).
+  EXPECT_DOUBLE_EQ(bytes_per_parameter(passes_scenario("megatron-2021", Precision::fp16, scenario::Optimizer::adam)),
+                   34);
+  EXPECT_DOUBLE_EQ(bytes_per_parameter(passes_scenario("megatron-2022", Precision::fp16, scenario::Optimizer::adam)),
+                   36);
+}
+
 } // namespace
 } // namespace dtsim::plan

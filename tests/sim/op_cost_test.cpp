@@ -131,5 +131,44 @@ TEST(AttentionCost, AttentionPrecision) {
   EXPECT_EQ(calibration::attention_precision(Precision::tf32), Precision::tf32);
 }
 
+// A linear layer's weight (n out x k in) leads its GEMMs' operands: an odd vocabulary of 50,257 sends the forward,
+// the data gradient and the weight gradient to the profile's unaligned ceiling (0.2 here: 1e12 FLOPs at 20 TFLOP/s,
+// 0.05 s, against 0.0125 s at 80); rows (tokens) of any count, as an expert's share of a micro-batch, do not.
+TEST(GemmCost, UnalignedWeightsSlowAllThreeGemms) {
+  auto gpu = round_gpu();
+  gpu.gemm_unaligned_efficiency = {{Precision::fp16, 0.2}};
+  const auto linear = [](std::int64_t m, std::int64_t n, std::int64_t k) {
+    models::Layer l;
+    l.name = "head";
+    l.kind = models::LayerKind::matmul;
+    l.gemm = {m, n, k, 1};
+    l.forward_flops = 2.0 * static_cast<double>(m * n * k);
+    return l;
+  };
+  CostContext c{1, Precision::fp16, AttentionKernel::plain, Recompute::none, fused()};
+  // 2 x 12,800 x 50,257 x 768 = 9.881e11 FLOPs a GEMM, at 20 TFLOP/s (the bytes take less).
+  const auto odd = linear(12800, 50257, 768);
+  const double flops = 2.0 * 12800 * 50257 * 768;
+  const auto forward = forward_cost(odd, c);
+  EXPECT_TRUE(forward.kernels[0].gemms[0].unaligned);
+  EXPECT_NEAR(forward.seconds(gpu), std::max(flops / 20e12, forward.kernels[0].bytes / 1e12), 1e-12);
+  const auto backward = backward_cost(odd, c);
+  ASSERT_EQ(backward.kernels.size(), 2u);
+  for (const auto& k : backward.kernels)
+    EXPECT_NEAR(calibration::kernel_time(gpu, k), std::max(flops / 20e12, k.bytes / 1e12), 1e-12) << k.name;
+  // Megatron-LM pads the vocabulary (--make-vocab-size-divisible-by): as an LM head, the same GEMM stays aligned.
+  auto head = odd;
+  head.vocabulary_columns = true;
+  auto megatron = c;
+  megatron.framework.pads_vocabulary = true;
+  EXPECT_FALSE(forward_cost(head, megatron).kernels[0].gemms[0].unaligned);
+  EXPECT_TRUE(forward_cost(head, c).kernels[0].gemms[0].unaligned);
+  // 12,801 rows against an aligned 4096 x 4096 weight: 80 TFLOP/s.
+  const auto rows = linear(12801, 4096, 4096);
+  const auto aligned = forward_cost(rows, c);
+  EXPECT_FALSE(aligned.kernels[0].gemms[0].unaligned);
+  EXPECT_NEAR(aligned.seconds(gpu), 2.0 * 12801 * 4096 * 4096 / 80e12, 1e-12);
+}
+
 } // namespace
 } // namespace dtsim::plan

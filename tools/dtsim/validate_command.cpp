@@ -220,6 +220,8 @@ int validate_command(const ValidateArgs& args) {
                          stats.max_abs, cases[ran[stats.max_index]].name);
   };
   std::vector<std::size_t> op, anchors, collectives, end_to_end, held;
+  // Cases of a measurement file of many kernels (training shapes) get a line per file unless --filter picks them.
+  std::map<std::string, std::vector<std::size_t>> grouped;
   for (std::size_t i = 0; i < cases.size(); ++i) {
     if (cases[i].level() == validate::Level::collective)
       collectives.push_back(i);
@@ -231,12 +233,28 @@ int validate_command(const ValidateArgs& args) {
       (cases[i].file == held_back_origin && held_back > 0 ? held : op).push_back(i);
   }
   if (!op.empty() || !anchors.empty()) {
-    std::vector<std::size_t> shown_ops = anchors;
-    shown_ops.insert(shown_ops.end(), op.begin(), op.end());
+    std::vector<std::size_t> shown_ops;
+    for (const auto& which : {anchors, op})
+      for (const auto i : which) {
+        if (args.filter.empty() && !cases[i].group.empty())
+          grouped[cases[i].group].push_back(i);
+        else
+          shown_ops.push_back(i);
+      }
     out << "\nOp level: single kernels priced by the cost model against published measurements\n"
            "([anchor]: a profile took its constant from this measurement, so it checks arithmetic and is left "
            "out of the statistics)\n\n"
         << table(cases, outcomes, shown_ops) << "\n";
+    if (!grouped.empty()) {
+      out << "Kernels at training shapes, each in a burst and held at the power limit (one line per measurement; "
+             "--filter with its name lists every kernel)\n";
+      for (const auto& [name, which] : grouped) {
+        std::vector<std::size_t> counted;
+        for (const auto i : which)
+          if (!cases[i].anchor) counted.push_back(i);
+        summary(fmt::format("case(s) of \"{}\" ({} anchors)", name, which.size() - counted.size()), counted);
+      }
+    }
     summary("op-level case(s) (anchors excluded)", op);
   }
   if (!held.empty()) {
