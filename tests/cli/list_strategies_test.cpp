@@ -54,8 +54,22 @@ TEST(ListStrategies, UnknownListNamesStrategies) {
   TempDir dir;
   const auto inv = run_dtsim("list strategy", dir);
   EXPECT_EQ(inv.status, 2);
-  EXPECT_TRUE(has(inv.err, "topologies, strategies or failures")) << inv.err;
+  EXPECT_TRUE(has(inv.err, "topologies, strategies, failures or frameworks")) << inv.err;
 }
 
 } // namespace
+// The framework versions, each with the habits its file gives it (calibration/frameworks/*.json); "megatron" names
+// the newest.
+TEST(ListFrameworks, EachVersionWithItsHabits) {
+  TempDir dir;
+  const auto inv = run_dtsim("list frameworks", dir);
+  ASSERT_EQ(inv.status, 0) << inv.err;
+  const auto& out = inv.out;
+  EXPECT_TRUE(has(line_starting(out, "megatron-2021 "), "unfused, softmax fused to 2048 keys")) << out;
+  EXPECT_TRUE(has(line_starting(out, "megatron-2021 "), "when asked      no ")) << out;
+  EXPECT_TRUE(has(line_starting(out, "megatron-2022 "), "4096 keys")) << out;
+  EXPECT_TRUE(has(line_starting(out, "megatron "), "the same as megatron-core")) << out;
+  EXPECT_TRUE(has(line_starting(out, "pytorch-fsdp-2023 "), "fp32")) << out;
+}
+
 } // namespace dtsim::testing

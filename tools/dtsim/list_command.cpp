@@ -1,4 +1,5 @@
 // `dtsim list`: what a scenario can name.
+#include "calibration/framework.hpp"
 #include "calibration/profile.hpp"
 #include "models/zoo.hpp"
 #include "sim/collectives/schedule.hpp"
@@ -199,6 +200,47 @@ std::string failure_presets() {
   return out;
 }
 
+// A framework version's kernels and habits, in words.
+struct FrameworkLine {
+  std::string name, alias_of, attention, reduce, during_backward, zero;
+};
+
+FrameworkLine framework_line(const std::string& name) {
+  const auto f = *calibration::find_framework(name);
+  using calibration::GradientReduce;
+  using calibration::ReduceDuringBackward;
+  FrameworkLine l;
+  l.name = name;
+  l.alias_of = f.name != name ? f.name : std::string();
+  l.attention = f.attention == calibration::AttentionImpl::fused ? "fused"
+                : f.fused_softmax_max_keys > 0
+                    ? fmt::format("unfused, softmax fused to {:.0f} keys", f.fused_softmax_max_keys)
+                    : std::string(f.fused_softmax ? "unfused, softmax fused" : "unfused");
+  l.reduce = f.gradient_reduce == GradientReduce::fp32           ? "fp32"
+             : f.gradient_reduce == GradientReduce::bf16_in_fp32 ? "bf16 and fp8 in fp32"
+                                                                 : "as trained";
+  l.during_backward = f.reduce_during_backward == ReduceDuringBackward::on    ? "yes"
+                      : f.reduce_during_backward == ReduceDuringBackward::off ? "when asked"
+                                                                              : "never";
+  l.zero = f.distributed_optimizer ? "yes" : "no";
+  return l;
+}
+
+std::string frameworks_list() {
+  std::string out = fmt::format("{:<22} {:<36} {:<22} {:<15} {:<5} {}\n", "FRAMEWORK", "ATTENTION (model: auto)",
+                                "GRADIENTS REDUCED IN", "UNDER BACKWARD", "ZERO", "WHAT IT IS");
+  for (const auto& name : calibration::framework_names()) {
+    const auto l = framework_line(name);
+    const auto f = *calibration::find_framework(name);
+    out += fmt::format("{:<22} {:<36} {:<22} {:<15} {:<5} {}\n", name, l.attention, l.reduce, l.during_backward, l.zero,
+                       l.alias_of.empty() ? f.display_name : "the same as " + l.alias_of);
+  }
+  out += "\nEach is calibration/frameworks/NAME.json: the version's kernels and habits, each cited to its code. A "
+         "scenario names one in training.framework (\"auto\": megatron with tensor, pipeline or expert parallelism, "
+         "pytorch-ddp otherwise).\n";
+  return out;
+}
+
 // The same lists as data: figures in base units (bytes, FLOP/s, W, seconds, USD), null where not published.
 nlohmann::json list_json(const std::string& what) {
   using nlohmann::json;
@@ -277,6 +319,16 @@ nlohmann::json list_json(const std::string& what) {
            {"topology", p.topology},
            {"runs", strategy_summary_of(p.strategy) + (p.splits_model ? ", tensor parallel over every GPU" : "")},
            {"note", p.note}});
+  } else if (what == "frameworks") {
+    for (const auto& name : calibration::framework_names()) {
+      const auto l = framework_line(name);
+      items.push_back({{"name", l.name},
+                       {"alias_of", l.alias_of.empty() ? json() : json(l.alias_of)},
+                       {"attention", l.attention},
+                       {"gradients_reduced_in", l.reduce},
+                       {"reduces_under_backward", l.during_backward},
+                       {"distributed_optimizer", l.zero == "yes"}});
+    }
   } else if (what == "failures") {
     for (const auto& name : scenario::failure_preset_names())
       for (const auto& f : scenario::failure_preset(name))
@@ -308,10 +360,12 @@ int list_command(const std::string& what, const std::string& json_out, const std
     text = strategies_list();
   else if (what == "failures")
     text = failure_presets();
+  else if (what == "frameworks")
+    text = frameworks_list();
   else
     throw scenario::ScenarioError("list", "",
                                   fmt::format("cannot list \"{}\"; expected instances, gpus, models, algorithms, "
-                                              "topologies, strategies or failures",
+                                              "topologies, strategies, failures or frameworks",
                                               what));
   check_writable({json_out, csv_out});
   auto document = command_document("list", nlohmann::json());
