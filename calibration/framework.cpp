@@ -24,8 +24,8 @@ Framework parse_framework(const std::string& json_text, const std::string& origi
   const detail::Reader r(origin);
   const auto doc = detail::parse_document(json_text, origin);
   r.expect_object(doc, "",
-                  {"name", "display_name", "sources", "host", "fusions", "attention", "cross_entropy",
-                   "optimizer", "clip_gradients", "gradient_reduce", "reduce_during_backward", "distributed_optimizer",
+                  {"name", "display_name", "sources", "host", "fusions", "attention", "cross_entropy", "optimizer",
+                   "clip_gradients", "gradient_reduce", "reduce_during_backward", "distributed_optimizer",
                    "gradient_buffer", "clip_always_scales", "pads_vocabulary"});
   Framework f;
   f.name = r.string(doc, "", "name");
@@ -101,19 +101,17 @@ double Framework::gradient_buffer_bytes(Precision precision) const {
 }
 
 std::optional<Framework> find_framework(const std::string& name) {
-  // An alias file ({"name": "megatron", "alias_of": "megatron-core"}) names another preset.
+  // An alias file ({"name": "megatron", "alias_of": "megatron-core"}) names another preset; any other file is parsed
+  // once, by parse_embedded.
   for (const auto& file : embedded_frameworks()) {
-    if (file.stem != name) continue;
+    if (file.stem != name || file.text.find("\"alias_of\"") == std::string::npos) continue;
     const std::string origin = fmt::format("calibration/frameworks/{}.json", file.stem);
     const auto doc = detail::parse_document(file.text, origin);
-    const auto* target = detail::Reader::find(doc, "alias_of");
-    if (!target) break;
     const detail::Reader r(origin);
     r.expect_object(doc, "", {"name", "alias_of"});
-    auto f = parse_embedded(embedded_frameworks(), r.string(doc, "", "alias_of"), "calibration/frameworks",
-                            parse_framework);
+    auto f =
+        parse_embedded(embedded_frameworks(), r.string(doc, "", "alias_of"), "calibration/frameworks", parse_framework);
     if (!f) r.fail("/alias_of", "no such framework preset");
-    f->aliases.push_back(name);
     return f;
   }
   return parse_embedded(embedded_frameworks(), name, "calibration/frameworks", parse_framework);

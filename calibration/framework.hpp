@@ -43,7 +43,6 @@ struct HostCosts {
 
 struct Framework {
   std::string name;
-  std::vector<std::string> aliases; // the alias it was found by, if any ("megatron" for the newest Megatron-Core)
   std::string display_name;
   std::vector<std::string> sources;
   HostCosts host;

@@ -64,10 +64,20 @@ KernelOp parse_op(const Reader& r, const json& op) {
          {"profile", "kind", "precision", "m", "n", "k", "batch", "bytes", "sequence", "head_dim", "causal", "backward",
           "sustained"});
   KernelOp out;
-  if (op.contains("sustained")) {
-    if (!op.at("sustained").is_boolean()) r.fail("/op/sustained", "expected true or false");
-    out.sustained = op.at("sustained").get<bool>();
-  }
+  const auto flag = [&](const char* key, bool& field) {
+    if (!op.contains(key)) return;
+    if (!op.at(key).is_boolean()) r.fail(fmt::format("/op/{}", key), "expected true or false");
+    field = op.at(key).get<bool>();
+  };
+  const auto precision = [&] {
+    const auto name = r.text(op, "/op", "precision");
+    const auto parsed = calibration::parse_precision(name);
+    if (!parsed)
+      r.fail("/op/precision",
+             fmt::format("unknown precision \"{}\" (expected one of: {})", name, join(calibration::precision_names())));
+    return *parsed;
+  };
+  flag("sustained", out.sustained);
   out.profile = r.text(op, "/op", "profile");
   if (!calibration::find_profile(out.profile))
     r.fail("/op/profile", fmt::format("unknown GPU profile \"{}\" (expected one of: {})", out.profile,
@@ -80,12 +90,7 @@ KernelOp parse_op(const Reader& r, const json& op) {
       r.only(op, "/op", {"profile", "kind", "precision", "m", "n", "k", "batch", "bytes", "sustained"});
     else
       r.only(op, "/op", {"profile", "kind", "precision", "m", "n", "k", "batch", "sustained"});
-    const auto precision = r.text(op, "/op", "precision");
-    const auto parsed = calibration::parse_precision(precision);
-    if (!parsed)
-      r.fail("/op/precision", fmt::format("unknown precision \"{}\" (expected one of: {})", precision,
-                                          join(calibration::precision_names())));
-    out.precision = *parsed;
+    out.precision = precision();
     out.m = r.positive(op, "/op", "m");
     out.n = r.positive(op, "/op", "n");
     out.k = r.positive(op, "/op", "k");
@@ -97,18 +102,12 @@ KernelOp parse_op(const Reader& r, const json& op) {
     out.kind = calibration::KernelClass::attention;
     r.only(op, "/op",
            {"profile", "kind", "precision", "sequence", "head_dim", "batch", "causal", "backward", "sustained"});
-    const auto precision = r.text(op, "/op", "precision");
-    const auto parsed = calibration::parse_precision(precision);
-    if (!parsed) r.fail("/op/precision", fmt::format("unknown precision \"{}\"", precision));
-    out.precision = *parsed;
+    out.precision = precision();
     out.sequence = r.positive(op, "/op", "sequence");
     out.head_dim = r.positive(op, "/op", "head_dim");
     out.batch = r.positive(op, "/op", "batch");
-    for (const auto& [key, field] : {std::pair{"causal", &out.causal}, {"backward", &out.backward}})
-      if (op.contains(key)) {
-        if (!op.at(key).is_boolean()) r.fail(fmt::format("/op/{}", key), "expected true or false");
-        *field = op.at(key).get<bool>();
-      }
+    flag("causal", out.causal);
+    flag("backward", out.backward);
   } else if (kind == "memory") {
     out.kind = calibration::KernelClass::memory;
     r.only(op, "/op", {"profile", "kind", "bytes", "sustained"});
@@ -167,6 +166,15 @@ double metric_of(const KernelOp& op, Metric metric) {
     return cost.bytes / seconds;
   default:
     throw std::logic_error("a scenario metric on an op case");
+  }
+}
+
+// The document, or null when it is not JSON (parse_case then says where).
+json parse_lenient(const std::string& text) {
+  try {
+    return io::parse_json(text);
+  } catch (const io::JsonTextError&) {
+    return json();
   }
 }
 
@@ -389,7 +397,7 @@ Case parse_case(const std::string& json_text, const std::string& file) {
   return c;
 }
 
-std::vector<Case> load_cases(const std::filesystem::path& directory) {
+std::vector<Case> load_cases(const std::filesystem::path& directory, std::vector<std::string>* left_out) {
   if (!std::filesystem::is_directory(directory))
     throw std::runtime_error(fmt::format("{}: no such folder of validation cases", directory.string()));
   std::vector<std::filesystem::path> files;
@@ -404,18 +412,16 @@ std::vector<Case> load_cases(const std::filesystem::path& directory) {
     } catch (const io::FileError& e) {
       throw CaseError(path.string(), "", e.what());
     }
-    json document;
-    try {
-      document = io::parse_json(text);
-    } catch (const io::JsonTextError&) {
-    }
-    if (document.is_object() && document.contains("measurements")) {
-      auto expanded = shape_cases(document, path.string());
-      cases.insert(cases.end(), std::make_move_iterator(expanded.cases.begin()),
-                   std::make_move_iterator(expanded.cases.end()));
+    // A file of many kernels names its measurements; every other file is one case (parse_case reads it, bad JSON too).
+    const auto document = text.find("\"measurements\"") == std::string::npos ? json() : parse_lenient(text);
+    if (!document.is_object() || !document.contains("measurements")) {
+      cases.push_back(parse_case(text, path.string()));
       continue;
     }
-    cases.push_back(parse_case(text, path.string()));
+    auto expanded = shape_cases(document, path.string());
+    cases.insert(cases.end(), std::make_move_iterator(expanded.cases.begin()),
+                 std::make_move_iterator(expanded.cases.end()));
+    if (left_out) left_out->insert(left_out->end(), expanded.skipped.begin(), expanded.skipped.end());
   }
   return cases;
 }

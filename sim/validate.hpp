@@ -107,9 +107,10 @@ public:
 
 // Parses one case. Unknown fields are refused (a misspelt "note" would otherwise vanish). Throws CaseError.
 Case parse_case(const std::string& json_text, const std::string& file);
-// Every *.json in `directory`, in file-name order. Throws CaseError (a file that does not parse) or
+// Every *.json in `directory`, in file-name order (a file of kernels at training shapes expanded, shape_cases, its
+// timings left out added to `left_out` when given). Throws CaseError (a file that does not parse) or
 // std::runtime_error (no such directory).
-std::vector<Case> load_cases(const std::filesystem::path& directory);
+std::vector<Case> load_cases(const std::filesystem::path& directory, std::vector<std::string>* left_out = nullptr);
 // Cases whose name or file name contains `text` (case-insensitive); all of them for an empty text.
 std::vector<Case> filter_cases(const std::vector<Case>& cases, const std::string& text);
 

@@ -138,6 +138,8 @@ ShapeCases shape_cases(const nlohmann::json& document, const std::string& file) 
     }
   }
   if (!anchors.empty()) r.fail("/measurements/anchors", fmt::format("no case is named \"{}\"", *anchors.begin()));
+  for (auto& why : out.skipped)
+    why = fmt::format("{}: {}", name, why);
   return out;
 }
 

@@ -76,8 +76,8 @@ struct TrainingSpec {
   collectives::Algorithm algorithm = collectives::Algorithm::automatic; // of the gradient all-reduce
   double bucket_bytes = 25.0 * 1024 * 1024;                             // PyTorch DDP bucket_cap_mb = 25 (MiB)
   double first_bucket_bytes = 1.0 * 1024 * 1024;                        // DDP's first bucket is capped at 1 MiB
-  bool overlap = true;                   // all-reduce buckets while backward runs (resolved: the framework's default)
-  std::optional<bool> overlap_given;     // as the file gave it; absent: the framework version's habit
+  bool overlap = true;               // all-reduce buckets while backward runs (resolved: the framework's default)
+  std::optional<bool> overlap_given; // as the file gave it; absent: the framework version's habit
   Optimizer optimizer = Optimizer::momentum;
   Recompute recompute = Recompute::none;
   // ZeRO (Rajbhandari et al. 2020) over the data-parallel ranks: 1 shards the optimizer states, 2 also the

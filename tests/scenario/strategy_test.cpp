@@ -240,9 +240,9 @@ TEST(Strategy, CotsHpcSplitsTheModelOverEveryGpu) {
   EXPECT_EQ(s.training.strategy.preset, "COTS HPC");
   EXPECT_EQ(s.parallelism.tensor, 8);
   EXPECT_EQ(s.parallelism.pipeline, 1);
-  EXPECT_EQ(s.parallelism.data, 1); // one model copy: no gradient all-reduce
+  EXPECT_EQ(s.parallelism.data, 1);             // one model copy: no gradient all-reduce
   EXPECT_EQ(s.framework.name, "megatron-core"); // what "megatron" names
-  EXPECT_EQ(s.global_batch(), 32); // every rank of the group sees the same 32 samples
+  EXPECT_EQ(s.global_batch(), 32);              // every rank of the group sees the same 32 samples
 
   auto staged = on_four_nodes({{"strategy", {{"preset", "cots-hpc"}}}});
   staged["parallelism"] = {{"pipeline", 2}};

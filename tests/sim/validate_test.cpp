@@ -183,6 +183,38 @@ TEST(ValidationCases, BadValuesAreNamed) {
 // Two p3.2xlarge over TCP: a ring of 2 ranks moves S each way over the node's NIC, 10 Gb/s of line rate carrying
 // 8949/9039 of it as data in 9001-byte frames; its bus bandwidth (x 1 for two ranks) is that, less the latency (tens
 // of microseconds against 0.87 s).
+// A file of kernels at training shapes becomes one case per timing, all of its group; the 8192^3 bf16 GEMM held at the
+// limit on the H100 took 1.6277 ms a run (calibration/measurements/h100-sxm-2026-11-28-training-shapes.json):
+// 2 x 8192^3 / 1.6277e-3 s = 675.5 TFLOP/s. What is left out names its file's group; an anchor that names no case is
+// refused at its pointer.
+TEST(ValidationCases, TrainingShapeFilesExpandIntoBurstAndSustainedCases) {
+  const auto file = (kRoot / "calibration/validation/shapes.json").string();
+  nlohmann::json d = {
+      {"name", "H100 shapes"},
+      {"source", "test"},
+      {"measurements",
+       {{"file", "../measurements/h100-sxm-2026-11-28-training-shapes.json"}, {"profile", "h100-sxm"}}}};
+  const auto expanded = shape_cases(d, file);
+  ASSERT_FALSE(expanded.cases.empty());
+  for (const auto& c : expanded.cases)
+    EXPECT_EQ(c.group, "H100 shapes") << c.name;
+  for (const auto& why : expanded.skipped)
+    EXPECT_EQ(why.rfind("H100 shapes: ", 0), 0u) << why;
+  const auto sustained = std::find_if(expanded.cases.begin(), expanded.cases.end(), [](const Case& c) {
+    return c.name == "H100 shapes: llama3-70b attn.out forward 8192x8192x8192 bf16, sustained";
+  });
+  ASSERT_NE(sustained, expanded.cases.end());
+  EXPECT_NEAR(sustained->measured, 675.5, 0.1);
+  EXPECT_TRUE(std::get<KernelOp>(sustained->what).sustained);
+  d["measurements"]["anchors"] = {"H100 shapes: no such kernel, burst"};
+  try {
+    shape_cases(d, file);
+    ADD_FAILURE() << "an anchor naming no case was accepted";
+  } catch (const CaseError& e) {
+    EXPECT_EQ(e.pointer(), "/measurements/anchors") << e.what();
+  }
+}
+
 TEST(ValidationCases, CollectiveCasesAreBenchmarkedAsDtsimCollectiveRunsThem) {
   const auto c = parse_case(collective_case().dump(), "c.json");
   EXPECT_EQ(c.level(), Level::collective);

@@ -240,7 +240,9 @@ int main(int argc, char** argv) {
 
   std::string list_what, list_json, list_csv;
   auto* list_cmd = app.add_subcommand("list", "List what a scenario can name");
-  list_cmd->add_option("what", list_what, "instances, gpus, models, algorithms, topologies, strategies, failures or frameworks")
+  list_cmd
+      ->add_option("what", list_what,
+                   "instances, gpus, models, algorithms, topologies, strategies, failures or frameworks")
       ->required();
   json_option(list_cmd, list_json, "the list");
   list_cmd->add_option("--csv", list_csv, "Write the list as CSV to FILE (- for stdout): a row each, base units");

@@ -122,9 +122,11 @@ std::string csv(const std::vector<validate::Case>& cases, const std::vector<vali
 
 // The CSV's rows in JSON (null figures where a case failed), and the |error| statistics of each level over the cases
 // that are not anchors.
-nlohmann::json json_document(const std::vector<validate::Case>& cases, const std::vector<validate::Outcome>& outcomes) {
+nlohmann::json json_document(const std::vector<validate::Case>& cases, const std::vector<validate::Outcome>& outcomes,
+                             const std::vector<std::string>& left_out) {
   using nlohmann::json;
   auto document = command_document("validate", json());
+  document["left_out"] = left_out;
   auto& rows = document["cases"] = json::array();
   std::map<std::string, std::vector<double>> errors; // by level
   for (std::size_t i = 0; i < cases.size(); ++i) {
@@ -159,7 +161,8 @@ nlohmann::json json_document(const std::vector<validate::Case>& cases, const std
 int validate_command(const ValidateArgs& args) {
   const auto root = repository_root(args.root);
   const auto directory = validate::cases_directory(root);
-  auto all = validate::load_cases(directory);
+  std::vector<std::string> left_out; // timings of the training-shape files not taken as cases, and why
+  auto all = validate::load_cases(directory, &left_out);
   std::size_t held_back = 0;
   std::string held_back_origin; // the measurement file, as the held-back cases name it
   if (!args.measurements.empty()) {
@@ -195,7 +198,7 @@ int validate_command(const ValidateArgs& args) {
   const int status = every_case_ran ? kExitOk : kExitFailed;
   if (args.csv) {
     std::cout << csv(cases, outcomes);
-    return finish_outputs(std::cerr, {}, json_document(cases, outcomes), args.json_out, "", status);
+    return finish_outputs(std::cerr, {}, json_document(cases, outcomes, left_out), args.json_out, "", status);
   }
   std::ostream& out = report_stream({args.json_out});
 
@@ -254,6 +257,10 @@ int validate_command(const ValidateArgs& args) {
           if (!cases[i].anchor) counted.push_back(i);
         summary(fmt::format("case(s) of \"{}\" ({} anchors)", name, which.size() - counted.size()), counted);
       }
+      if (!left_out.empty())
+        out << fmt::format("{} timing(s) of these measurements left out as unreliable or without a cost model "
+                           "(--json lists them under left_out)\n",
+                           left_out.size());
     }
     summary("op-level case(s) (anchors excluded)", op);
   }
@@ -277,7 +284,7 @@ int validate_command(const ValidateArgs& args) {
   }
   const auto failed = std::count_if(outcomes.begin(), outcomes.end(), [](const auto& o) { return !o.ok; });
   if (!every_case_ran) out << fmt::format("{} case(s) failed to run\n", failed);
-  return finish_outputs(out, {}, json_document(cases, outcomes), args.json_out, "", status);
+  return finish_outputs(out, {}, json_document(cases, outcomes, left_out), args.json_out, "", status);
 }
 
 } // namespace dtsim::cli
