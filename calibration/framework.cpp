@@ -6,9 +6,11 @@
 //    "attention": "unfused" | "fused", "cross_entropy": "native" | "fp32", "optimizer": "fused" | "foreach",
 //    "clip_gradients": bool, "gradient_reduce": "as_trained" | "bf16_in_fp32" | "fp32",
 //    "reduce_during_backward": "never" | "off" | "on", "distributed_optimizer": bool,
-//    "gradient_buffer": "none" | "when_fp32" | "always", "clip_always_scales": bool, "pads_vocabulary": bool}
+//    "gradient_buffer": "none" | "when_fp32" | "always", "clip_always_scales": bool, "pads_vocabulary": bool,
+//    "backward_prefetch": "pre" | "post"}
 // The habits after "clip_gradients" are optional; absent, they are PyTorch DDP's: fused attention where the GPU has
-// it, gradients reduced as trained, in buckets under backward, optimizer states shardable. An alias is a file of its
+// it, gradients reduced as trained, in buckets under backward, optimizer states shardable, sharded weights gathered
+// as the unit before them starts its backward. An alias is a file of its
 // own: {"name": "megatron", "alias_of": "megatron-core"}.
 #include "calibration/framework.hpp"
 #include "calibration/embedded.hpp"
@@ -26,7 +28,7 @@ Framework parse_framework(const std::string& json_text, const std::string& origi
   r.expect_object(doc, "",
                   {"name", "display_name", "sources", "host", "fusions", "attention", "cross_entropy", "optimizer",
                    "clip_gradients", "gradient_reduce", "reduce_during_backward", "distributed_optimizer",
-                   "gradient_buffer", "clip_always_scales", "pads_vocabulary"});
+                   "gradient_buffer", "clip_always_scales", "pads_vocabulary", "backward_prefetch"});
   Framework f;
   f.name = r.string(doc, "", "name");
   f.display_name = r.string(doc, "", "display_name");
@@ -68,6 +70,7 @@ Framework parse_framework(const std::string& json_text, const std::string& origi
     f.distributed_optimizer = r.boolean(doc, "", "distributed_optimizer");
   f.gradient_buffer =
       static_cast<GradientBuffer>(optional_choice("gradient_buffer", {"none", "when_fp32", "always"}, 0));
+  f.backward_prefetch = static_cast<BackwardPrefetch>(optional_choice("backward_prefetch", {"pre", "post"}, 0));
   if (detail::Reader::find(doc, "clip_always_scales")) f.clip_always_scales = r.boolean(doc, "", "clip_always_scales");
   if (detail::Reader::find(doc, "pads_vocabulary")) f.pads_vocabulary = r.boolean(doc, "", "pads_vocabulary");
   return f;

@@ -33,6 +33,10 @@ enum class ReduceDuringBackward : std::uint8_t { never, off, on };
 // never, only when it reduces in fp32 (Megatron-LM 2021, where fp32 accumulation forces contiguous buffers on), or
 // always.
 enum class GradientBuffer : std::uint8_t { none, when_fp32, always };
+// When sharded data parallelism (FSDP, ZeRO-3) gathers the next unit's weights in backward: as this unit's gradient
+// computation starts (PyTorch FSDP's BackwardPrefetch.BACKWARD_PRE), so the gather runs beside it, or once it is over
+// (BACKWARD_POST), so the next unit waits for its gather.
+enum class BackwardPrefetch : std::uint8_t { pre, post };
 
 // CPU time to issue work to the GPU.
 struct HostCosts {
@@ -61,6 +65,7 @@ struct Framework {
   ReduceDuringBackward reduce_during_backward = ReduceDuringBackward::on;
   bool distributed_optimizer = true; // can shard optimizer states (ZeRO, Megatron's distributed optimizer)
   GradientBuffer gradient_buffer = GradientBuffer::none;
+  BackwardPrefetch backward_prefetch = BackwardPrefetch::pre;
   // Clipping scales every gradient every iteration (PyTorch's clip_grad_norm_ multiplies without testing the norm),
   // or only when the norm is over the bound (Megatron-LM), which a converging run rarely is.
   bool clip_always_scales = true;

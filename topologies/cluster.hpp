@@ -133,6 +133,9 @@ struct ClusterSpec {
   // Streaming multiprocessors of a GPU (0: not known). NCCL runs each channel of a collective as one thread block
   // on an SM of its own, so compute that overlaps a collective gets the SMs the channels leave (the engine).
   int compute_units = 0;
+  // Bytes/s a GPU's streaming kernels reach in its memory (the profile's datasheet bandwidth x its streaming
+  // efficiency; 0: not known): what NCCL's copies and reductions share with the compute they overlap (the engine).
+  double memory_bandwidth = 0;
   int nic_ports = 1; // physical NICs of a node, however the network joins them (rails or one bonded link)
   TcpTransport tcp;  // the network's transport when it is TCP (tcp.enabled)
 

@@ -25,9 +25,11 @@ double Replay::run_collective(int rank, const graph::Collective& c, std::uint32_
   ++arrivals.posted;
   const auto& entry = schedule_for(c);
   if (entry.algorithm == collectives::Algorithm::in_switch) start_switches(c, entry, it);
-  // The SMs NCCL's channels hold for the whole call: compute kernels that overlap it get the others (run_kernel).
+  // The SMs NCCL's channels hold and the memory bandwidth its traffic takes for the whole call: compute kernels that
+  // overlap it get the rest (contention.cpp).
   const double sms = sms_shared() ? collectives::sm_share(entry.wire, cluster_.compute_units) : 0;
-  if (sms > 0) hold_sms(ranks_[rank], sms);
+  const double hbm = sms_shared() ? hbm_share(c.group, entry.algorithm) : 0;
+  if (sms > 0 || hbm > 0) hold(ranks_[rank], sms, hbm);
   status.wait = StreamStatus::Wait::peer;
   if (entry.wire.base_latency > 0 && entry.schedule->step_count() > 0)
     sg4::this_actor::sleep_for(entry.wire.base_latency);
@@ -45,7 +47,7 @@ double Replay::run_collective(int rank, const graph::Collective& c, std::uint32_
     for (auto& actor : actors)
       actor->join();
   }
-  if (sms > 0) hold_sms(ranks_[rank], -sms);
+  if (sms > 0 || hbm > 0) hold(ranks_[rank], -sms, -hbm);
   status.step = -1;
   // Every member has posted it by the time it ends (a collective cannot finish without them all).
   auto& done = arrivals_.at(call);

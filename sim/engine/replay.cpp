@@ -242,10 +242,10 @@ double Replay::execute(int rank, const graph::Op& op, std::uint32_t it, StreamSt
     const auto& slowdown = graph_.compute_slowdown;
     const bool straggles = op.stream == graph::Stream::compute && !slowdown.empty() && !slowdown[rank].empty();
     const double seconds = compute->seconds * (straggles ? slowdown[rank][it % slowdown[rank].size()] : 1.0);
-    // GPU kernels slow down while collectives hold some of the SMs (run_collective); the data loader's work runs
-    // beside the GPU.
+    // GPU kernels slow down while collectives hold some of the SMs and of the memory bandwidth (contention.cpp); the
+    // data loader's work runs beside the GPU.
     if (op.stream == graph::Stream::compute && sms_shared())
-      run_kernel(ranks_[rank], seconds);
+      run_kernel(ranks_[rank], seconds, math_share(*compute));
     else
       sg4::this_actor::sleep_for(seconds);
   } else if (const auto* collective = std::get_if<graph::Collective>(&op.body)) {
@@ -260,40 +260,6 @@ double Replay::execute(int rank, const graph::Op& op, std::uint32_t it, StreamSt
     run_push_pull(rank, *push_pull, it, status);
   }
   return start;
-}
-
-// The kernel's work goes at 1 - (the SMs held) of the GPU's speed: the SMs are split between the kernel's thread
-// blocks and NCCL's, each channel's one block resident for the whole call. The kernel first sleeps its time at the
-// whole GPU's speed (most kernels overlap nothing); what the held SMs took meanwhile is then run at the rate they
-// leave, re-rated whenever a collective starts or ends.
-double RankState::lost_until_now() const {
-  return work_lost + std::min(0.5, sms_held) * (sg4::Engine::get_clock() - lost_since);
-}
-
-void Replay::run_kernel(RankState& state, double seconds) {
-  const double lost = state.lost_until_now();
-  sg4::this_actor::sleep_for(seconds);
-  double left = state.lost_until_now() - lost;
-  if (left <= 0) return;
-  std::unique_lock lock(*state.mutex);
-  state.kernel_waits = true;
-  while (left > 0) {
-    const double rate = 1 - std::min(0.5, state.sms_held), from = sg4::Engine::get_clock();
-    if (state.sms_changed->wait_for(lock, left / rate) == std::cv_status::timeout) break;
-    left -= (sg4::Engine::get_clock() - from) * rate;
-  }
-  state.kernel_waits = false;
-}
-
-void Replay::hold_sms(RankState& state, double share) {
-  state.work_lost = state.lost_until_now();
-  state.lost_since = sg4::Engine::get_clock();
-  state.sms_held += share;
-  if (state.sms_held < 1e-12) state.sms_held = 0; // the sum of what was held and given back
-  if (state.kernel_waits) {
-    std::unique_lock lock(*state.mutex);
-    state.sms_changed->notify_all();
-  }
 }
 
 // Point-to-point ops have mailboxes of their own: a pipeline's pending sends never meet a collective's messages

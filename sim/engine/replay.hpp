@@ -50,13 +50,23 @@ struct RankState {
   std::uint64_t ops_done = 0;
   RankTimeline timeline;
   std::array<StreamStatus, graph::kStreamCount> status;
-  // The share of the GPU's SMs that the collectives in flight hold (their NCCL channels), and a signal when it changes.
+  // What the collectives in flight take from the GPU (contention.cpp): the share of its SMs their NCCL channels hold
+  // and the share of its memory bandwidth their copies and reductions use; a signal when either changes.
   double sms_held = 0;
-  double work_lost = 0, lost_since = 0; // kernel seconds the held SMs took, up to lost_since
+  double hbm_held = 0;
+  double kernel_math_share = 1;         // of the running kernel's time, the part its math sets (the rest: memory)
+  double work_lost = 0, lost_since = 0; // kernel seconds the collectives took, up to lost_since
   bool kernel_waits = false;            // a kernel waits on sms_changed
   sg4::ConditionVariablePtr sms_changed = sg4::ConditionVariable::create();
+  // The running kernel's speed against the whole GPU's: its math on the SMs left, its memory traffic in the bandwidth
+  // left, one after the other: 1 / (m / (1 - s) + (1 - m) / (1 - h)).
+  double kernel_rate() const;
   double lost_until_now() const;
 };
+
+// Of a compute op's time, the part its math sets (graph::Compute::math_seconds; 1 for work the kernel model did not
+// price): how much of it the SMs a collective holds slow, the rest being what its memory traffic does.
+double math_share(const graph::Compute& compute);
 
 class Replay {
 public:
@@ -109,10 +119,13 @@ private:
   const ExchangeModel& exchange_model(const graph::Collective& c);
   double bandwidth_factor() const;
   // GPUs whose SMs compute and NCCL's channels share (their SM count is known): compute runs as work on the GPU's
-  // host, collectives hold their channels' SMs.
-  // A kernel of `seconds` on the whole GPU, at the rate the SMs the rank's collectives leave it.
-  void run_kernel(RankState& state, double seconds);
-  void hold_sms(RankState& state, double share);
+  // host, collectives hold their channels' SMs and a share of the memory bandwidth (contention.cpp).
+  // A kernel of `seconds` on the whole GPU, at the rate what the rank's collectives take leaves it.
+  void run_kernel(RankState& state, double seconds, double math_share);
+  void hold(RankState& state, double sms, double hbm);
+  // The share of a GPU's memory bandwidth a collective of the group takes while it runs (0 where not known).
+  double hbm_share(int group, collectives::Algorithm algorithm);
+  std::unordered_map<int, double> port_rates_; // per group: bytes/s a member's port carries (hbm_share)
   bool sms_shared() const { return cluster_.compute_capability > 0 && cluster_.compute_units > 0; }
   // One lane of a collective (Schedule::lanes(); the whole schedule when it has none) as this rank runs it.
   // `lanes`: how many run side by side (they share the protocol's rate cap).

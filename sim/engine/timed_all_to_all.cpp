@@ -25,10 +25,12 @@ double Replay::run_timed_all_to_all(int rank, const graph::Collective& c, std::u
   arrivals.start[static_cast<std::size_t>(position)] = now;
   ++arrivals.posted;
   status.wait = StreamStatus::Wait::peer;
-  // NCCL's kernel holds its channels' SMs from its launch, waiting for the peers included (as run_collective).
+  // NCCL's kernel holds its channels' SMs and memory bandwidth from its launch, waiting for the peers included (as
+  // run_collective).
   const auto& entry = schedule_for(c);
   const double sms = sms_shared() ? collectives::sm_share(entry.wire, cluster_.compute_units) : 0;
-  if (sms > 0) hold_sms(ranks_[rank], sms);
+  const double hbm = sms_shared() ? hbm_share(c.group, collectives::Algorithm::pairwise) : 0;
+  if (sms > 0 || hbm > 0) hold(ranks_[rank], sms, hbm);
   const auto barrier = arrivals.barrier;
   barrier->wait(); // every member's start is known once the last one posts
   if (arrivals.finish.empty()) arrivals.finish = model.exchange.finish_times(arrivals.start);
@@ -45,7 +47,7 @@ double Replay::run_timed_all_to_all(int rank, const graph::Collective& c, std::u
       account_link(link, b * entry.wire.wire_factor, it);
   }
   sleep_until(finish + (n > 1 ? entry.wire.base_latency : 0));
-  if (sms > 0) hold_sms(ranks_[rank], -sms);
+  if (sms > 0 || hbm > 0) hold(ranks_[rank], -sms, -hbm);
   if (++arrivals.finished == n) arrivals_.erase(call);
   return busy_from;
 }

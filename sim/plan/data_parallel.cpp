@@ -181,8 +181,11 @@ void DataParallelPlanner::add_iteration_compute(std::vector<std::uint32_t>& redu
       const bool unit_done = u >= 0 && i == units_[u].first; // ZeRO-3: the unit's backward is over
       if (unit_done) {
         held_.push_back(last_backward_);
-        // FSDP's backward prefetch: the previous unit's gather goes out ahead of this unit's reduce-scatter.
-        if (u > 0) gather(static_cast<std::size_t>(u - 1), Pass::backward);
+        // FSDP's backward prefetch: the previous unit's gather goes out ahead of this unit's reduce-scatter. Posted
+        // here, it runs as soon as the stream is free (BACKWARD_PRE: beside this unit's backward); BACKWARD_POST
+        // issues it from the post-backward hook, once this unit's gradients are computed.
+        const bool post = s_.framework.backward_prefetch == calibration::BackwardPrefetch::post;
+        if (u > 0) gather(static_cast<std::size_t>(u - 1), Pass::backward, post ? last_backward_ : kNoOp);
       }
       if (!last || !communicates) continue;
       if (layer.parameters > 0) {
@@ -239,11 +242,12 @@ std::vector<std::uint32_t> DataParallelPlanner::gather_deps(std::size_t i, Pass 
 // two units' weights are gathered at once (the one computing and the one prefetched, as FSDP's limit_all_gathers
 // keeps it, and as memory.cpp counts them): a gather waits for the compute op that frees the older of the two held.
 // Posted while the unit before it computes, it runs beside that compute: the prefetch one unit ahead.
-std::uint32_t DataParallelPlanner::gather(std::size_t unit, Pass pass) {
+std::uint32_t DataParallelPlanner::gather(std::size_t unit, Pass pass, std::uint32_t after) {
   auto& gathers = pass == Pass::forward ? forward_gathers_ : backward_gathers_;
   if (const auto it = gathers.find(unit); it != gathers.end()) return it->second;
   std::vector<std::uint32_t> frees;
   if (held_.size() >= 2) frees.push_back(held_[held_.size() - 2]);
+  if (after != kNoOp && std::find(frees.begin(), frees.end(), after) == frees.end()) frees.push_back(after);
   const auto& u = units_[unit];
   return gathers[unit] = add_collective(
              Operation::all_gather, static_cast<double>(u.parameters) * weight_bytes(),

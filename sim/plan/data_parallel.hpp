@@ -70,7 +70,9 @@ private:
   double weight_bytes() const;
   double grad_bytes() const;
   std::vector<std::uint32_t> gather_deps(std::size_t i, Pass pass);
-  std::uint32_t gather(std::size_t unit, Pass pass);
+  // A unit's gather for a pass (posted once); `after`: an op it must also wait for (the framework's backward prefetch).
+  static constexpr std::uint32_t kNoOp = ~std::uint32_t{0};
+  std::uint32_t gather(std::size_t unit, Pass pass, std::uint32_t after = kNoOp);
   int unit_of(std::size_t i) const;
   std::uint32_t add_collective(collectives::Operation op, double bytes, std::string name,
                                std::vector<std::uint32_t> deps, int group = 0);

@@ -26,6 +26,7 @@ scenario::Scenario group_scenario(const scenario::Scenario& s, const scenario::G
   one.gpu = g.gpu;
   one.cluster.gpu = g.gpu_name;
   one.cluster.compute_units = g.gpu.compute_units;
+  one.cluster.memory_bandwidth = g.gpu.memory_bandwidth * g.gpu.memory_efficiency;
   one.model.batch_per_gpu = static_cast<int>(batch);
   return one;
 }

@@ -217,6 +217,7 @@ void read_cluster(const Object& top, Scenario& s) {
   cluster.message_overhead = s.gpu.collective_step_overhead;
   cluster.compute_capability = s.gpu.compute_capability;
   cluster.compute_units = s.gpu.compute_units;
+  cluster.memory_bandwidth = s.gpu.memory_bandwidth * s.gpu.memory_efficiency;
   cluster.pcie_efficiency = s.gpu.pcie_efficiency;
   check_precision(top, s, s.gpu);
 

@@ -90,6 +90,16 @@ TEST(NcclReplay, RingAcrossTwoNodesSendsOnEveryNic) {
   EXPECT_EQ(spine, 0);
 }
 
+// A ring all-reduce on NCCL's Simple protocol, as a compute stream overlaps it in the tests below.
+graph::Collective ring_simple_all_reduce(double bytes) {
+  graph::Collective c;
+  c.op = Operation::all_reduce;
+  c.algorithm = Algorithm::ring;
+  c.protocol = Protocol::simple;
+  c.bytes = bytes;
+  return c;
+}
+
 // A kernel of 10 ms that overlaps a 1 GiB ring all-reduce: NCCL's 24 channels on one H100 node (the ring graph's 12,
 // run twice) hold 24 of the GPU's 132 SMs for the collective's T seconds, so the kernel gets 108/132 of the GPU while
 // both run and finishes at 10 ms + (24/132) T, between max(parts) and their sum. Without the SM count (no wave
@@ -97,11 +107,7 @@ TEST(NcclReplay, RingAcrossTwoNodesSendsOnEveryNic) {
 TEST(NcclReplay, ComputeThatOverlapsACollectiveLosesTheChannelsSms) {
   auto node = h100_nodes(1);
   node.compute_units = 132;
-  graph::Collective c;
-  c.op = Operation::all_reduce;
-  c.algorithm = Algorithm::ring;
-  c.protocol = Protocol::simple;
-  c.bytes = S;
+  const auto c = ring_simple_all_reduce(S);
   const double alone = engine::replay(node, testing::one_collective(8, c), testing::cm02_options()).simulated_seconds;
   auto g = testing::one_collective(8, c);
   g.programs[0].ops.push_back(graph::Op{"kernel", graph::Stream::compute, graph::Compute{10e-3, 0, 0}, {}});
@@ -111,6 +117,40 @@ TEST(NcclReplay, ComputeThatOverlapsACollectiveLosesTheChannelsSms) {
   EXPECT_LT(both, 10e-3 + alone);
   node.compute_units = 0;
   EXPECT_NEAR(engine::replay(node, g, testing::cm02_options()).simulated_seconds, 10e-3, 1e-9);
+}
+
+// The same 1 GiB ring all-reduce beside kernels of 10 ms that stream memory, on a GPU whose kernels reach 3 TB/s.
+// NCCL's ring reads and writes its GPU's memory three times for each byte its port carries (the peer's write into
+// the FIFO, its read, the read of the local input or the write of the output), at the 370.8 GB/s the NVLink port
+// carries: h = 3 x 370.8 / 3000 = 0.3708 of the bandwidth while the collective runs. A kernel whose time is all
+// memory traffic (m = 0) runs at 1 - h while they overlap and ends at 10 ms + h T; one half math, half memory at
+// 1 / (0.5 / (1 - s) + 0.5 / (1 - h)) with s = 24/132, so it loses 1 - that rate of every overlapped second.
+TEST(NcclReplay, ComputeThatOverlapsACollectiveSharesTheMemoryBandwidth) {
+  auto node = h100_nodes(1);
+  node.compute_units = 132;
+  node.memory_bandwidth = 3000 * GB;
+  const auto c = ring_simple_all_reduce(S);
+  const double alone = engine::replay(node, testing::one_collective(8, c), testing::cm02_options()).simulated_seconds;
+  const double h = 3 * kNvlink / (3000 * GB), s = 24.0 / 132;
+  const auto beside = [&](double math_seconds) {
+    auto g = testing::one_collective(8, c);
+    graph::Compute kernel{10e-3, 1e9, 1e9, math_seconds, 1.0};
+    g.programs[0].ops.push_back(graph::Op{"kernel", graph::Stream::compute, kernel, {}});
+    return engine::replay(node, g, testing::cm02_options()).simulated_seconds;
+  };
+  EXPECT_NEAR(beside(1e-12), 10e-3 + h * alone, 1e-6); // all memory traffic
+  EXPECT_NEAR(beside(10e-3), 10e-3 + s * alone, 1e-6); // all math: the SMs only, as before
+  const double half_rate = 1 / (0.5 / (1 - s) + 0.5 / (1 - h));
+  EXPECT_NEAR(beside(5e-3), 10e-3 + (1 - half_rate) * alone, 1e-6);
+  // Across two nodes the ring's pace is the GPU's share of its node's NICs (8 x 50 GB/s over 8 GPUs): 3 x 50 / 3000.
+  auto two = h100_nodes(2);
+  two.compute_units = 132;
+  two.memory_bandwidth = 3000 * GB;
+  const double across = engine::replay(two, testing::one_collective(16, c), testing::cm02_options()).simulated_seconds;
+  auto g = testing::one_collective(16, c);
+  g.programs[0].ops.push_back(
+      graph::Op{"kernel", graph::Stream::compute, graph::Compute{50e-3, 1e9, 1e9, 1e-12, 1.0}, {}});
+  EXPECT_NEAR(engine::replay(two, g, testing::cm02_options()).simulated_seconds, 50e-3 + 0.05 * across, 1e-6);
 }
 
 } // namespace

@@ -249,6 +249,38 @@ TEST(DataParallel, ZeroThreeGathersAndReduceScattersPerTransformerBlock) {
   EXPECT_NEAR(simulate(s).result.bytes_sent_per_gpu, 3 * (n - 1) / n * S, 1e-6 * S);
 }
 
+// BACKWARD_POST (Composer's FSDP default): a unit's backward gather goes out from the post-backward hook of the unit
+// after it, so it waits for that unit's gradient computation, the first layer of the unit in forward order, to end;
+// under BACKWARD_PRE it waits only for the rate limiter (the unit two before it in backward). The unit before it in
+// backward then waits for its weights: the iteration is no shorter.
+TEST(DataParallel, ZeroThreeBackwardPostGathersAfterTheUnitsGradients) {
+  const auto w = tiny_gpt();
+  std::vector<std::string> unit_first(4); // the first layer of each unit, forward order
+  bool after_blocks = false;
+  for (const auto& l : w.layers) {
+    after_blocks = after_blocks || l.block >= 0;
+    const int u = l.block >= 0 ? 1 + l.block : (after_blocks ? 3 : 0);
+    if (unit_first[u].empty()) unit_first[u] = l.name;
+  }
+  auto s = base_scenario(w.layers, 4);
+  s.model.workload = w;
+  s.model.batch_per_gpu = 1;
+  s.training.zero_stage = 3;
+  const double pre = simulate(s).result.iteration.mean;
+  s.framework.backward_prefetch = calibration::BackwardPrefetch::post;
+  const auto plan = plan::make_plan(s);
+  const auto& program = plan.graph.programs.at(0);
+  const auto gathers = collectives_of(program, collectives::Operation::all_gather);
+  ASSERT_EQ(gathers.size(), 8u);
+  for (int k = 1; k < 4; ++k) { // backward gather k: unit 3 - k, posted after unit 4 - k's gradients
+    const auto& deps = program.ops[gathers[4 + k]].deps;
+    const auto after = unit_first[4 - k] + " bwd";
+    EXPECT_TRUE(std::any_of(deps.begin(), deps.end(), [&](std::uint32_t d) { return program.ops[d].name == after; }))
+        << "backward gather " << k << " should wait for " << after;
+  }
+  EXPECT_GE(simulate(s).result.iteration.mean, pre);
+}
+
 // A model without blocks keeps one unit per layer with parameters: the ReLU between the linears gathers nothing.
 TEST(DataParallel, ZeroThreeWithoutBlocksGathersEachLayer) {
   models::Layer relu{"relu", models::LayerKind::elementwise, 1000, 1000, 0, 1000, 1000};
