@@ -125,19 +125,24 @@ NcclGraph nccl_ring_graph(const NcclSystem& system, int nodes) {
   const double gpu = system.gpu_bandwidth / GB;
   const double nic = system.nic_bandwidth / GB;
   const auto& array = speeds(cc, nodes > 1);
+  // search.cc pass 1: from the fastest speed one path carries (maxBw), each speed gets as many channels as the links
+  // hold, and the graph with the most channels x speed is kept (ties: the faster, found first). The search stops at
+  // a graph that fills the GPU (totalBw), and lowers the speed only while it has no graph or the next speed is more
+  // than 0.49 of the kept one's ("Decrease bw until we find a solution"): a slow NIC gets one or two fast channels,
+  // never many slow ones.
   NcclGraph best;
   double best_total = 0;
-  for (double speed : array) { // the most channels x speed; ties go to the faster channel (found first)
-    if (speed > gpu) continue;
+  for (double speed : array) {
+    if (speed > gpu || (nodes > 1 && speed > nic)) continue;
+    if (best.channels > 0 && speed / (best.inter / GB) <= 0.49) break;
     int channels = std::min(kMaxRingChannels, static_cast<int>(std::floor(gpu / speed + 1e-9)));
-    if (nodes > 1) {
-      if (speed > nic) continue;
+    if (nodes > 1)
       channels = std::min(channels, std::max(1, system.nics) * static_cast<int>(std::floor(nic / speed + 1e-9)));
-    }
     if (channels >= 1 && channels * speed > best_total + 1e-9) {
       best_total = channels * speed;
       best = {channels, speed * GB, speed * GB};
     }
+    if (best_total >= gpu - 1e-9) break;
   }
   if (best.channels == 0) { // slower than every speed: one channel at what the links give (search.cc's fallback)
     const double speed = nodes > 1 ? std::min(gpu, nic) : gpu;

@@ -57,6 +57,45 @@ TEST(NcclRingGraph, TwoH100NodesRunOneRingPerNicAtFortyFive) {
   EXPECT_DOUBLE_EQ(g.inter, 45 * GB);
 }
 
+// A V100 node on 50 GbE (6.25 GB/s), one NIC: search.cc starts at the fastest speed the NIC carries, 6 GB/s, one
+// channel; it lowers the speed while the next is more than 0.49 of the kept graph's (5, 4 and 3 give at most 6 GB/s
+// in all, a tie the faster graph keeps) and stops before 2.4. Maximising channels x speed alone would take 26
+// channels at 0.24 GB/s (6.24), each holding an SM for as long as a gradient bucket is in flight. On 25 GbE (3.125
+// GB/s): one channel at 3. 6 and 3 are under 25 GB/s: no doubling.
+TEST(NcclRingGraph, ASlowNicGetsOneFastChannelNotManySlowOnes) {
+  NcclSystem v100;
+  v100.compute_capability = 70;
+  v100.gpu_bandwidth = 12 * GB; // one GPU behind PCIe
+  v100.nics = 1;
+  v100.nic_bandwidth = 6.25 * GB;
+  auto g = nccl_ring_graph(v100, 8);
+  EXPECT_EQ(g.channels, 1);
+  EXPECT_DOUBLE_EQ(g.inter, 6 * GB);
+  v100.nic_bandwidth = 3.125 * GB;
+  g = nccl_ring_graph(v100, 8);
+  EXPECT_EQ(g.channels, 1);
+  EXPECT_DOUBLE_EQ(g.inter, 3 * GB);
+}
+
+// A faster NIC never gives a ring graph less bandwidth, from 1 to 400 Gb/s in steps of 1 Gb/s.
+TEST(NcclRingGraph, AFasterNicNeverGivesLessBandwidth) {
+  for (const int cc : {70, 80, 90}) {
+    NcclSystem s = cc == 90 ? h100() : a100();
+    s.compute_capability = cc;
+    s.nics = 1;
+    double last = 0;
+    for (int gbps = 1; gbps <= 400; ++gbps) {
+      s.nic_bandwidth = gbps * 0.125 * GB;
+      const auto g = nccl_ring_graph(s, 4);
+      const double total = g.channels * g.inter;
+      EXPECT_GE(total, last - 1) << "compute capability " << cc << ", " << gbps << " Gb/s: " << g.channels << " x "
+                                 << g.inter / GB << " GB/s";
+      EXPECT_LE(g.inter, s.nic_bandwidth + 1);
+      last = total;
+    }
+  }
+}
+
 // Bandwidths of one H100 node's ring all-reduce (tuning.cc): the graph's 12 x 30 = 360 GB/s of bus bandwidth; LL
 // halves it and caps it at llMaxBw 141 GB/s; LL128 keeps 0.92 of it under 36.7 GB/s a channel (440.4); then each is
 // converted to algorithm bandwidth by n / (2 (n - 1)) = 8 / 14.
