@@ -83,11 +83,19 @@ struct ExplicitNetwork {
 //   NCCL_NSOCKS_PERTHREAD per channel, 1 on a generic NIC; Gloo: one socket per pair), each at most
 //   `stream_bandwidth` where the network limits single flows (AWS: 5 Gbps outside a cluster placement group,
 //   10 Gbps inside one).
+// What one TCP stream carries when nothing narrower is known: ESnet's 'Performance Expectations for a 100G Host'
+// (fasterdata.es.net, January 2024): 'Single stream testing will range from 15-35 Gbps, depending on how well tuned
+// the host is'. One stream is one core's send and receive path, whatever the NIC; the untuned end is taken.
+inline constexpr double kDefaultStreamBandwidth = 15e9 / 8; // bytes/s
+
 struct TcpTransport {
   bool enabled = false;
+  // Streams a connection between two ranks opens. NCCL's socket transport: NCCL_SOCKET_NTHREADS x
+  // NCCL_NSOCKS_PERTHREAD, by default one socket on the proxy thread (net_socket.cc: "autoNt=0, autoNs=1") except on
+  // AWS (2 x 8) and Google Cloud's gVNIC (4 x 1); Gloo opens one per pair.
   int streams = 1;
-  double stream_bandwidth = 0; // bytes/s per stream; 0: no per-stream limit (the NIC's)
-  double mtu = 1500;           // bytes
+  double stream_bandwidth = kDefaultStreamBandwidth; // bytes/s per stream (a cloud's per-flow limit, or the host's)
+  double mtu = 1500;                                 // bytes
   // The share of the NIC's line rate that carries data.
   double payload_efficiency() const { return enabled ? (mtu - 52) / (mtu + 38) : 1.0; }
   // The most a connection between two ranks carries (bytes/s of data); 0: no limit beyond the links.

@@ -284,6 +284,15 @@ TEST(Scenario, TcpInstancesBringTheirStreamsAndFrames) {
   EXPECT_DOUBLE_EQ(s.cluster.tcp.stream_bandwidth, 10e9 / 8);
   EXPECT_DOUBLE_EQ(s.cluster.tcp.mtu, 9001);
   EXPECT_DOUBLE_EQ(s.cluster.tcp.connection_bandwidth(), 16 * 10e9 / 8);
+  // Without an instance's figures: one stream (NCCL's and Gloo's default) at a host's 15 Gb/s; Google Cloud's gVNIC
+  // runs 4 streams (NCCL's auto-detection) and publishes no per-flow limit, so each carries a host's stream.
+  const auto own = R"({"version": 1, "model": {"preset": "mlp-small", "batch_per_gpu": 1},
+                       "cluster": {"nodes": 2, "gpu": "v100", "nic": {"bandwidth": "100Gbps", "transport": "tcp"}}})";
+  const Scenario on_premises = parse_scenario(own, "own.json");
+  EXPECT_EQ(on_premises.cluster.tcp.streams, 1);
+  EXPECT_DOUBLE_EQ(on_premises.cluster.tcp.connection_bandwidth(), 15e9 / 8);
+  const Scenario gcp = parse_scenario(base, "tcp.json", {parse_override("cluster.instance=gcp.a2-highgpu-8g")});
+  EXPECT_DOUBLE_EQ(gcp.cluster.tcp.connection_bandwidth(), 4 * 15e9 / 8);
   const Scenario rdma = parse_scenario(base, "tcp.json", {parse_override("cluster.nic.transport=rdma")});
   EXPECT_FALSE(rdma.cluster.tcp.enabled);
   EXPECT_EQ(rdma.cluster.tcp.connection_bandwidth(), 0);
