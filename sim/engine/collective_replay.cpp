@@ -82,6 +82,9 @@ void Replay::run_lane(int rank, const graph::Collective& c, const collectives::S
     for (const auto& send : step.sends)
       step_bytes += send.bytes;
     const double cap = wire.rate_cap / std::max<std::size_t>(1, lanes);
+    // NCCL opens a network connection per channel (its sockets: NCCL_SOCKET_NTHREADS x NCCL_NSOCKS_PERTHREAD each),
+    // so a lane's flow to a peer stands for the channels it carries.
+    const double connections = std::max(1.0, static_cast<double>(wire.channels) / static_cast<double>(lanes));
     const Pair* slowest_out = nullptr; // the slowest outgoing path: a send-only step's latency term (rendezvous)
     auto waited = post_receives(k);    // before any send can block
     const auto received_count = waited.size();
@@ -95,7 +98,8 @@ void Replay::run_lane(int rank, const graph::Collective& c, const collectives::S
           previous->second.first->get_state() != sg4::Activity::State::FINISHED)
         previous->second.first->wait();
       const double rate = cap > 0 && step_bytes > 0 ? cap * send.bytes / step_bytes : -1;
-      sends.push_back(start_put(mailbox(rank, to, lane), &token_, send.bytes * wire.wire_factor, out, rate));
+      sends.push_back(
+          start_put(mailbox(rank, to, lane), &token_, send.bytes * wire.wire_factor, out, rate, connections));
       last_send[to] = {sends.back(), k};
       account(rank, out, send.bytes, send.bytes * wire.wire_factor, it);
       if (!slowest_out || out.latency > slowest_out->latency) slowest_out = &out;
@@ -147,15 +151,20 @@ sg4::Mailbox* Replay::mailbox(int from, int to, int lane) {
   return lane_boxes_.try_emplace(key, box).first->second;
 }
 
-sg4::CommPtr Replay::put_init(sg4::Mailbox* box, void* payload, double bytes, const Pair& route, double rate) {
+sg4::CommPtr Replay::put_init(sg4::Mailbox* box, void* payload, double bytes, const Pair& route, double rate,
+                              double connections) {
   auto comm = box->put_init(payload, flow_size(bytes));
-  if (route.connection_cap > 0) rate = rate > 0 ? std::min(rate, route.connection_cap) : route.connection_cap;
+  if (route.connection_cap > 0) {
+    const double cap = route.connection_cap * connections;
+    rate = rate > 0 ? std::min(rate, cap) : cap;
+  }
   if (rate > 0) comm->set_rate(rate);
   return comm;
 }
 
-sg4::CommPtr Replay::start_put(sg4::Mailbox* box, void* payload, double bytes, const Pair& route, double rate) {
-  auto comm = put_init(box, payload, bytes, route, rate);
+sg4::CommPtr Replay::start_put(sg4::Mailbox* box, void* payload, double bytes, const Pair& route, double rate,
+                               double connections) {
+  auto comm = put_init(box, payload, bytes, route, rate, connections);
   comm->start();
   return comm;
 }

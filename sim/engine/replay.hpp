@@ -211,8 +211,12 @@ private:
   };
   // A message over `route`, created (and started): its rate capped at `rate` (when > 0) and at the route's
   // connection cap (TCP's streams). Detach what put_init() makes, or start it.
-  sg4::CommPtr put_init(sg4::Mailbox* box, void* payload, double bytes, const Pair& route, double rate = -1);
-  sg4::CommPtr start_put(sg4::Mailbox* box, void* payload, double bytes, const Pair& route, double rate = -1);
+  // `connections`: how many of the route's connections the flow stands for (a lane carries its share of a call's
+  // channels, and NCCL opens a connection per channel), each under the cap.
+  sg4::CommPtr put_init(sg4::Mailbox* box, void* payload, double bytes, const Pair& route, double rate = -1,
+                        double connections = 1);
+  sg4::CommPtr start_put(sg4::Mailbox* box, void* payload, double bytes, const Pair& route, double rate = -1,
+                         double connections = 1);
   collectives::LinkClass link_class(int from, int to) const;
   void sleep_until(double time);
   // What a message's receiver waits beyond its last byte: on GPU clusters the path's latency, which SimGrid does not

@@ -41,6 +41,26 @@ TEST(CollectiveCommand, RingBusBandwidthIsThePcieDataRate) {
   EXPECT_NEAR(r.busbw, 15.75e9 * 0.762, 0.01 * 12e9);
 }
 
+// Over TCP NCCL opens a connection per channel, each of NCCL_SOCKET_NTHREADS x NCCL_NSOCKS_PERTHREAD sockets: two
+// single-V100 nodes on a 32 Gb/s network (4 GB/s: one ring channel at 4 GB/s, run twice) with one socket of at most
+// 5 Gb/s a connection move 2 x 5 Gb/s. A two-rank all-reduce sends S/2 each way in each of its two steps, so its bus
+// bandwidth (= algbw at n = 2) is the connections' 1.25 GB/s, under the NIC's 3.76 GB/s of data.
+TEST(CollectiveCommand, EachNcclChannelHasATcpConnectionOfItsOwn) {
+  TempDir dir;
+  const auto csv = dir.path() / "c.csv";
+  const auto inv =
+      run_dtsim("collective --instance gcp.n1-standard-4-v100 --nodes 2 --set cluster.nic.bandwidth=32Gbps "
+                "--set cluster.nic.streams=1 --set cluster.nic.stream_bandwidth=5Gbps --sizes 256MiB "
+                "--jobs 1 --csv '" +
+                    csv.string() + "'",
+                dir);
+  ASSERT_EQ(inv.status, 0) << inv.err;
+  const auto r = collective_row(csv);
+  ASSERT_TRUE(r.parsed) << r.text;
+  EXPECT_EQ(r.channels, 2);
+  EXPECT_NEAR(r.busbw, 2 * 5e9 / 8, 0.005 * 1.25e9);
+}
+
 TEST(CollectiveCommand, BadOptionsAreRefusedWithStatusTwo) {
   TempDir dir;
   const auto file = dir.write("cluster.json", kCluster);
