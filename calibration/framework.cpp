@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <type_traits>
 
 namespace dtsim::calibration {
 
@@ -56,23 +57,24 @@ Framework parse_framework(const std::string& json_text, const std::string& origi
   f.optimizer = r.one_of(doc, "", "optimizer", {"fused", "foreach"}) == "fused" ? OptimizerKernels::fused
                                                                                 : OptimizerKernels::foreach;
   f.clip_gradients = r.boolean(doc, "", "clip_gradients");
-  const auto optional_choice = [&](const char* key, const std::vector<std::string>& names, std::size_t fallback) {
-    if (!detail::Reader::find(doc, key)) return fallback;
+  // Optional habits keep Framework's defaults (PyTorch DDP's) when absent: one place says what they are.
+  const auto read_choice = [&](const char* key, const std::vector<std::string>& names, auto& field) {
+    if (!detail::Reader::find(doc, key)) return;
     const auto chosen = r.one_of(doc, "", key, names);
-    return static_cast<std::size_t>(std::find(names.begin(), names.end(), chosen) - names.begin());
+    field = static_cast<std::remove_reference_t<decltype(field)>>(std::find(names.begin(), names.end(), chosen) -
+                                                                  names.begin());
   };
-  f.attention = static_cast<AttentionImpl>(optional_choice("attention", {"unfused", "fused"}, 1));
-  f.gradient_reduce =
-      static_cast<GradientReduce>(optional_choice("gradient_reduce", {"as_trained", "bf16_in_fp32", "fp32"}, 0));
-  f.reduce_during_backward =
-      static_cast<ReduceDuringBackward>(optional_choice("reduce_during_backward", {"never", "off", "on"}, 2));
-  if (detail::Reader::find(doc, "distributed_optimizer"))
-    f.distributed_optimizer = r.boolean(doc, "", "distributed_optimizer");
-  f.gradient_buffer =
-      static_cast<GradientBuffer>(optional_choice("gradient_buffer", {"none", "when_fp32", "always"}, 0));
-  f.backward_prefetch = static_cast<BackwardPrefetch>(optional_choice("backward_prefetch", {"pre", "post"}, 0));
-  if (detail::Reader::find(doc, "clip_always_scales")) f.clip_always_scales = r.boolean(doc, "", "clip_always_scales");
-  if (detail::Reader::find(doc, "pads_vocabulary")) f.pads_vocabulary = r.boolean(doc, "", "pads_vocabulary");
+  const auto read_flag = [&](const char* key, bool& field) {
+    if (detail::Reader::find(doc, key)) field = r.boolean(doc, "", key);
+  };
+  read_choice("attention", {"unfused", "fused"}, f.attention);
+  read_choice("gradient_reduce", {"as_trained", "bf16_in_fp32", "fp32"}, f.gradient_reduce);
+  read_choice("reduce_during_backward", {"never", "off", "on"}, f.reduce_during_backward);
+  read_choice("gradient_buffer", {"none", "when_fp32", "always"}, f.gradient_buffer);
+  read_choice("backward_prefetch", {"pre", "post"}, f.backward_prefetch);
+  read_flag("distributed_optimizer", f.distributed_optimizer);
+  read_flag("clip_always_scales", f.clip_always_scales);
+  read_flag("pads_vocabulary", f.pads_vocabulary);
   return f;
 }
 

@@ -151,6 +151,12 @@ struct ClusterSpec {
   double price_per_node_hour = 0; // USD per node-hour; 0: no price known
 
   int gpu_count() const { return nodes * gpus_per_node; }
+  // Bytes/s of data a GPU's port into the node fabric carries: NVLink's share of its datasheet rate on NVLink fabrics
+  // (an NVSwitch or the hybrid cube-mesh), PCIe's on PCIe ones.
+  double intra_data_rate() const {
+    const bool nvlink = intra_kind == IntraNodeKind::nvlink || intra_kind == IntraNodeKind::hybrid_cube_mesh;
+    return intra.bandwidth * (nvlink ? fabric_efficiency : pcie_efficiency);
+  }
   // NICs per node: one per rail, else one (the node's NICs bonded into one link of their summed bandwidth).
   int nics_per_node() const { return rail.rails > 0 ? rail.rails : 1; }
   // A rail network's group size and spine count with their defaults resolved for this node count (the defaults

@@ -76,9 +76,7 @@ double Replay::hbm_share(int group, collectives::Algorithm algorithm) {
   auto [it, fresh] = port_rates_.try_emplace(group, 0.0);
   if (fresh) {
     const auto& members = graph_.groups[group];
-    const bool nvlink = cluster_.intra_kind == topologies::IntraNodeKind::nvlink ||
-                        cluster_.intra_kind == topologies::IntraNodeKind::hybrid_cube_mesh;
-    double rate = cluster_.intra.bandwidth * (nvlink ? cluster_.fabric_efficiency : cluster_.pcie_efficiency);
+    double rate = cluster_.intra_data_rate();
     const int node = members.empty() ? 0 : cluster_.node_of(members.front());
     const bool spans_nodes =
         std::any_of(members.begin(), members.end(), [&](int gpu) { return cluster_.node_of(gpu) != node; });

@@ -30,10 +30,9 @@ struct Paths {
 Paths paths_of(const topologies::ClusterSpec& c) {
   Paths p;
   const bool nvswitch = c.intra_kind == topologies::IntraNodeKind::nvlink;
-  const bool nvlink = nvswitch || c.intra_kind == topologies::IntraNodeKind::hybrid_cube_mesh;
   // A message through an NVSwitch crosses two fabric links; the library's per-message overhead is on every one.
   p.alpha_intra = c.intra.latency * (nvswitch ? 2 : 1) + c.message_overhead;
-  p.bandwidth_intra = c.intra.bandwidth * (nvlink ? c.fabric_efficiency : c.pcie_efficiency);
+  p.bandwidth_intra = c.intra_data_rate();
   // Up through the tiers and down again: each switch crossed once.
   const double switches = 1 + 2 * static_cast<double>(c.tiers.size());
   p.alpha_network = 2 * c.slowest_nic().latency + switches * c.switch_latency + c.message_overhead;
