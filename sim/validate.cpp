@@ -30,7 +30,7 @@ using json = nlohmann::json;
 using detail::join;
 using detail::Reader;
 
-constexpr std::array<std::pair<Metric, std::string_view>, 10> kMetrics = {{
+constexpr std::array<std::pair<Metric, std::string_view>, 11> kMetrics = {{
     {Metric::throughput, "throughput"},
     {Metric::tokens_per_second, "tokens_per_second"},
     {Metric::iteration_seconds, "iteration_seconds"},
@@ -41,6 +41,7 @@ constexpr std::array<std::pair<Metric, std::string_view>, 10> kMetrics = {{
     {Metric::tflops, "tflops"},
     {Metric::bytes_per_second, "bytes_per_second"},
     {Metric::bus_bandwidth, "bus_bandwidth"},
+    {Metric::collective_time, "collective_time"},
 }};
 
 std::string lower(std::string text) {
@@ -49,7 +50,8 @@ std::string lower(std::string text) {
 }
 
 Level level_of(Metric m) {
-  return is_op_metric(m) ? Level::op : m == Metric::bus_bandwidth ? Level::collective : Level::end_to_end;
+  if (is_op_metric(m)) return Level::op;
+  return m == Metric::bus_bandwidth || m == Metric::collective_time ? Level::collective : Level::end_to_end;
 }
 
 std::vector<std::string> metric_names(Level level) {
@@ -313,6 +315,7 @@ std::vector<std::pair<std::string, double>> accepted_units(Metric m) {
   case Metric::tflops:
     return {{"TFLOP/s", 1}};
   case Metric::seconds:
+  case Metric::collective_time:
     return {{"s", 1}, {"ms", 1e-3}, {"us", 1e-6}};
   case Metric::bytes_per_second:
   case Metric::bus_bandwidth:
@@ -461,7 +464,8 @@ std::vector<Outcome> run_cases(const std::vector<Case>& cases, const std::filesy
     } else if (const auto* collective = std::get_if<CollectiveRun>(&cases[i].what)) {
       // A collective simulates in a child process of its own (bench_collective): milliseconds to a second.
       try {
-        finish(i, detail::bus_bandwidth(*collective));
+        const auto point = detail::run_collective(*collective);
+        finish(i, cases[i].metric == Metric::collective_time ? point.seconds : point.busbw);
       } catch (const std::exception& e) {
         outcomes[i].error = e.what();
       }

@@ -30,6 +30,7 @@ enum class Metric : std::uint8_t {
   tflops,            // op: its FLOPs over its time, TFLOP/s
   bytes_per_second,  // op: its bytes (read + written) over its time
   bus_bandwidth,     // collective: nccl-tests' bus bandwidth, bytes/s (algorithm bandwidth x its factor)
+  collective_time,   // collective: nccl-tests' time of one call, seconds (small sizes, where busbw rounds to 0)
 };
 std::string_view to_string(Metric m);
 bool is_op_metric(Metric m);

@@ -1,5 +1,5 @@
 // Collective cases of `dtsim validate`: one collective over a cloud instance's nodes, benchmarked as `dtsim
-// collective` runs it, against a published nccl-tests row (its bus bandwidth at one size).
+// collective` runs it, against a published nccl-tests row (its bus bandwidth, or its time where that rounds to 0).
 #include "sim/collective_bench.hpp"
 #include "sim/validate_detail.hpp"
 
@@ -24,7 +24,7 @@ CollectiveRun parse_collective(const Reader& r, const json& object) {
   return run;
 }
 
-double bus_bandwidth(const CollectiveRun& run) {
+CollectivePoint run_collective(const CollectiveRun& run) {
   const auto scenario = instance_scenario(run.instance, run.nodes, run.overrides, "collective case");
   CollectiveBench bench;
   bench.op = run.op;
@@ -33,7 +33,7 @@ double bus_bandwidth(const CollectiveRun& run) {
   bench.sizes = {run.bytes};
   const auto points = bench_collective(scenario, bench, 1, {});
   if (!points.front().ok) throw std::runtime_error(points.front().error);
-  return points.front().busbw;
+  return points.front();
 }
 
 } // namespace dtsim::validate::detail

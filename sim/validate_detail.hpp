@@ -1,6 +1,7 @@
 #pragma once
 // Internal to sim/validate*.cpp: the reader of case documents, whose every error names the file and the field's JSON
 // pointer, and the parsers and runners of each kind of case that live in their own files.
+#include "sim/collective_bench.hpp"
 #include "sim/validate.hpp"
 
 #include <nlohmann/json.hpp>
@@ -102,6 +103,6 @@ private:
 // validate_collective.cpp: a "collective" object, and the bus bandwidth it reaches (bytes/s) as `dtsim collective`
 // benchmarks it.
 CollectiveRun parse_collective(const Reader& r, const json& object);
-double bus_bandwidth(const CollectiveRun& run);
+CollectivePoint run_collective(const CollectiveRun& run); // its one size, as dtsim collective runs it
 
 } // namespace dtsim::validate::detail

@@ -22,9 +22,10 @@ std::vector<Transfer> merged(std::vector<Transfer> transfers) {
                    [](const Transfer& a, const Transfer& b) { return a.peer < b.peer; });
   std::vector<Transfer> out;
   for (const auto& t : transfers)
-    if (!out.empty() && out.back().peer == t.peer)
+    if (!out.empty() && out.back().peer == t.peer) {
       out.back().bytes += t.bytes;
-    else
+      out.back().forwarded = out.back().forwarded && t.forwarded;
+    } else
       out.push_back(t);
   return out;
 }

@@ -292,6 +292,15 @@ double closed_form_time(const Request& resolved, const WireModel& wire, LinkClas
                         double gamma) {
   const double step_alpha = std::max(alpha, wire.step_latency[static_cast<int>(link)]);
   const double rate = wire.rate_cap > 0 ? std::min(bandwidth, wire.rate_cap) : bandwidth;
+  if (resolved.op == Operation::all_reduce && resolved.algorithm == Algorithm::double_binary_tree &&
+      resolved.ranks > 1 && (wire.protocol == Protocol::ll || wire.protocol == Protocol::ll128)) {
+    // LL and LL128 pass each line on as it arrives (the replay's Transfer::forwarded): a latency at each of the
+    // tree's 2D hops, up and down, and the bytes at the protocol's rate once, as NCCL's model prices it.
+    int depth = 0;
+    for (const auto& t : detail::nccl_double_binary_tree(resolved.ranks))
+      depth = std::max(depth, t.height[static_cast<std::size_t>(t.root)]);
+    return wire.base_latency + 2 * depth * step_alpha + resolved.bytes * wire.wire_factor / rate;
+  }
   return wire.base_latency + closed_form_time(resolved, step_alpha, rate / wire.wire_factor, gamma);
 }
 

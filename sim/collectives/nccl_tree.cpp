@@ -9,7 +9,8 @@
 // S / 2R in C chunks and runs the pipeline of double_binary_tree.cpp: v sends chunk j up in step j + h(v), and the
 // result down to its children in step j + D + d(v), D the tree's height. A channel's two trees are one lane
 // (Schedule::lanes()), a position's transfers to one peer in a step one message. The hop's latency is paid by its
-// first chunk (pipelined()).
+// first chunk (pipelined()). Every send but a leaf's upward one passes on data received (Transfer::forwarded): under
+// LL and LL128 it leaves line by line as it comes in, so the protocol's rate bounds only the leaves' sends.
 #include "sim/collectives/detail.hpp"
 
 #include <algorithm>
@@ -53,13 +54,14 @@ Tree from_parents(std::vector<int> parent, double bytes) {
   return t;
 }
 
-void add(std::vector<Transfer>& transfers, int peer, double bytes) {
+void add(std::vector<Transfer>& transfers, int peer, double bytes, bool forwarded = false) {
   for (auto& t : transfers)
     if (t.peer == peer) {
       t.bytes += bytes;
+      t.forwarded = t.forwarded && forwarded;
       return;
     }
-  transfers.push_back({peer, bytes});
+  transfers.push_back({peer, bytes, forwarded});
 }
 
 class TreePipeline final : public Schedule {
@@ -83,10 +85,11 @@ public:
       const int depth = tree.height[static_cast<std::size_t>(tree.root)];
       const auto chunk = [&](int j) { return j >= 0 && j < chunks_ ? part_bytes(tree.bytes, chunks_, j) : -1.0; };
       const int parent = tree.parent[v];
+      const bool leaf = tree.children[v].empty();
       if (parent >= 0)
-        if (const double c = chunk(k - tree.height[v]); c >= 0) add(s.sends, parent, c);
+        if (const double c = chunk(k - tree.height[v]); c >= 0) add(s.sends, parent, c, !leaf);
       for (int child : tree.children[v])
-        if (const double c = chunk(k - depth - tree.depth[v]); c >= 0) add(s.sends, child, c);
+        if (const double c = chunk(k - depth - tree.depth[v]); c >= 0) add(s.sends, child, c, true);
       for (int child : tree.children[v]) {
         const int first = tree.height[static_cast<std::size_t>(child)];
         if (const double c = chunk(k - first); c >= 0) {

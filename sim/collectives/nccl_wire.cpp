@@ -131,10 +131,8 @@ WireModel wire_model(const Request& r) {
       data = std::min(data * (nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0),
                       graph.channels * tuning.ll128_channel_bandwidth(priced));
   }
-  const double share = static_cast<double>(m.channels) / tuning.comm_channels();
   // Simple on every channel is what the links carry: no cap of its own.
-  if (m.protocol != Protocol::simple || share < 1 || priced == NcclAlgorithm::tree)
-    m.rate_cap = data * share * m.wire_factor;
+  if (m.protocol != Protocol::simple || priced == NcclAlgorithm::tree) m.rate_cap = data * m.wire_factor;
   return m;
 }
 

@@ -67,6 +67,11 @@ inline constexpr int kNetworkSwitch = -2;
 struct Transfer {
   int peer = 0; // position in the group, or kNodeSwitch / kNetworkSwitch
   double bytes = 0;
+  // Data this position received and passes on along a tree (every tree send but a leaf's upward one). NCCL's LL and
+  // LL128 forward it line by line as each line's flag arrives (prims_ll.h, prims_ll128.h: recvReduceSend,
+  // recvCopySend), so only the data's entry into the tree waits on the protocol's rate; the engine lets these go at
+  // what the links carry.
+  bool forwarded = false;
 };
 
 struct Step {

@@ -77,10 +77,14 @@ void Replay::run_lane(int rank, const graph::Collective& c, const collectives::S
     status.peer = step.recvs.empty() ? -1 : endpoint(rank, members, step.recvs.front().peer);
     const double start = sg4::Engine::get_clock();
     // The protocol's cap on what this position's channels push, shared by the lanes (channels) and among a step's
-    // flows by their bytes.
+    // capped flows by their bytes. LL and LL128 pass a tree's received lines on as they arrive (Transfer::forwarded):
+    // those flows go at what the links carry, the cap having bounded the data where it entered the tree.
+    const bool cut_through =
+        wire.protocol == collectives::Protocol::ll || wire.protocol == collectives::Protocol::ll128;
+    const auto capped = [&](const collectives::Transfer& send) { return !(cut_through && send.forwarded); };
     double step_bytes = 0;
     for (const auto& send : step.sends)
-      step_bytes += send.bytes;
+      if (capped(send)) step_bytes += send.bytes;
     const double cap = wire.rate_cap / std::max<std::size_t>(1, lanes);
     // NCCL opens a network connection per channel (its sockets: NCCL_SOCKET_NTHREADS x NCCL_NSOCKS_PERTHREAD each),
     // so a lane's flow to a peer stands for the channels it carries.
@@ -97,7 +101,7 @@ void Replay::run_lane(int rank, const graph::Collective& c, const collectives::S
           previous != last_send.end() && previous->second.second < k &&
           previous->second.first->get_state() != sg4::Activity::State::FINISHED)
         previous->second.first->wait();
-      const double rate = cap > 0 && step_bytes > 0 ? cap * send.bytes / step_bytes : -1;
+      const double rate = cap > 0 && step_bytes > 0 && capped(send) ? cap * send.bytes / step_bytes : -1;
       sends.push_back(
           start_put(mailbox(rank, to, lane), &token_, send.bytes * wire.wire_factor, out, rate, connections));
       last_send[to] = {sends.back(), k};

@@ -15,6 +15,13 @@ namespace {
 constexpr std::int64_t kMaxNodes = limits::kNodes;
 constexpr std::int64_t kMaxGpusPerNode = limits::kGpusPerNode;
 
+// A NIC crossing's latency when the scenario gives none. RDMA: NCCL prices its fastest step between GPUs of two nodes
+// at 2.7 us (tuning.cc hwLatencies, NET, Ring LL), a path that crosses PCIe twice (0.5 us each, below), two NIC links
+// and a switch (1 us): 0.35 us a NIC link. Sockets keep dtsim's earlier 5 us a crossing: NCCL's tuning has no socket
+// figure of its own, and a kernel TCP stack adds microseconds a message that RDMA does not.
+constexpr double kRdmaNicLatency = 0.35e-6; // (2.7 - 2 x 0.5 - 1) / 2 us
+constexpr double kTcpNicLatency = 5e-6;
+
 // The model's precision must be one the GPU has a peak rate for.
 void check_precision(const Object& top, const Scenario& s, const calibration::GpuProfile& gpu) {
   try {
@@ -261,11 +268,11 @@ void read_cluster(const Object& top, Scenario& s) {
   const Object nic = c.object("nic", {"bandwidth", "latency", "transport", "streams", "stream_bandwidth", "mtu"});
   if (!nic.present() && !instance)
     c.fail("nic", "missing; expected an object with the NIC's \"bandwidth\" (for example {\"bandwidth\": \"10Gbps\"})");
-  cluster.nic = read_link(nic, instance ? instance->network_bandwidth() : 0, 5e-6,
+  read_transport(nic, instance, cluster.tcp);
+  cluster.nic = read_link(nic, instance ? instance->network_bandwidth() : 0,
+                          cluster.tcp.enabled ? kTcpNicLatency : kRdmaNicLatency,
                           instance ? fmt::format("{} does not publish its network bandwidth", instance->name)
                                    : std::string("the NIC has no default"));
-
-  read_transport(nic, instance, cluster.tcp);
 
   const Object sw = c.object("switch", {"latency", "sharp"});
   cluster.switch_latency = sw.quantity("latency", Dimension::time, Bound::non_negative, 1e-6);

@@ -1,6 +1,7 @@
 // NCCL's tuning model as dtsim transcribes it (sim/collectives/nccl.hpp): every expected value is worked out by hand
 // from the constants of NCCL 2.30.7 (src/graph/tuning.cc, search.cc, enqueue.cc), and the choices are held against
 // what NCCL logged on a real node.
+#include "sim/collectives/closed_form.hpp"
 #include "sim/collectives/nccl.hpp"
 
 #include <gtest/gtest.h>
@@ -154,8 +155,9 @@ TEST(NcclTuning, SmallCallsRunOnFewerChannels) {
   EXPECT_EQ(t.channels(NcclAlgorithm::ring, Protocol::simple, 1073741824.0), 24);
 }
 
-// What the engine applies: LL puts 16 bytes on the wire for 8 of data, LL128 128 for 120; a 64 KiB LL ring on 2 of
-// 24 channels pushes at most 141 GB/s x 2/24 of data, twice that on the wire.
+// What the engine applies: LL puts 16 bytes on the wire for 8 of data, LL128 128 for 120; a 64 KiB LL ring runs on 2
+// of 24 channels (each of a channel's 512 threads then carries its threshold, 8 x 8 bytes) and is priced, as NCCL's
+// model prices it, at LL's whole rate: 141 GB/s of data (llMaxBw), twice that on the wire.
 TEST(NcclWire, ProtocolsCostWireBytesAndRate) {
   EXPECT_DOUBLE_EQ(wire_factor(Protocol::ll), 2.0);
   EXPECT_DOUBLE_EQ(wire_factor(Protocol::ll128), 128.0 / 120.0);
@@ -170,13 +172,35 @@ TEST(NcclWire, ProtocolsCostWireBytesAndRate) {
   ASSERT_EQ(r.protocol, Protocol::ll);
   const auto w = wire_model(r);
   EXPECT_EQ(w.channels, 2);
-  EXPECT_NEAR(w.rate_cap, 141 * GB * 2 / 24 * 2, 1e3);
+  EXPECT_NEAR(w.rate_cap, 141 * GB * 2, 1e3);
   EXPECT_NEAR(w.base_latency, 6.6e-6, 1e-12);
   EXPECT_NEAR(w.step_latency[static_cast<int>(LinkClass::nvlink)], 0.6e-6, 1e-12);
   EXPECT_TRUE(w.eager_sends);
 }
 
 // Without NCCL (CPU ranks) nothing changes: MPI's choice, Simple, no cap, no latency beyond the links'.
+// The closed form of an LL tree (what the search's estimate prices) as NCCL's model has it: the base latency, one
+// network hop's latency at each of 2 x 4 hops, up and down a binary tree of 16 positions (height 4: 1 + 2 + 4 + 8 <
+// 16), each the larger of the path's alpha and NCCL's 5 us, and the bytes, 2 on the wire for each, at the protocol's
+// rate once.
+TEST(NcclWire, LlTreeClosedFormPaysTheRateOnce) {
+  Request r;
+  r.ranks = 16;
+  r.bytes = 65536;
+  r.node_of.assign(16, 0);
+  for (int i = 8; i < 16; ++i)
+    r.node_of[static_cast<std::size_t>(i)] = 1;
+  r.nccl = h100();
+  r.algorithm = Algorithm::double_binary_tree;
+  r.protocol = Protocol::ll;
+  r = resolve(r);
+  const auto w = wire_model(r);
+  ASSERT_GT(w.rate_cap, 0);
+  const double alpha = 2e-6;
+  const double expected = w.base_latency + 2 * 4 * 5e-6 + 65536 * 2 / w.rate_cap;
+  EXPECT_NEAR(closed_form_time(r, w, LinkClass::network, alpha, 1e12, 0), expected, 1e-12);
+}
+
 TEST(NcclWire, CpuRanksKeepMpisAlgorithmsAndTheLinks) {
   Request r;
   r.ranks = 16;

@@ -1,7 +1,9 @@
 // Collectives on GPUs replayed as NCCL runs them (sim/collectives/nccl.hpp): each protocol's bus bandwidth and
 // latency worked out by hand from NCCL's constants and the links, and a ring across nodes spread over every NIC.
 #include "replay_fixtures.hpp"
+#include "sim/collectives/nccl.hpp"
 #include "sim/engine/engine.hpp"
+#include "sim/graph/collective_request.hpp"
 
 #include <gtest/gtest.h>
 
@@ -68,6 +70,38 @@ TEST(NcclReplay, RingBusBandwidthOfEachProtocolOnOneH100Node) {
 // 13.7 us for 8 B on a DGX H100).
 TEST(NcclReplay, SmallAllReduceIsNcclsLatency) {
   EXPECT_NEAR(seconds(h100_nodes(1), Algorithm::automatic, Protocol::automatic, 8), 15.0e-6, 0.3e-6);
+}
+
+// Eight bytes over nodes: NCCL's tree with LL, all latency. Each network hop here (PCIe 0.5 us, NIC 1 us, switch
+// 1 us, NIC 1 us, PCIe 0.5 us: 4 us) is under NCCL's per-hop 5 us (tuning.cc hwLatencies, NET, Tree LL), so the time is
+// NCCL's own model: 6.8 us + 2 x (7 x 0.6 us down the chain of a node + log2(nodes) x 5 us between nodes): 25.2 us on
+// two nodes, 45.2 us on eight.
+TEST(NcclReplay, SmallAllReduceOverNodesIsNcclsTreeLatency) {
+  EXPECT_NEAR(seconds(h100_nodes(2), Algorithm::automatic, Protocol::automatic, 8), 25.2e-6, 0.3e-6);
+  EXPECT_NEAR(seconds(h100_nodes(8), Algorithm::automatic, Protocol::automatic, 8), 45.2e-6, 0.3e-6);
+}
+
+// LL passes each line on as it arrives: 64 KiB through the tree over two nodes takes its latency plus the bytes at the
+// protocol's rate once (NCCL's model: latency + S / bw), plus a little for each hop's forwarding at the links' speed
+// (under 0.1 us a hop here); paid at every one of the tree's 16 hops, it would be 16 times that.
+TEST(NcclReplay, LlTreePaysItsRateOnceNotAtEveryHop) {
+  const auto cluster = h100_nodes(2);
+  const double bytes = 65536;
+  graph::Collective c;
+  c.op = Operation::all_reduce;
+  c.algorithm = Algorithm::double_binary_tree;
+  c.protocol = Protocol::ll;
+  c.bytes = bytes;
+  std::vector<int> members(16);
+  for (int i = 0; i < 16; ++i)
+    members[static_cast<std::size_t>(i)] = i;
+  const auto wire = collectives::wire_model(collectives::resolve(graph::collective_request(c, members, cluster)));
+  ASSERT_GT(wire.rate_cap, 0);
+  const double data_rate = wire.rate_cap / wire.wire_factor;
+  const double latency = seconds(cluster, Algorithm::double_binary_tree, Protocol::ll, 8);
+  const double t = seconds(cluster, Algorithm::double_binary_tree, Protocol::ll, bytes);
+  EXPECT_GT(t - latency, bytes / data_rate);
+  EXPECT_LT(t - latency, bytes / data_rate + 16 * 0.1e-6);
 }
 
 // Two H100 nodes on a rail-optimized network: the ring runs as 8 rings, each entering every node at a different GPU

@@ -46,7 +46,9 @@ TEST(Scenario, MinimalScenarioTakesTheDocumentedDefaults) {
   EXPECT_DOUBLE_EQ(s.cluster.pcie_efficiency, 0.762);
   EXPECT_EQ(s.cluster.compute_capability, 70);
   EXPECT_DOUBLE_EQ(s.cluster.nic.bandwidth, 1.25e9);
-  EXPECT_DOUBLE_EQ(s.cluster.nic.latency, 5e-6);
+  // An RDMA NIC link: NCCL's fastest network step (2.7 us, tuning.cc: NET, Ring LL) less two PCIe crossings
+  // (0.5 us each) and a switch (1 us), over the path's two NIC links.
+  EXPECT_DOUBLE_EQ(s.cluster.nic.latency, 0.35e-6); // (2.7 - 2 x 0.5 - 1) / 2 us
   EXPECT_DOUBLE_EQ(s.cluster.switch_latency, 1e-6);
 
   EXPECT_EQ(s.training.strategy, strategies::StrategySpec{}); // all-reduce
@@ -155,7 +157,7 @@ TEST(Scenario, CanonicalJsonSpellsOutDefaultsAndParsesBackToTheSameScenario) {
   EXPECT_EQ(canonical["cluster"]["gpus_per_node"], 1);
   EXPECT_EQ(canonical["cluster"]["intra_node"]["fabric"], "nvlink");
   EXPECT_DOUBLE_EQ(canonical["cluster"]["nic"]["bandwidth"].get<double>(), 1.25e9);
-  EXPECT_DOUBLE_EQ(canonical["cluster"]["nic"]["latency"].get<double>(), 5e-6);
+  EXPECT_DOUBLE_EQ(canonical["cluster"]["nic"]["latency"].get<double>(), 0.35e-6);
   EXPECT_DOUBLE_EQ(canonical["training"]["bucket_size"].get<double>(), 25.0 * 1024 * 1024);
   EXPECT_EQ(canonical["training"]["optimizer"], "momentum");
   EXPECT_EQ(canonical["run"]["seed"], 1);
@@ -290,6 +292,7 @@ TEST(Scenario, TcpInstancesBringTheirStreamsAndFrames) {
                        "cluster": {"nodes": 2, "gpu": "v100", "nic": {"bandwidth": "100Gbps", "transport": "tcp"}}})";
   const Scenario on_premises = parse_scenario(own, "own.json");
   EXPECT_EQ(on_premises.cluster.tcp.streams, 1);
+  EXPECT_DOUBLE_EQ(on_premises.cluster.nic.latency, 5e-6); // sockets keep the kernel stack's microseconds
   EXPECT_DOUBLE_EQ(on_premises.cluster.tcp.connection_bandwidth(), 15e9 / 8);
   const Scenario gcp = parse_scenario(base, "tcp.json", {parse_override("cluster.instance=gcp.a2-highgpu-8g")});
   EXPECT_DOUBLE_EQ(gcp.cluster.tcp.connection_bandwidth(), 4 * 15e9 / 8);

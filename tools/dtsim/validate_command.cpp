@@ -272,7 +272,7 @@ int validate_command(const ValidateArgs& args) {
   }
   if (!collectives.empty()) {
     out << "\nCollectives: one collective over a cloud instance's nodes (dtsim collective) against published "
-           "nccl-tests bus bandwidths\n\n"
+           "nccl-tests rows (bus bandwidth; the time of one call where that rounds to 0)\n\n"
         << table(cases, outcomes, collectives) << "\n";
     summary("collective case(s)", collectives);
   }
