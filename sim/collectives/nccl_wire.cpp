@@ -115,7 +115,9 @@ WireModel wire_model(const Request& r) {
   }
   if (!algorithm) return m; // the links bound them
   // The rate the call's channels can push, in data bytes/s: the ring graph's channels x speed, cut by the protocol's
-  // limits (tuning.cc's model refinements) and scaled to the channels a call of this size runs on.
+  // limits (tuning.cc's model refinements). Not scaled down to the channels a small call runs on: enqueue.cc drops
+  // channels only while each thread would carry under its threshold, where the call is latency, and NCCL's own model
+  // prices such calls at this whole rate too.
   const NcclGraph& graph = priced == NcclAlgorithm::tree ? tuning.tree_graph() : tuning.ring_graph();
   const double total =
       graph.channels * (priced == NcclAlgorithm::tree ? tuning.tree_channel_speed() : tuning.channel_bandwidth());

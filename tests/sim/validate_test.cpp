@@ -223,6 +223,23 @@ TEST(ValidationCases, CollectiveCasesAreBenchmarkedAsDtsimCollectiveRunsThem) {
   EXPECT_NEAR(outcomes[0].predicted, 10.0 / 8 * 8949 / 9039, 0.01);
 }
 
+// A small call's time: 8 bytes over 2 nodes of 8 H100 on NDR InfiniBand run NCCL's tree with LL, whose time is NCCL's
+// latency model, 6.8 us + 2 x (7 x 0.6 us down a node's chain + 5.0 us between the nodes) = 25.2 us; shown in the
+// case's unit. A bandwidth unit is refused for a time.
+TEST(ValidationCases, CollectiveTimeIsTheTimeOfOneCall) {
+  auto d = collective_case();
+  d["metric"] = "collective_time";
+  d["measured"] = {{"value", 25}, {"unit", "us"}};
+  d["collective"] = {{"instance", "azure.nd-h100-v5"}, {"nodes", 2}, {"op", "all-reduce"}, {"bytes", 8}};
+  const auto c = parse_case(d.dump(), "t.json");
+  EXPECT_EQ(c.level(), Level::collective);
+  const auto outcomes = run_cases({c}, kRoot, 1);
+  ASSERT_TRUE(outcomes[0].ok) << outcomes[0].error;
+  EXPECT_NEAR(outcomes[0].predicted, 25.2, 0.1);
+  d["measured"]["unit"] = "GB/s";
+  expect_refused(d, "/measured/unit", "us");
+}
+
 TEST(ValidationCases, OpCasesArePricedByTheCostModel) {
   auto d = op_case();
   const auto c = parse_case(d.dump(), "o.json");
