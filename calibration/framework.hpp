@@ -72,6 +72,11 @@ struct Framework {
   // Pads the vocabulary to a multiple of 128 x the tensor-parallel size (Megatron-LM's --make-vocab-size-divisible-by),
   // so an LM head's GEMMs stay aligned whatever the tokenizer's size (the padded columns' FLOPs are not counted).
   bool pads_vocabulary = false;
+  // Horovod's tensor fusion (horovod/common/operations.cc, controller.cc): a background thread wakes every
+  // `fusion_cycle` seconds and all-reduces the gradients ready on every rank since its last wake, fused into buffers of
+  // at most `fusion_threshold` bytes. 0: PyTorch DDP's buckets (training.bucket_size) instead.
+  double fusion_cycle = 0;
+  double fusion_threshold = 0;
   // Whether the softmax of `keys` keys runs in the fused kernel.
   bool fuses_softmax(double keys) const {
     return fused_softmax && (fused_softmax_max_keys <= 0 || keys <= fused_softmax_max_keys);

@@ -17,6 +17,8 @@ std::string_view to_string(Stream s) {
     return "p2p";
   case Stream::tensor:
     return "tensor";
+  case Stream::host:
+    return "host";
   }
   return "unknown";
 }
@@ -55,9 +57,9 @@ void validate_program(const ExecutionGraph& graph, const Program& program, std::
         throw std::invalid_argument(fmt::format(
             "program {} op {} '{}': collectives run on the comm, compute or tensor stream", index, i, op.name));
     }
-    if (op.stream == Stream::input && !std::holds_alternative<Compute>(op.body))
-      throw std::invalid_argument(fmt::format(
-          "program {} op {} '{}': the input stream runs data loading (Compute ops) only", index, i, op.name));
+    if ((op.stream == Stream::input || op.stream == Stream::host) && !std::holds_alternative<Compute>(op.body))
+      throw std::invalid_argument(fmt::format("program {} op {} '{}': the {} stream runs host work (Compute ops) only",
+                                              index, i, op.name, to_string(op.stream)));
     const auto check_peer = [&](int peer, bool none_allowed) {
       if ((peer < 0 && !(none_allowed && peer == -1)) || peer >= graph.rank_count())
         throw std::invalid_argument(fmt::format("program {} op {} '{}': unknown peer {}", index, i, op.name, peer));

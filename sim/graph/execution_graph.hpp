@@ -26,8 +26,9 @@ namespace dtsim::graph {
 // stage waiting for its neighbour does not hold up the data-parallel collectives on `comm`.
 // `tensor` carries the tensor-parallel collectives Megatron-Core overlaps with the GEMMs that produce or consume them
 // (--tp-comm-overlap: userbuffers' own streams).
-enum class Stream : std::uint8_t { compute = 0, comm = 1, input = 2, p2p = 3, tensor = 4 };
-inline constexpr int kStreamCount = 5;
+// `host`: a framework's background thread on the CPU (Horovod's fusion cycle), Compute ops only, as `input`.
+enum class Stream : std::uint8_t { compute = 0, comm = 1, input = 2, p2p = 3, tensor = 4, host = 5 };
+inline constexpr int kStreamCount = 6;
 std::string_view to_string(Stream s);
 
 // A kernel on the compute stream, or the data loader's work on the input stream. Its duration was priced by the plan;

@@ -31,6 +31,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 namespace dtsim::plan {
 namespace detail {
@@ -173,10 +174,16 @@ void DataParallelPlanner::add_iteration_compute(std::vector<std::uint32_t>& redu
     }
     const bool last = mb + 1 == micro_batches;
     Bucket bucket;
+    // Horovod's fusion cycle (calibration::Framework::fusion_cycle), on the backward's clock as the plan prices its
+    // ops, the cycle's ticks falling at whole cycles from the backward's start: a bucket opens with its first
+    // gradient, takes every gradient ready by the first tick at or after it and goes out at that tick.
+    const double cycle = fuses_by_cycle() ? s_.framework.fusion_cycle : 0;
+    double clock = 0, ready_at = 0, tick = 0;
     for (std::size_t i = layers.size(); i-- > 0;) {
       const auto& layer = layers[i];
       last_backward_ =
           add_compute(layer.name + " bwd" + suffix, backward_cost(layer, context_), gather_deps(i, Pass::backward));
+      clock += std::get<graph::Compute>(program_->ops[last_backward_].body).seconds;
       const int u = unit_of(i);
       const bool unit_done = u >= 0 && i == units_[u].first; // ZeRO-3: the unit's backward is over
       if (unit_done) {
@@ -188,11 +195,20 @@ void DataParallelPlanner::add_iteration_compute(std::vector<std::uint32_t>& redu
         if (u > 0) gather(static_cast<std::size_t>(u - 1), Pass::backward, post ? last_backward_ : kNoOp);
       }
       if (!last || !communicates) continue;
+      if (cycle > 0 && bucket.bytes > 0 && clock > tick)
+        reductions.push_back(close_fusion(bucket, tick - ready_at, reductions.size()));
       if (layer.parameters > 0) {
+        if (cycle > 0 && bucket.bytes == 0 && clock > tick) tick = cycle * std::ceil(clock / cycle);
         bucket.bytes += static_cast<double>(layer.parameters) * grad_bytes();
         bucket.elements += static_cast<double>(layer.parameters);
         bucket.layers.push_back(i);
         bucket.ready_after = last_backward_;
+        ready_at = clock;
+      }
+      if (cycle > 0) { // a fusion buffer full: out at the same tick, the gradients after it in the next buffer
+        if (bucket.bytes >= s_.framework.fusion_threshold)
+          reductions.push_back(close_fusion(bucket, tick - ready_at, reductions.size()));
+        continue;
       }
       if (!s_.training.overlap || bucket.bytes == 0) continue;
       const double cap = reductions.empty() ? s_.training.first_bucket_bytes : s_.training.bucket_bytes;
@@ -202,9 +218,28 @@ void DataParallelPlanner::add_iteration_compute(std::vector<std::uint32_t>& redu
       }
     }
     if (!last) continue;
+    if (cycle > 0) {
+      if (bucket.bytes > 0) reductions.push_back(close_fusion(bucket, tick - ready_at, reductions.size()));
+      continue;
+    }
     if (!s_.training.overlap) bucket.ready_after = last_backward_; // one reduction once backward is over
     if (bucket.bytes > 0) reductions.push_back(close_bucket(bucket, reductions.size()));
   }
+}
+
+// Horovod fuses by its cycle where gradients are all-reduced whole under backward; ZeRO's reduce-scatters and a
+// reduction after backward (training.overlap false) keep their own buckets.
+bool DataParallelPlanner::fuses_by_cycle() const {
+  return s_.framework.fusion_cycle > 0 && s_.training.overlap && !sharded_weights();
+}
+
+std::uint32_t DataParallelPlanner::close_fusion(Bucket& bucket, double wait, std::size_t index) {
+  if (wait > 0)
+    bucket.ready_after = add_op(Op{fmt::format("fusion cycle wait (bucket {})", index),
+                                   Stream::host,
+                                   graph::Compute{wait, 0, 0},
+                                   {bucket.ready_after}});
+  return close_bucket(bucket, index);
 }
 
 bool DataParallelPlanner::sharded_optimizer() const {

@@ -83,6 +83,10 @@ private:
 
   // strategy_ops.cpp: what a closed bucket of gradients becomes, and the model exchange after the step.
   std::uint32_t close_bucket(Bucket& bucket, std::size_t index);
+  // Horovod's fusion: the bucket goes out at its cycle's tick, `wait` seconds after its last gradient (a wait on the
+  // host stream, where Horovod's background thread runs), then as close_bucket sends it.
+  std::uint32_t close_fusion(Bucket& bucket, double wait, std::size_t index);
+  bool fuses_by_cycle() const;
   std::uint32_t compress(const Bucket& bucket, std::size_t index, std::vector<std::uint32_t> deps);
   // `recompressed`: the format goes out as a compressed all-reduce (strategies::WireFormat::recompressed).
   double wire_bytes(const Bucket& bucket, collectives::Operation& op, bool* recompressed = nullptr) const;

@@ -43,6 +43,7 @@ TEST(FrameworkDocument, LeftOutHabitsArePyTorchDdps) {
   EXPECT_TRUE(f.distributed_optimizer);
   EXPECT_TRUE(f.clip_always_scales);
   EXPECT_FALSE(f.pads_vocabulary);
+  EXPECT_EQ(f.fusion_cycle, 0); // DDP's buckets
 }
 
 TEST(FrameworkDocument, GivenHabitsReplaceTheDefaults) {
@@ -79,6 +80,25 @@ TEST(FrameworkDocument, BadHabitsAreRefusedAtTheirPointer) {
   doc = minimal();
   doc["prefetch"] = "post";
   EXPECT_NE(error_of(doc).find("prefetch"), std::string::npos);
+  doc = minimal();
+  doc["tensor_fusion"] = {{"cycle", 0}, {"threshold", 1024}};
+  error = error_of(doc);
+  EXPECT_NE(error.find("/tensor_fusion/cycle"), std::string::npos) << error;
+  doc["tensor_fusion"] = {{"cycle", 1e-3}};
+  EXPECT_NE(error_of(doc).find("threshold"), std::string::npos);
+}
+
+// Horovod's presets carry its fusion defaults: 128 MiB and 1 ms since v0.21.0, 64 MiB and 5 ms before.
+TEST(FrameworkDocument, HorovodPresetsCarryTheirVersionsFusion) {
+  const auto current = find_framework("horovod");
+  ASSERT_TRUE(current);
+  EXPECT_DOUBLE_EQ(current->fusion_cycle, 1e-3);
+  EXPECT_DOUBLE_EQ(current->fusion_threshold, 128.0 * 1024 * 1024);
+  EXPECT_FALSE(current->distributed_optimizer);
+  const auto before = find_framework("horovod-0.20");
+  ASSERT_TRUE(before);
+  EXPECT_DOUBLE_EQ(before->fusion_cycle, 5e-3);
+  EXPECT_DOUBLE_EQ(before->fusion_threshold, 64.0 * 1024 * 1024);
 }
 
 } // namespace

@@ -98,6 +98,44 @@ TEST(DataParallel, FirstBucketIsCappedSmallerAsInPyTorchDdp) {
   EXPECT_EQ(simulate(s).result.buckets, 2);
 }
 
+// Horovod's tensor fusion on the three layers above, a 5 ms cycle from the backward's start: fc3's gradients are ready
+// at B = 4.02 ms and go out at the 5 ms tick, fc2's (ready at 2B = 8.04 ms) at 10 ms, fc1's (12.06 ms) at 15 ms, each
+// all-reduce (4.004 ms) over before the next tick: the iteration is 3F + 15 ms + kBucketAllReduce + the optimizer,
+// 2.94 ms more than DDP's buckets, and the waits sit on the host stream (0.98, 1.96 and 2.94 ms).
+TEST(DataParallel, HorovodFusesWhatIsReadyAtEachCycle) {
+  auto s = three_buckets(true);
+  s.framework.fusion_cycle = 5e-3;
+  s.framework.fusion_threshold = 64.0 * 1024 * 1024;
+  const double expected = 3 * kForward + 15e-3 + kBucketAllReduce + optimizer_time(3);
+  const auto result = simulate(s).result;
+  EXPECT_NEAR(result.iteration.mean, expected, 0.01 * expected);
+  EXPECT_EQ(result.buckets, 3);
+  const auto plan = plan::make_plan(s);
+  std::vector<double> waits;
+  for (const auto& op : plan.graph.programs.front().ops)
+    if (op.stream == graph::Stream::host) waits.push_back(std::get<graph::Compute>(op.body).seconds);
+  ASSERT_EQ(waits.size(), 3u);
+  EXPECT_NEAR(waits[0], 5e-3 - kBackward, 1e-9);
+  EXPECT_NEAR(waits[1], 10e-3 - 2 * kBackward, 1e-9);
+  EXPECT_NEAR(waits[2], 15e-3 - 3 * kBackward, 1e-9);
+}
+
+// A 15 ms cycle: all three layers' gradients (12 MB) are ready by the first tick. With an 8 MB threshold the fusion
+// buffer takes fc3 and fc2 and fc1 goes in a second buffer at the same tick: all-reduces of 8 MB (2 x (2 us + 4 ms))
+// and 4 MB one after the other from 15 ms.
+TEST(DataParallel, HorovodSplitsACycleAtTheFusionThreshold) {
+  auto s = three_buckets(true);
+  s.framework.fusion_cycle = 15e-3;
+  s.framework.fusion_threshold = 8e6;
+  const double expected = 3 * kForward + 15e-3 + 2 * (2e-6 + 4e-3) + kBucketAllReduce + optimizer_time(3);
+  const auto result = simulate(s).result;
+  EXPECT_NEAR(result.iteration.mean, expected, 0.01 * expected);
+  EXPECT_EQ(result.buckets, 2);
+  s.framework.fusion_threshold = 64.0 * 1024 * 1024; // one buffer of 12 MB: 2 x (2 us + 6 ms)
+  EXPECT_NEAR(simulate(s).result.iteration.mean, 3 * kForward + 15e-3 + 2 * (2e-6 + 6e-3) + optimizer_time(3),
+              0.01 * expected);
+}
+
 TEST(DataParallel, PlanRefusesAJobThatDoesNotFitWithTheLargestItems) {
   auto s = base_scenario({linear("fc1")}, 1);
   s.gpu.memory_bytes = 1e6;
