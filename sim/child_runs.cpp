@@ -16,7 +16,9 @@ namespace dtsim::detail {
 std::string run_here(const scenario::Scenario& s, const MemoryLimit& limit) {
   const auto plan = checked_plan(s, limit);
   const auto replay = engine::replay_in_this_process(s.cluster, plan.graph, replay_options(s, limit));
-  return report::to_json(report::summarize(s, plan, replay)).dump();
+  auto result = report::summarize(s, plan, replay);
+  add_warmup_stage(s, limit, result);
+  return report::to_json(result).dump();
 }
 
 namespace {

@@ -39,6 +39,10 @@ void check_scenario_size(const scenario::Scenario& scenario, const MemoryLimit& 
 // The scenario's plan, refused before it is built by check_scenario_size; the replay checks its own estimate.
 plan::Plan checked_plan(const scenario::Scenario& scenario, const MemoryLimit& limit);
 
+// With compression after dense warm-up steps (training.compression.warmup_steps), simulates the scenario without
+// compression too and makes `result` (the scenario's own) a two-stage run (report::add_warmup_stage); else nothing.
+void add_warmup_stage(const scenario::Scenario& scenario, const MemoryLimit& limit, report::RunResult& result);
+
 // Runs one simulation (in a child process, as SimGrid needs). Throws plan::PlanError,
 // engine::DeadlockError or std::runtime_error.
 // `show_progress` prints a progress line on stderr during long replays (for a terminal). With `with_trace`, the

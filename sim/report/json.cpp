@@ -255,6 +255,11 @@ json to_json(const RunResult& r) {
        {{"mode", r.fidelity}, {"auto", r.fidelity_reason.empty() ? json(nullptr) : json(r.fidelity_reason)}}},
       {"iteration_seconds", to_json(r.iteration)},
       {"throughput_samples_per_second", r.throughput},
+      {"compression_stages", r.stages.warmup_steps > 0 ? json{{"warmup_steps", r.stages.warmup_steps},
+                                                              {"run_steps", r.stages.run_steps},
+                                                              {"warmup_iteration_seconds", r.stages.warmup_iteration},
+                                                              {"run_iteration_seconds", r.stages.run_iteration}}
+                                                       : json(nullptr)},
       {"epoch_seconds", r.epoch_seconds},
       {"epochs", r.epochs},
       {"cost_usd", priced
@@ -320,6 +325,9 @@ RunResult run_result_from_json(const json& j) {
   if (!j.at("fidelity").at("auto").is_null()) r.fidelity_reason = j.at("fidelity").at("auto");
   r.iteration = distribution_from_json(j.at("iteration_seconds"));
   r.throughput = j.at("throughput_samples_per_second");
+  if (const auto& st = j.at("compression_stages"); !st.is_null())
+    r.stages = {st.at("warmup_steps"), st.at("run_steps"), st.at("warmup_iteration_seconds"),
+                st.at("run_iteration_seconds")};
   r.epoch_seconds = j.at("epoch_seconds");
   r.epochs = j.at("epochs");
   const auto cost = [&](const char* key) {

@@ -127,6 +127,16 @@ struct GroupMetrics {
   Breakdown breakdown;       // simulated, per iteration
 };
 
+// Compression after dense warm-up steps (training.compression.warmup_steps): the dense stage's iteration, and the
+// run's mean over its steps, the warm-up's at the dense stage's pace and the rest compressed. The run's length is
+// training.steps, else its epochs of the dataset; unknown (run_steps 0), the stages are reported alone.
+struct CompressionStages {
+  std::int64_t warmup_steps = 0; // 0: compressed from the first step (nothing else here is set)
+  std::int64_t run_steps = 0;
+  double warmup_iteration = 0; // seconds, dense gradients
+  double run_iteration = 0;    // seconds per step over the run; 0 when run_steps is
+};
+
 struct RunResult {
   std::string name;
   int nodes = 0;
@@ -136,8 +146,9 @@ struct RunResult {
   std::string framework;       // the framework whose kernels ran (training.framework, "auto" resolved)
   std::string fidelity;        // how collectives were replayed: step, aggregate, coarse
   std::string fidelity_reason; // run.fidelity "auto": what dtsim chose and why; empty when the scenario chose
-  Distribution iteration;      // seconds, measured iterations only
+  Distribution iteration;      // seconds, measured iterations only (the compressed stage's under `stages`)
   double throughput = 0;       // samples/s
+  CompressionStages stages;
   double epoch_seconds = 0;    // 0 when the scenario gives no dataset size
   int epochs = 1;              // of the whole training run
   // Dollars (USD), when the cluster has a price (0 otherwise): the cluster per hour, one epoch, the whole run
@@ -175,6 +186,9 @@ struct RunResult {
 };
 
 RunResult summarize(const scenario::Scenario& scenario, const plan::Plan& plan, const engine::ReplayResult& replay);
+// Makes `compressed` (the scenario's result) a two-stage run with `dense`, the same scenario without compression:
+// its stages, and the epoch, the run's cost and its energy over both.
+void add_warmup_stage(const scenario::Scenario& scenario, const RunResult& dense, RunResult& compressed);
 
 nlohmann::json to_json(const RunResult& result);
 RunResult run_result_from_json(const nlohmann::json& json); // the inverse, for results from child processes

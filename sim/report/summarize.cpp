@@ -322,3 +322,39 @@ RunResult summarize(const scenario::Scenario& s, const plan::Plan& plan, const e
 }
 
 } // namespace dtsim::report
+
+namespace dtsim::report {
+
+// The run's steps: training.steps, else its epochs of the dataset at the global batch (0: unknown).
+namespace {
+std::int64_t run_steps(const scenario::Scenario& s, const RunResult& r) {
+  if (s.training.steps > 0) return s.training.steps;
+  if (s.dataset.samples <= 0 || r.global_batch <= 0) return 0;
+  const double samples = static_cast<double>(s.dataset.samples) * s.dataset.epochs;
+  return static_cast<std::int64_t>(std::ceil(samples / static_cast<double>(r.global_batch)));
+}
+} // namespace
+
+void add_warmup_stage(const scenario::Scenario& s, const RunResult& dense, RunResult& r) {
+  auto& st = r.stages;
+  st.warmup_steps = s.training.compression.warmup_steps;
+  st.warmup_iteration = dense.iteration.mean;
+  st.run_steps = run_steps(s, r);
+  if (st.run_steps <= 0) return;
+  const double n = static_cast<double>(st.run_steps);
+  const double warm = static_cast<double>(std::min(st.warmup_steps, st.run_steps));
+  const double run_seconds = warm * dense.iteration.mean + (n - warm) * r.iteration.mean;
+  st.run_iteration = run_seconds / n;
+  // Epochs, cost and energy over both stages: the warm-up's steps at the dense pace and draw.
+  const double epochs = std::max(1, r.epochs);
+  if (r.epoch_seconds > 0) r.epoch_seconds = run_seconds / epochs;
+  r.cost_per_epoch = r.price_per_hour * r.epoch_seconds / 3600;
+  r.cost_of_run = r.price_per_hour * run_seconds / 3600;
+  if (!r.energy.known) return;
+  const double kwh = warm * dense.energy.kwh_per_iteration + (n - warm) * r.energy.kwh_per_iteration;
+  if (r.energy.kwh_of_run > 0) r.energy.co2_kg_of_run *= kwh / r.energy.kwh_of_run;
+  r.energy.kwh_of_run = kwh;
+  if (r.energy.kwh_per_epoch > 0) r.energy.kwh_per_epoch = kwh / epochs;
+}
+
+} // namespace dtsim::report

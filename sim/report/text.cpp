@@ -57,6 +57,14 @@ std::string format_summary(const RunResult& r) {
     line("model FLOP/s per GPU", fmt::format("{:.1f} TFLOP/s, MFU {} (Megatron-LM's count: every GEMM, no "
                                              "recomputation)",
                                              r.utilization.tflops_per_gpu, format_percent(r.utilization.mfu)));
+  if (r.stages.warmup_steps > 0) {
+    // The figures above are the compressed stage's; the warm-up sends dense gradients.
+    line("dense warm-up", fmt::format("{} per iteration for the first {} steps (compression starts after)",
+                                      format_seconds(r.stages.warmup_iteration), r.stages.warmup_steps));
+    if (r.stages.run_steps > 0)
+      line("over the run", fmt::format("{} per iteration, mean of {} steps", format_seconds(r.stages.run_iteration),
+                                       r.stages.run_steps));
+  }
   if (r.epoch_seconds > 0) line("time per epoch", format_duration(r.epoch_seconds));
   line("fidelity", r.fidelity_reason.empty() ? r.fidelity : "auto: " + r.fidelity_reason);
 

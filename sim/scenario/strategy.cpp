@@ -1,5 +1,6 @@
 // training.strategy, training.compression and the "stragglers" section: how workers keep their models in agreement,
 // what their gradients are sent as, and which of them are slow (sim/strategies/strategy.hpp holds the values).
+#include "sim/scenario/limits.hpp"
 #include "sim/scenario/reader.hpp"
 
 #include <fmt/format.h>
@@ -180,13 +181,17 @@ st::CompressionSpec read_compression(const Object& training) {
   }
   if (!v->is_object())
     training.fail("compression", fmt::format("expected one of {} or an object {{\"kind\", \"ratio\", \"rank\", "
-                                             "\"error_feedback\"}}, got {}",
+                                             "\"error_feedback\", \"warmup_steps\"}}, got {}",
                                              quoted_list(names), show(*v)));
-  const Object o(training.file(), v, training.pointer("compression"), {"kind", "ratio", "rank", "error_feedback"});
+  const Object o(training.file(), v, training.pointer("compression"),
+                 {"kind", "ratio", "rank", "error_feedback", "warmup_steps"});
   c.kind = *st::parse_compression_kind(o.choice("kind", names, "compression", std::nullopt));
   c.ratio = fraction(o, "ratio", c.ratio);
   c.rank = static_cast<int>(o.integer("rank", 1, c.rank, kMaxRank));
   c.error_feedback = o.boolean("error_feedback", c.error_feedback);
+  c.warmup_steps = o.integer("warmup_steps", 0, 0, limits::kSteps);
+  if (c.warmup_steps > 0 && c.kind == st::CompressionKind::none)
+    o.fail("warmup_steps", "dense steps before compression need a compression kind other than \"none\"");
   return c;
 }
 
@@ -265,7 +270,11 @@ json strategy_json(const st::StrategySpec& s) {
 }
 
 json compression_json(const st::CompressionSpec& c) {
-  return {{"kind", st::to_string(c.kind)}, {"ratio", c.ratio}, {"rank", c.rank}, {"error_feedback", c.error_feedback}};
+  return {{"kind", st::to_string(c.kind)},
+          {"ratio", c.ratio},
+          {"rank", c.rank},
+          {"error_feedback", c.error_feedback},
+          {"warmup_steps", c.warmup_steps}};
 }
 
 json stragglers_json(const st::StragglerSpec& s) {

@@ -80,6 +80,10 @@ struct CompressionSpec {
   double ratio = 0.01;        // topk, randomk: fraction of the values sent
   int rank = 4;               // powersgd
   bool error_feedback = true; // sign, topk, randomk: keep the residual and add it next time (one more buffer)
+  // Steps of dense gradients before compression starts: DeepSpeed 1-bit Adam's freeze_step (its uncompressed Adam
+  // warm-up, deepspeed/runtime/fp16/onebit/adam.py), PyTorch PowerSGD's start_powerSGD_iter. 0: compressed from the
+  // first step.
+  std::int64_t warmup_steps = 0;
 
   bool operator==(const CompressionSpec&) const = default;
 };

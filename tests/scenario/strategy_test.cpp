@@ -141,6 +141,11 @@ TEST(Strategy, Compression) {
   EXPECT_FALSE(c.error_feedback);
   EXPECT_DOUBLE_EQ(
       parse(on_four_nodes({{"compression", {{"kind", "randomk"}, {"ratio", 1}}}})).training.compression.ratio, 1);
+  // 1-bit Adam as DeepSpeed's BERT-Large recipe runs it: 23,000 dense steps (freeze_step), read back canonically.
+  const auto onebit = parse(on_four_nodes({{"compression", {{"kind", "sign"}, {"warmup_steps", 23000}}}}));
+  EXPECT_EQ(onebit.training.compression.warmup_steps, 23000);
+  EXPECT_EQ(to_json(onebit)["training"]["compression"]["warmup_steps"], 23000);
+  EXPECT_EQ(parse(on_four_nodes({{"compression", "sign"}})).training.compression.warmup_steps, 0);
 }
 
 TEST(Strategy, Stragglers) {
@@ -365,6 +370,10 @@ TEST(BadCompression, EachPointer) {
                         "/training/compression/error_feedback", "expected true or false");
   EXPECT_SCENARIO_ERROR(compression_error({{"kind", "sign"}, {"ration", 0.1}}), "/training/compression/ration",
                         "did you mean \"ratio\"?");
+  EXPECT_SCENARIO_ERROR(compression_error({{"kind", "sign"}, {"warmup_steps", -1}}),
+                        "/training/compression/warmup_steps", "expected");
+  EXPECT_SCENARIO_ERROR(compression_error({{"kind", "none"}, {"warmup_steps", 10}}),
+                        "/training/compression/warmup_steps", "need a compression kind");
 }
 
 TEST(BadStragglers, EachPointer) {

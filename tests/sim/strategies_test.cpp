@@ -95,6 +95,32 @@ TEST(Strategies, SignCompressionSendsTheSameBytesPerWorkerAtAnyScale) {
   }
 }
 
+// 1-bit Adam's two stages (DeepSpeed's freeze_step): 100 dense steps, then sign compression, over a 400-step run. The
+// headline figures stay the compressed stage's; the dense stage is the scenario without compression, simulated beside
+// it; the run's mean step is (100 t_dense + 300 t_sign) / 400, and its cost and energy follow it.
+TEST(Strategies, CompressionWarmUpRunsDenseStepsFirst) {
+  auto s = two_layers(4, named("allreduce"));
+  s.training.compression.kind = strategies::CompressionKind::sign;
+  const auto compressed = simulate(s).result;
+  s.training.compression.warmup_steps = 100;
+  s.training.steps = 400;
+  s.cluster.price_per_node_hour = 3;
+  const auto staged = simulate(s).result;
+  auto dense = s;
+  dense.training.compression = {};
+  const auto plain = simulate(dense).result;
+  ASSERT_GT(plain.iteration.mean, compressed.iteration.mean); // the 1 GB/s network makes dense slower
+  EXPECT_DOUBLE_EQ(staged.iteration.mean, compressed.iteration.mean);
+  EXPECT_EQ(staged.stages.warmup_steps, 100);
+  EXPECT_EQ(staged.stages.run_steps, 400);
+  EXPECT_DOUBLE_EQ(staged.stages.warmup_iteration, plain.iteration.mean);
+  const double mean = (100 * plain.iteration.mean + 300 * compressed.iteration.mean) / 400;
+  EXPECT_NEAR(staged.stages.run_iteration, mean, 1e-12 * mean);
+  EXPECT_NEAR(staged.cost_of_run, 4 * 3.0 * 400 * mean / 3600, 1e-9);
+  // Read back from JSON as sweeps and comparisons bring results from their child processes.
+  EXPECT_EQ(report::to_json(report::run_result_from_json(report::to_json(staged))), report::to_json(staged));
+}
+
 // Synchronous PS on one dedicated server: the last node serves, the others train; the server's NIC carries
 // (n - 1) S in and out per iteration.
 TEST(Strategies, DedicatedServerTakesTheLastNode) {
