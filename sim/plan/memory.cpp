@@ -108,8 +108,7 @@ private:
                                      states == 1 ? "" : "s", shard_note(1))};
     (offload && stage() >= 2 ? m.host_items : m.items).push_back(std::move(gradients));
     // A parameter server runs the optimizer (Li et al. 2014): its states live there, not on the workers' GPUs.
-    const auto& strategy = s_.training.strategy;
-    if (strategy.kind != strategies::Kind::parameter_server || strategy.period > 1)
+    if (!strategies::servers_step(s_.training.strategy))
       (offload ? m.host_items : m.items).push_back(std::move(optimizer));
     // Compressors with error feedback keep what they did not send, one gradient-sized residual (Seide et al. 2014).
     const double residual = strategies::error_feedback_bytes(

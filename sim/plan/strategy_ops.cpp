@@ -26,7 +26,7 @@ using graph::Stream;
 using strategies::Kind;
 
 bool DataParallelPlanner::worker_steps() const {
-  return !(strategy_.kind == Kind::parameter_server && strategy_.period == 1);
+  return !strategies::servers_step(strategy_);
 }
 
 // Models are exchanged (and pulled from servers) as the workers keep them: fp32 where the optimizer's weights are
@@ -197,7 +197,7 @@ void DataParallelPlanner::add_model_exchange_after(std::uint32_t step) {
   std::uint32_t id = 0;
   if (strategy_.kind == Kind::local_sgd && layout_.workers > 1)
     id = add_collective(Operation::all_reduce, model, "allreduce model (average)", {step});
-  else if (strategies::uses_servers(strategy_))
+  else if (strategies::uses_servers(strategy_) && !strategy_.servers.sums_only) // summation servers: gradients only
     id = push_pull(model, model, 0,
                    strategy_.kind == Kind::easgd ? "elastic exchange with the centre" : "push-pull model (average)",
                    {step});

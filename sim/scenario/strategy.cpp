@@ -76,7 +76,7 @@ Enum enum_choice(const Object& section, std::string_view key, const std::vector<
 }
 
 void read_servers(const Object& strategy, st::ServerLayout& servers) {
-  const Object section = strategy.object("servers", {"count", "placement", "hierarchical"});
+  const Object section = strategy.object("servers", {"count", "placement", "hierarchical", "sums_only"});
   if (!section.present()) return;
   const auto placement =
       enum_choice<st::ServerPlacement>(section, "placement", st::placement_names(), "server placement",
@@ -91,6 +91,7 @@ void read_servers(const Object& strategy, st::ServerLayout& servers) {
                  "dedicated servers need a count >= 1; a count of 0 means one server on every node and needs "
                  "\"placement\": \"colocated\"");
   servers.hierarchical = section.boolean("hierarchical", servers.hierarchical);
+  servers.sums_only = section.boolean("sums_only", servers.sums_only);
 }
 
 st::StrategySpec read_strategy_object(const Object& o) {
@@ -257,7 +258,8 @@ json strategy_json(const st::StrategySpec& s) {
               {"servers",
                {{"count", s.servers.count},
                 {"placement", st::to_string(s.servers.placement)},
-                {"hierarchical", s.servers.hierarchical}}},
+                {"hierarchical", s.servers.hierarchical},
+                {"sums_only", s.servers.sums_only}}},
               {"sparse_embeddings", s.sparse_embeddings},
               {"graph", st::to_string(s.graph)},
               {"probability", s.probability},

@@ -244,6 +244,10 @@ bool uses_servers(const StrategySpec& s) {
   return s.kind == Kind::parameter_server || s.kind == Kind::easgd;
 }
 
+bool servers_step(const StrategySpec& s) {
+  return s.kind == Kind::parameter_server && s.period == 1 && !s.servers.sums_only;
+}
+
 int dedicated_server_nodes(const StrategySpec& s) {
   return uses_servers(s) && s.servers.placement == ServerPlacement::dedicated ? s.servers.count : 0;
 }

@@ -30,6 +30,12 @@ constexpr ServerLayout on_every_node(bool hierarchical = false) {
   return {.count = 0, .placement = ServerPlacement::colocated, .hierarchical = hierarchical};
 }
 
+constexpr ServerLayout byteps_servers() {
+  ServerLayout servers = on_every_node(/*hierarchical=*/true);
+  servers.sums_only = true;
+  return servers;
+}
+
 constexpr int kStaleness = 3; // the bound dtsim gives every "bounded asynchronous" system (ssp's default)
 
 std::vector<Preset> build() {
@@ -247,7 +253,8 @@ std::vector<Preset> build() {
        .exchange = "ring all-reduce",
        .topology = "ring",
        .strategy = allreduce(collectives::Algorithm::ring),
-       .note = "Not in Kako et al. 2021's table: synchronous ring all-reduce of fused gradient buffers, with no servers."},
+       .note =
+           "Not in Kako et al. 2021's table: synchronous ring all-reduce of fused gradient buffers, with no servers."},
       {.name = "BytePS",
        .citation = "Jiang et al., 2020",
        .parallelism = "DP",
@@ -255,9 +262,10 @@ std::vector<Preset> build() {
        .scheduling = "synchronous",
        .exchange = "push/pull, in-node reduce first",
        .topology = "DPS (server on every node)",
-       .strategy = parameter_server(Schedule::synchronous, 0, on_every_node(/*hierarchical=*/true)),
+       .strategy = parameter_server(Schedule::synchronous, 0, byteps_servers()),
        .note = "Not in Kako et al. 2021's table: a server on every node, and each node's GPUs reduce among themselves "
-               "before one of them pushes and pulls."},
+               "before one of them pushes and pulls; the servers only sum, and every GPU steps its own optimizer on "
+               "the pulled sum (Jiang et al. 2020, section 5, the summation service)."},
   };
   for (auto& p : out)
     p.strategy.preset = p.name;

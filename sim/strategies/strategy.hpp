@@ -1,6 +1,6 @@
 #pragma once
-// How workers keep their models in agreement: the synchronization strategy (Kako et al. 2021's optimization, scheduling and
-// parameter exchange), gradient compression around it, and stragglers to compare the schemes where they differ.
+// How workers keep their models in agreement: the synchronization strategy (Kako et al. 2021's optimization, scheduling
+// and parameter exchange), gradient compression around it, and stragglers to compare the schemes where they differ.
 // Plain values: parsed by sim/scenario, planned by sim/plan into execution graphs, named for `dtsim compare`.
 #include "sim/collectives/schedule.hpp"
 
@@ -38,6 +38,9 @@ struct ServerLayout {
   int count = 1; // shards; parameters are split among them by size. colocated: one per node when 0
   ServerPlacement placement = ServerPlacement::dedicated;
   bool hierarchical = false; // reduce inside each node first; one GPU per node talks to the servers (BytePS)
+  // The servers only sum the pushed gradients and each worker steps its own optimizer on the pulled sum: BytePS's
+  // summation service (Jiang et al., OSDI 2020, section 5: the optimizer stays on the GPU, the CPU only adds).
+  bool sums_only = false;
 
   bool operator==(const ServerLayout&) const = default;
 };
@@ -143,6 +146,9 @@ std::vector<std::string> strategy_forms();
 // Parameter servers (and EASGD's centre variable) run on server nodes only when the kind has servers and they are
 // dedicated; those nodes (the cluster's last ones) train nothing.
 bool uses_servers(const StrategySpec& s); // parameter_server, easgd
+// Whether the servers apply the optimizer (a parameter server every iteration, unless it only sums): the workers then
+// keep no optimizer state and take no step.
+bool servers_step(const StrategySpec& s);
 int dedicated_server_nodes(const StrategySpec& s);
 // The GPUs that train: every GPU but those of dedicated server nodes.
 int worker_count(const StrategySpec& s, int nodes, int gpus_per_node);

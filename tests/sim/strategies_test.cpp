@@ -268,5 +268,42 @@ TEST(Strategies, HierarchicalServersHearOnlyFromEachNodesFirstGpu) {
   EXPECT_EQ(r.strategy.workers, 4);
 }
 
+// BytePS's summation service: the servers only add (3 bytes of host memory traffic a byte, no optimizer: 0 s a byte
+// to update), and every worker keeps its optimizer states and steps on the pulled sum, as plain data parallelism
+// does. The plain parameter server applies momentum SGD there instead (20 B a parameter over 4 B of gradient at the
+// host's bandwidth) and the workers take no step.
+TEST(Strategies, SummationServersLeaveTheOptimizerOnTheGpu) {
+  auto s = test::hand_scenario({linear("fc1"), linear("fc2")}, 2, 2);
+  s.training.strategy = strategies::parse_strategy_name("preset:BytePS");
+  ASSERT_TRUE(s.training.strategy.servers.sums_only);
+  const auto host = s.training.host_memory_bandwidth;
+  const auto steps = [](const plan::Plan& p) { // and no model goes back to the servers after the step
+    int n = 0;
+    for (const auto& op : p.graph.program_of(0).ops) {
+      n += op.name == "optimizer step";
+      EXPECT_EQ(op.name.find("push-pull model"), std::string::npos) << op.name;
+    }
+    return n;
+  };
+  const auto states = [](const scenario::Scenario& sc) {
+    for (const auto& item : plan::estimate_memory(sc).items)
+      if (item.name == "optimizer states") return item.bytes;
+    return 0.0;
+  };
+  const auto byteps = plan::make_plan(s);
+  for (const auto& server : byteps.graph.servers) {
+    EXPECT_DOUBLE_EQ(server.aggregate_seconds_per_byte, 3.0 / host);
+    EXPECT_EQ(server.update_seconds_per_byte, 0);
+  }
+  EXPECT_EQ(steps(byteps), 1);
+  EXPECT_DOUBLE_EQ(states(s), 2e6 * 4); // momentum: one fp32 state a parameter
+  s.training.strategy.servers.sums_only = false;
+  const auto ps = plan::make_plan(s);
+  for (const auto& server : ps.graph.servers)
+    EXPECT_DOUBLE_EQ(server.update_seconds_per_byte, 20.0 / 4 / host);
+  EXPECT_EQ(steps(ps), 0);
+  EXPECT_EQ(states(s), 0);
+}
+
 } // namespace
 } // namespace dtsim
