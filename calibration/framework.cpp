@@ -5,7 +5,7 @@
 //                "softmax_max_keys": n (optional)},
 //    "attention": "unfused" | "fused", "cross_entropy": "native" | "fp32", "optimizer": "fused" | "foreach",
 //    "clip_gradients": bool, "gradient_reduce": "as_trained" | "bf16_in_fp32" | "fp32",
-//    "reduce_during_backward": "never" | "off" | "on", "distributed_optimizer": bool,
+//    "reduce_during_backward": "never" | "off" | "on" | "zero3", "distributed_optimizer": bool,
 //    "gradient_buffer": "none" | "when_fp32" | "always", "clip_always_scales": bool, "pads_vocabulary": bool,
 //    "backward_prefetch": "pre" | "post", "tensor_fusion": {"cycle": s, "threshold": bytes}}
 // The habits after "clip_gradients" are optional; absent, they are PyTorch DDP's: fused attention where the GPU has
@@ -69,7 +69,7 @@ Framework parse_framework(const std::string& json_text, const std::string& origi
   };
   read_choice("attention", {"unfused", "fused"}, f.attention);
   read_choice("gradient_reduce", {"as_trained", "bf16_in_fp32", "fp32"}, f.gradient_reduce);
-  read_choice("reduce_during_backward", {"never", "off", "on"}, f.reduce_during_backward);
+  read_choice("reduce_during_backward", {"never", "off", "on", "zero3"}, f.reduce_during_backward);
   read_choice("gradient_buffer", {"none", "when_fp32", "always"}, f.gradient_buffer);
   read_choice("backward_prefetch", {"pre", "post"}, f.backward_prefetch);
   read_flag("distributed_optimizer", f.distributed_optimizer);

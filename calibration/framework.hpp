@@ -26,8 +26,9 @@ enum class AttentionImpl : std::uint8_t { unfused, fused };
 enum class GradientReduce : std::uint8_t { as_trained, bf16_in_fp32, fp32 };
 
 // Whether a version reduces gradients while backward runs: it cannot (no such option in that version), it can when
-// asked (off by default), or it does by default (PyTorch DDP's buckets).
-enum class ReduceDuringBackward : std::uint8_t { never, off, on };
+// asked (off by default), it does by default (PyTorch DDP's buckets), or it does by default only under ZeRO-3
+// (DeepSpeed's overlap_comm).
+enum class ReduceDuringBackward : std::uint8_t { never, off, on, zero3 };
 
 // Whether a version accumulates gradients in a contiguous buffer it zeroes every iteration (Megatron-LM's main_grad):
 // never, only when it reduces in fp32 (Megatron-LM 2021, where fp32 accumulation forces contiguous buffers on), or

@@ -106,7 +106,9 @@ void resolve_framework(const Object& top, Scenario& s) {
   // parallelism section parallelism.overlap says), what it cannot do at all.
   const auto& f = s.framework;
   using calibration::ReduceDuringBackward;
-  if (!s.training.overlap_given) s.training.overlap = f.reduce_during_backward == ReduceDuringBackward::on;
+  if (!s.training.overlap_given)
+    s.training.overlap = f.reduce_during_backward == ReduceDuringBackward::on ||
+                         (f.reduce_during_backward == ReduceDuringBackward::zero3 && s.training.zero_stage >= 3);
   const bool asked = s.training.overlap_given.value_or(false) || s.parallelism.overlap.grad_reduce;
   if (f.reduce_during_backward == ReduceDuringBackward::never && asked)
     throw ScenarioError(top.file(), top.pointer("training") + "/overlap",

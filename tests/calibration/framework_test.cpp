@@ -59,6 +59,8 @@ TEST(FrameworkDocument, GivenHabitsReplaceTheDefaults) {
   EXPECT_EQ(f.attention, AttentionImpl::unfused);
   EXPECT_EQ(f.gradient_reduce, GradientReduce::fp32);
   EXPECT_EQ(f.reduce_during_backward, ReduceDuringBackward::never);
+  doc["reduce_during_backward"] = "zero3"; // DeepSpeed's: overlapped by default under ZeRO-3 only
+  EXPECT_EQ(parse_framework(doc.dump(), "fw.json").reduce_during_backward, ReduceDuringBackward::zero3);
   EXPECT_EQ(f.gradient_buffer, GradientBuffer::always);
   EXPECT_EQ(f.backward_prefetch, BackwardPrefetch::post);
   EXPECT_FALSE(f.distributed_optimizer);

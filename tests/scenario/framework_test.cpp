@@ -87,5 +87,18 @@ TEST(Framework, VersionsBringTheirHabits) {
                         "/training/zero_stage", "no distributed optimizer");
 }
 
+// DeepSpeed overlaps its reduction with backward by default under ZeRO-3 only (overlap_comm's default: stage == 3);
+// at stages 0 to 2 it reduces after backward unless asked; Horovod fuses under backward; it has no ZeRO.
+TEST(Framework, DeepSpeedOverlapsByDefaultUnderZeroThreeOnly) {
+  for (int stage : {0, 1, 2, 3}) {
+    const auto s = parse(patched({{"training", {{"framework", "deepspeed"}, {"zero_stage", stage}}}}));
+    EXPECT_EQ(s.training.overlap, stage == 3) << stage;
+  }
+  EXPECT_TRUE(parse(patched({{"training", {{"framework", "deepspeed"}, {"overlap", true}}}})).training.overlap);
+  EXPECT_TRUE(parse(patched({{"training", {{"framework", "horovod"}}}})).training.overlap);
+  EXPECT_SCENARIO_ERROR(error_of(patched({{"training", {{"framework", "horovod"}, {"zero_stage", 1}}}})),
+                        "/training/zero_stage", "no distributed optimizer");
+}
+
 } // namespace
 } // namespace dtsim::scenario

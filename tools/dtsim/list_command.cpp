@@ -219,9 +219,10 @@ FrameworkLine framework_line(const std::string& name) {
   l.reduce = f.gradient_reduce == GradientReduce::fp32           ? "fp32"
              : f.gradient_reduce == GradientReduce::bf16_in_fp32 ? "bf16 and fp8 in fp32"
                                                                  : "as trained";
-  l.during_backward = f.reduce_during_backward == ReduceDuringBackward::on    ? "yes"
-                      : f.reduce_during_backward == ReduceDuringBackward::off ? "when asked"
-                                                                              : "never";
+  l.during_backward = f.reduce_during_backward == ReduceDuringBackward::on      ? "yes"
+                      : f.reduce_during_backward == ReduceDuringBackward::zero3 ? "with ZeRO-3"
+                      : f.reduce_during_backward == ReduceDuringBackward::off   ? "when asked"
+                                                                                : "never";
   l.zero = f.distributed_optimizer ? "yes" : "no";
   return l;
 }
