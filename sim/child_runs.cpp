@@ -14,11 +14,11 @@
 namespace dtsim::detail {
 
 std::string run_here(const scenario::Scenario& s, const MemoryLimit& limit) {
+  // A point's process replays once (it cannot fork a replay of its own): a compression warm-up's dense stage is
+  // dtsim run's (simulate), not a sweep or comparison point's.
   const auto plan = checked_plan(s, limit);
   const auto replay = engine::replay_in_this_process(s.cluster, plan.graph, replay_options(s, limit));
-  auto result = report::summarize(s, plan, replay);
-  add_warmup_stage(s, limit, result);
-  return report::to_json(result).dump();
+  return report::to_json(report::summarize(s, plan, replay)).dump();
 }
 
 namespace {

@@ -60,13 +60,13 @@ engine::ReplayOptions replay_options(const scenario::Scenario& s, const MemoryLi
   return o;
 }
 
-void add_warmup_stage(const scenario::Scenario& s, const MemoryLimit& limit, report::RunResult& result) {
-  if (s.training.compression.warmup_steps == 0) return;
+std::optional<report::RunResult> dense_warmup_stage(const scenario::Scenario& s, const MemoryLimit& limit) {
+  if (s.training.compression.warmup_steps == 0) return std::nullopt;
   auto dense = s;
   dense.training.compression = {};
   const auto plan = checked_plan(dense, limit);
   const auto replay = engine::replay(dense.cluster, plan.graph, replay_options(dense, limit));
-  report::add_warmup_stage(s, report::summarize(dense, plan, replay), result);
+  return report::summarize(dense, plan, replay);
 }
 
 namespace {
@@ -85,7 +85,7 @@ Simulation simulate(const scenario::Scenario& scenario, bool with_trace, bool sh
   options.sample_links = with_trace;
   const auto replay = engine::replay(scenario.cluster, plan.graph, options);
   Simulation sim{report::summarize(scenario, plan, replay), nullptr};
-  add_warmup_stage(scenario, limit, sim.result);
+  if (const auto dense = dense_warmup_stage(scenario, limit)) report::add_warmup_stage(scenario, *dense, sim.result);
   if (with_trace) sim.trace = report::chrome_trace(plan, replay, scenario.cluster, trace);
   return sim;
 }

@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,9 +40,11 @@ void check_scenario_size(const scenario::Scenario& scenario, const MemoryLimit& 
 // The scenario's plan, refused before it is built by check_scenario_size; the replay checks its own estimate.
 plan::Plan checked_plan(const scenario::Scenario& scenario, const MemoryLimit& limit);
 
-// With compression after dense warm-up steps (training.compression.warmup_steps), simulates the scenario without
-// compression too and makes `result` (the scenario's own) a two-stage run (report::add_warmup_stage); else nothing.
-void add_warmup_stage(const scenario::Scenario& scenario, const MemoryLimit& limit, report::RunResult& result);
+// With compression after dense warm-up steps (training.compression.warmup_steps), the scenario without compression
+// simulated in a child process (report::add_warmup_stage makes the two a two-stage run); nullopt otherwise. Only a
+// process that forks its replays can call it: sweep and comparison points, each replaying in a child, report the
+// compressed stage alone.
+std::optional<report::RunResult> dense_warmup_stage(const scenario::Scenario& scenario, const MemoryLimit& limit);
 
 // Runs one simulation (in a child process, as SimGrid needs). Throws plan::PlanError,
 // engine::DeadlockError or std::runtime_error.

@@ -94,6 +94,18 @@ json intra_node_json(const topologies::ClusterSpec& c) {
   return out;
 }
 
+// The node's link into the network and its transport: a TCP network's streams, per-stream rate and frames, so that a
+// sweep's or comparison's points (each read back from this form) keep them.
+json nic_json(const topologies::ClusterSpec& c) {
+  json nic = link_json(c.nic);
+  nic["transport"] = c.tcp.enabled ? "tcp" : "rdma";
+  if (!c.tcp.enabled) return nic;
+  nic["streams"] = c.tcp.streams;
+  nic["stream_bandwidth"] = c.tcp.stream_bandwidth;
+  nic["mtu"] = static_cast<std::int64_t>(c.tcp.mtu);
+  return nic;
+}
+
 } // namespace
 
 json to_json(const Scenario& s) {
@@ -109,7 +121,7 @@ json to_json(const Scenario& s) {
         {"gpu", c.gpu},
         {"intra_node", intra_node_json(c)},
         {"pcie", link_json(c.pcie)},
-        {"nic", link_json(c.nic)},
+        {"nic", nic_json(c)},
         {"switch", {{"latency", c.switch_latency}, {"sharp", c.switch_reduces}}},
         {"price_per_hour", c.price_per_node_hour},
         {"topology", topology_json(c)}}},

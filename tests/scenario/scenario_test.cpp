@@ -293,6 +293,13 @@ TEST(Scenario, TcpInstancesBringTheirStreamsAndFrames) {
   const Scenario on_premises = parse_scenario(own, "own.json");
   EXPECT_EQ(on_premises.cluster.tcp.streams, 1);
   EXPECT_DOUBLE_EQ(on_premises.cluster.nic.latency, 5e-6); // sockets keep the kernel stack's microseconds
+  // The canonical form keeps the transport (sweep and comparison points are read back from it).
+  const Scenario again = parse_scenario(to_json(on_premises).dump(), "own.json");
+  EXPECT_TRUE(again.cluster.tcp.enabled);
+  EXPECT_EQ(again.cluster.tcp.streams, on_premises.cluster.tcp.streams);
+  EXPECT_DOUBLE_EQ(again.cluster.tcp.stream_bandwidth, on_premises.cluster.tcp.stream_bandwidth);
+  EXPECT_DOUBLE_EQ(again.cluster.tcp.mtu, on_premises.cluster.tcp.mtu);
+  EXPECT_DOUBLE_EQ(again.cluster.nic.latency, on_premises.cluster.nic.latency);
   EXPECT_DOUBLE_EQ(on_premises.cluster.tcp.connection_bandwidth(), 15e9 / 8);
   const Scenario gcp = parse_scenario(base, "tcp.json", {parse_override("cluster.instance=gcp.a2-highgpu-8g")});
   EXPECT_DOUBLE_EQ(gcp.cluster.tcp.connection_bandwidth(), 4 * 15e9 / 8);
