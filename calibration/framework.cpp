@@ -7,7 +7,7 @@
 //    "clip_gradients": bool, "gradient_reduce": "as_trained" | "bf16_in_fp32" | "fp32",
 //    "reduce_during_backward": "never" | "off" | "on" | "zero3", "distributed_optimizer": bool,
 //    "gradient_buffer": "none" | "when_fp32" | "always", "clip_always_scales": bool, "pads_vocabulary": bool,
-//    "backward_prefetch": "pre" | "post", "tensor_fusion": {"cycle": s, "threshold": bytes}}
+//    "overlap_p2p": bool, "backward_prefetch": "pre" | "post", "tensor_fusion": {"cycle": s, "threshold": bytes}}
 // The habits after "clip_gradients" are optional; absent, they are PyTorch DDP's: fused attention where the GPU has
 // it, gradients reduced as trained, in buckets under backward, optimizer states shardable, sharded weights gathered
 // as the unit before them starts its backward; no tensor fusion cycle (DDP's buckets). An alias is a file of its
@@ -29,7 +29,8 @@ Framework parse_framework(const std::string& json_text, const std::string& origi
   r.expect_object(doc, "",
                   {"name", "display_name", "sources", "host", "fusions", "attention", "cross_entropy", "optimizer",
                    "clip_gradients", "gradient_reduce", "reduce_during_backward", "distributed_optimizer",
-                   "gradient_buffer", "clip_always_scales", "pads_vocabulary", "backward_prefetch", "tensor_fusion"});
+                   "gradient_buffer", "clip_always_scales", "pads_vocabulary", "backward_prefetch", "tensor_fusion",
+                   "overlap_p2p"});
   Framework f;
   f.name = r.string(doc, "", "name");
   f.display_name = r.string(doc, "", "display_name");
@@ -75,6 +76,7 @@ Framework parse_framework(const std::string& json_text, const std::string& origi
   read_flag("distributed_optimizer", f.distributed_optimizer);
   read_flag("clip_always_scales", f.clip_always_scales);
   read_flag("pads_vocabulary", f.pads_vocabulary);
+  read_flag("overlap_p2p", f.overlap_p2p);
   if (const auto* fusion = detail::Reader::find(doc, "tensor_fusion")) {
     r.expect_object(*fusion, "/tensor_fusion", {"cycle", "threshold"});
     f.fusion_cycle = r.positive(*fusion, "/tensor_fusion", "cycle", "seconds");

@@ -78,6 +78,10 @@ struct Framework {
   // at most `fusion_threshold` bytes. 0: PyTorch DDP's buckets (training.bucket_size) instead.
   double fusion_cycle = 0;
   double fusion_threshold = 0;
+  // Whether it overlaps a pipeline's sends and receives with compute by default under the interleaved schedule
+  // (Megatron-LM's overlap_p2p_comm): each receive is posted as the last send in its direction goes out and waited on
+  // only where its data is needed. Megatron-LM does this for no other schedule.
+  bool overlap_p2p = false;
   // Whether the softmax of `keys` keys runs in the fused kernel.
   bool fuses_softmax(double keys) const {
     return fused_softmax && (fused_softmax_max_keys <= 0 || keys <= fused_softmax_max_keys);

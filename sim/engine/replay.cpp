@@ -251,7 +251,7 @@ double Replay::execute(int rank, const graph::Op& op, std::uint32_t it, StreamSt
   } else if (const auto* collective = std::get_if<graph::Collective>(&op.body)) {
     return run_collective(rank, *collective, it, status);
   } else if (const auto* p2p = std::get_if<graph::SendRecv>(&op.body)) {
-    return send_recv(rank, *p2p, it, status);
+    return send_recv(rank, *p2p, op.stream, it, status);
   } else if (const auto* exchange = std::get_if<graph::Exchange>(&op.body)) {
     run_exchange(rank, *exchange, it, status);
   } else if (const auto* push = std::get_if<graph::Push>(&op.body)) {
@@ -263,31 +263,33 @@ double Replay::execute(int rank, const graph::Op& op, std::uint32_t it, StreamSt
 }
 
 // Point-to-point ops have mailboxes of their own: a pipeline's pending sends never meet a collective's messages
-// between the same two GPUs.
-sg4::Mailbox* Replay::p2p_mailbox(int from, int to) {
-  const auto key = pair_key(from, to);
+// between the same two GPUs, and each p2p stream (a pipeline's two directions when they overlap) matches its own.
+sg4::Mailbox* Replay::p2p_mailbox(int from, int to, graph::Stream stream) {
+  const auto key = channel_key(from, to, stream);
   if (const auto found = p2p_boxes_.find(key); found != p2p_boxes_.end()) return found->second;
-  auto* box = sg4::Mailbox::by_name(fmt::format("p2p:{}>{}", from, to)); // a simcall: same name, same mailbox
+  // a simcall: same name, same mailbox
+  auto* box = sg4::Mailbox::by_name(fmt::format("{}:{}>{}", graph::to_string(stream), from, to));
   return p2p_boxes_.try_emplace(key, box).first->second;
 }
 
 // Sends are detached (isend): the flow starts once the peer's receive is posted. The receive is busy from the later
 // of its own posting and the send's.
-double Replay::send_recv(int rank, const graph::SendRecv& op, std::uint32_t it, StreamStatus& status) {
+double Replay::send_recv(int rank, const graph::SendRecv& op, graph::Stream stream, std::uint32_t it,
+                         StreamStatus& status) {
   const double start = sg4::Engine::get_clock();
   if (op.send) {
-    posted_sends_[pair_key(rank, op.peer)].push_back(start);
-    put_init(p2p_mailbox(rank, op.peer), &token_, op.bytes, pair(rank, op.peer))->detach();
+    posted_sends_[channel_key(rank, op.peer, stream)].push_back(start);
+    put_init(p2p_mailbox(rank, op.peer, stream), &token_, op.bytes, pair(rank, op.peer))->detach();
     account(rank, pair(rank, op.peer), op.bytes, op.bytes, it);
     return start;
   }
   status.peer = op.peer;
   status.wait = StreamStatus::Wait::peer;
   char* data = nullptr;
-  const auto comm = p2p_mailbox(op.peer, rank)->get_async(&data);
+  const auto comm = p2p_mailbox(op.peer, rank, stream)->get_async(&data);
   comm->wait();
   sleep_until(comm->get_finish_time() + arrival_delay(pair(op.peer, rank)));
-  auto& posted = posted_sends_[pair_key(op.peer, rank)];
+  auto& posted = posted_sends_[channel_key(op.peer, rank, stream)];
   const double sent = posted.empty() ? start : posted.front();
   if (!posted.empty()) posted.pop_front();
   return std::max(start, sent);

@@ -97,7 +97,7 @@ private:
   std::unordered_map<int, int> sharers_; // per node: its simulated ranks
   std::vector<std::pair<int, int>> ready_;
   std::unordered_map<std::uint64_t, Call> calls_;                 // (group, call)
-  std::unordered_map<std::uint64_t, std::deque<double>> sends_;   // (from, to): posted sends' times
+  std::unordered_map<std::uint64_t, std::deque<double>> sends_;   // (from, to, stream): posted sends' times
   std::unordered_map<const Collective*, double> collective_cost_; // programs are shared: priced once per op
 };
 
@@ -233,13 +233,16 @@ void Evaluator::advance(int rank, int stream) {
       if (--call.posted == 0) calls_.erase(key); // every member has taken it
       complete(rank, stream, index, end);
     } else if (const auto* p2p = std::get_if<SendRecv>(&op.body)) {
-      const int n = graph_.rank_count();
+      // A pair's sends and receives match in order on each stream (the engine's mailboxes).
+      const auto channel = [&](int from, int to) {
+        return (static_cast<std::uint64_t>(from) * graph_.rank_count() + to) * kStreamCount + stream;
+      };
       if (p2p->send) {
-        sends_[static_cast<std::uint64_t>(rank) * n + p2p->peer].push_back(ready);
+        sends_[channel(rank, p2p->peer)].push_back(ready);
         wake_rank(p2p->peer);
         complete(rank, stream, index, ready);
       } else {
-        auto& posted = sends_[static_cast<std::uint64_t>(p2p->peer) * n + rank];
+        auto& posted = sends_[channel(p2p->peer, rank)];
         if (posted.empty()) return; // woken by the send
         const double start = std::max(ready, posted.front());
         posted.pop_front();

@@ -19,6 +19,8 @@ std::string_view to_string(Stream s) {
     return "tensor";
   case Stream::host:
     return "host";
+  case Stream::p2p_back:
+    return "p2p_back";
   }
   return "unknown";
 }

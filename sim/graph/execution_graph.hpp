@@ -27,8 +27,12 @@ namespace dtsim::graph {
 // `tensor` carries the tensor-parallel collectives Megatron-Core overlaps with the GEMMs that produce or consume them
 // (--tp-comm-overlap: userbuffers' own streams).
 // `host`: a framework's background thread on the CPU (Horovod's fusion cycle), Compute ops only, as `input`.
-enum class Stream : std::uint8_t { compute = 0, comm = 1, input = 2, p2p = 3, tensor = 4, host = 5 };
-inline constexpr int kStreamCount = 6;
+// `p2p_back`: a pipeline's gradients going back a stage when sends overlap compute (Megatron-LM's overlap_p2p_comm):
+// each direction then posts its next receive as soon as its last send is issued and waits for it only where the data
+// is needed, so a receive from the next stage never queues behind one from the previous stage. Both ends of a
+// transfer post it on the same stream, and streams match their sends and receives apart.
+enum class Stream : std::uint8_t { compute = 0, comm = 1, input = 2, p2p = 3, tensor = 4, host = 5, p2p_back = 6 };
+inline constexpr int kStreamCount = 7;
 std::string_view to_string(Stream s);
 
 // A kernel on the compute stream, or the data loader's work on the input stream. Its duration was priced by the plan;

@@ -218,6 +218,11 @@ void ModelParallelPlanner::build_program(int rank, graph::Program& program) {
   prev.pp = (stage + p - 1) % p;
   next.pp = (stage + 1) % p;
   const int before = layout_.rank(prev), after = layout_.rank(next);
+  // Megatron-LM posts a micro-batch's send with the next receive in its direction and, without overlap_p2p_comm,
+  // waits for both before computing on (schedules.py: send_forward_recv_backward, one stream here, so a receive is
+  // posted only once the send before it is issued); with it, each direction waits only where its data is needed
+  // (send_forward_recv_forward, send_backward_recv_backward): gradients then travel on a stream of their own.
+  const Stream back = spec_.overlap.p2p ? Stream::p2p_back : Stream::p2p;
   for (std::size_t i = 0; i < order.size(); ++i) {
     const auto& slot = order[i];
     const int vs = slot.chunk * p + stage;
@@ -231,9 +236,10 @@ void ModelParallelPlanner::build_program(int rank, graph::Program& program) {
       if (!last) send_recv(after, vs, true, fmt::format("send activations chunk {} mb {}", vs, mb), {done});
       if (redundant()) redundant_forward((vs + 1) % chunks, done);
     } else {
-      if (!last) deps.push_back(send_recv(after, vs, false, fmt::format("recv gradients chunk {} mb {}", vs, mb), {}));
+      if (!last)
+        deps.push_back(send_recv(after, vs, false, fmt::format("recv gradients chunk {} mb {}", vs, mb), {}, back));
       const auto done = run_backward(vs, std::move(deps), i == last_backward[slot.chunk]);
-      if (!first) send_recv(before, vs - 1, true, fmt::format("send gradients chunk {} mb {}", vs, mb), {done});
+      if (!first) send_recv(before, vs - 1, true, fmt::format("send gradients chunk {} mb {}", vs, mb), {done}, back);
     }
   }
   add_step();

@@ -55,8 +55,10 @@ private:
   void add_groups(graph::ExecutionGraph& g);
   ParallelInfo parallel_info(const std::vector<MemoryEstimate>& stages) const;
   void build_program(int rank, graph::Program& program);
-  std::uint32_t send_recv(int peer, int boundary, bool send, std::string name, std::vector<std::uint32_t> deps);
-  std::uint32_t point_to_point(int peer, double bytes, bool send, std::string name, std::vector<std::uint32_t> deps);
+  std::uint32_t send_recv(int peer, int boundary, bool send, std::string name, std::vector<std::uint32_t> deps,
+                          graph::Stream stream = graph::Stream::p2p);
+  std::uint32_t point_to_point(int peer, double bytes, bool send, std::string name, std::vector<std::uint32_t> deps,
+                               graph::Stream stream = graph::Stream::p2p);
   std::uint32_t run_forward(int chunk, std::vector<std::uint32_t> deps);
   std::uint32_t run_backward(int chunk, std::vector<std::uint32_t> deps, bool reduce);
   void run_layer(std::size_t layer, bool forward, std::vector<std::uint32_t>& deps);

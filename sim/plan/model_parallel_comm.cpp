@@ -19,19 +19,19 @@ using graph::Stream;
 // output of the micro-batch, a t-th per tensor-parallel rank (Megatron's scatter-gather, Narayanan et al. 2021
 // section 4.1; the all-gather over NVLink after it is left out).
 std::uint32_t ModelParallelPlanner::send_recv(int peer, int boundary, bool send, std::string name,
-                                              std::vector<std::uint32_t> deps) {
+                                              std::vector<std::uint32_t> deps, Stream stream) {
   const auto& layer = s_.model.workload.layers.at(units_.at(chunk_units_.at(boundary).back()).back());
   const double bytes = static_cast<double>(layer.output_elements) * s_.model.batch_per_gpu *
                        calibration::exchanged_activation_bytes(s_.model.precision) / spec_.tensor / spec_.context;
-  return point_to_point(peer, bytes, send, std::move(name), std::move(deps));
+  return point_to_point(peer, bytes, send, std::move(name), std::move(deps), stream);
 }
 
 std::uint32_t ModelParallelPlanner::point_to_point(int peer, double bytes, bool send, std::string name,
-                                                   std::vector<std::uint32_t> deps) {
+                                                   std::vector<std::uint32_t> deps, Stream stream) {
   const bool crosses = peer / s_.cluster.gpus_per_node != rank_ / s_.cluster.gpus_per_node;
   if (coarse() && crosses) bytes *= nic_share();
   return add_op(
-      graph::Op{std::move(name), Stream::p2p, graph::SendRecv{peer, bytes, send}, std::move(deps), 1, Axis::pipeline});
+      graph::Op{std::move(name), stream, graph::SendRecv{peer, bytes, send}, std::move(deps), 1, Axis::pipeline});
 }
 
 std::uint32_t ModelParallelPlanner::add_collective(Operation op, double bytes, int group, std::string name,

@@ -69,29 +69,32 @@ json op_args(const graph::ExecutionGraph& g, const graph::Op& op, std::uint32_t 
 }
 
 // Sends and receives between two ranks match in the order they are posted (graph::SendRecv): the k-th send from a
-// to b is the k-th receive at b from a. Flow events join the two slices.
+// to b is the k-th receive at b from a, on each p2p stream. Flow events join the two slices.
 struct TransferEnd {
   int rank = 0;
   const engine::Interval* interval = nullptr;
 };
 void add_flows(const plan::Plan& plan, const engine::ReplayResult& replay, const topologies::ClusterSpec& cluster,
                const TraceOptions& options, json& events) {
-  std::map<std::tuple<int, int, bool>, std::vector<TransferEnd>> ends; // (from, to, is the send) -> in order
-  const int p2p = static_cast<int>(graph::Stream::p2p);
+  // (from, to, is the send, stream) -> in order
+  std::map<std::tuple<int, int, bool, graph::Stream>, std::vector<TransferEnd>> ends;
   for (std::size_t r = 0; r < replay.ranks.size(); ++r) {
     const auto& program = plan.graph.program_of(static_cast<int>(r));
-    for (const auto& interval : replay.ranks[r].streams[p2p]) {
-      const auto* sr = std::get_if<graph::SendRecv>(&program.ops[interval.op].body);
-      if (sr == nullptr) continue;
-      const int rank = static_cast<int>(r);
-      const auto key = sr->send ? std::tuple{rank, sr->peer, true} : std::tuple{sr->peer, rank, false};
-      ends[key].push_back({rank, &interval});
-    }
+    for (auto stream : {graph::Stream::p2p, graph::Stream::p2p_back})
+      for (const auto& interval : replay.ranks[r].streams[static_cast<int>(stream)]) {
+        const auto* sr = std::get_if<graph::SendRecv>(&program.ops[interval.op].body);
+        if (sr == nullptr) continue;
+        const int rank = static_cast<int>(r);
+        const auto key =
+            sr->send ? std::tuple{rank, sr->peer, true, stream} : std::tuple{sr->peer, rank, false, stream};
+        ends[key].push_back({rank, &interval});
+      }
   }
   std::uint64_t id = 0;
   for (const auto& [key, sends] : ends) {
     if (!std::get<2>(key)) continue;
-    const auto found = ends.find({std::get<0>(key), std::get<1>(key), false});
+    const auto found = ends.find({std::get<0>(key), std::get<1>(key), false, std::get<3>(key)});
+    const int track = static_cast<int>(std::get<3>(key));
     if (found == ends.end()) continue;
     const auto& receives = found->second;
     for (std::size_t k = 0; k < std::min(sends.size(), receives.size()); ++k) {
@@ -108,7 +111,7 @@ void add_flows(const plan::Plan& plan, const engine::ReplayResult& replay, const
                         {"ph", "s"},
                         {"id", id},
                         {"pid", cluster.node_of(s.rank)},
-                        {"tid", thread_of(s.rank, p2p)},
+                        {"tid", thread_of(s.rank, track)},
                         {"ts", s.interval->start * 1e6}});
       events.push_back({{"name", "transfer"},
                         {"cat", "p2p"},
@@ -116,7 +119,7 @@ void add_flows(const plan::Plan& plan, const engine::ReplayResult& replay, const
                         {"bp", "e"},
                         {"id", id},
                         {"pid", cluster.node_of(d.rank)},
-                        {"tid", thread_of(d.rank, p2p)},
+                        {"tid", thread_of(d.rank, track)},
                         {"ts", (d.interval->start + d.interval->end) / 2 * 1e6}});
     }
   }

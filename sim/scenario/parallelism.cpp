@@ -63,7 +63,7 @@ RoutingSpec read_routing(const Object& section) {
 // Megatron-LM's defaults (every overlap off) unless ZeRO-3, whose units always overlap; `training.overlap` given in
 // the file says whether gradients are reduced under backward, as it does for data parallelism.
 OverlapSpec read_overlap(const Object& top, const Object& section, const Scenario& s) {
-  const Object o = section.object("overlap", {"tensor", "grad_reduce", "param_gather"});
+  const Object o = section.object("overlap", {"tensor", "grad_reduce", "param_gather", "p2p"});
   const auto* training = top.get("training");
   const bool overlap_given = training && training->is_object() && training->contains("overlap");
   OverlapSpec spec;
@@ -79,6 +79,8 @@ OverlapSpec read_overlap(const Object& top, const Object& section, const Scenari
   if (spec.param_gather && !spec.grad_reduce)
     o.fail("param_gather", "Megatron-LM overlaps the parameter all-gather only with grad_reduce overlapped too");
   spec.tensor = o.boolean("tensor", false);
+  spec.p2p_given = o.has("p2p");
+  spec.p2p = o.boolean("p2p", false);
   return spec;
 }
 
@@ -190,6 +192,9 @@ void read_parallelism(const Object& top, Scenario& s) {
         "give parallelism.tensor, or another strategy");
   if (spec.sequence_parallel && spec.tensor == 1) p.fail("sequence_parallel", "needs tensor > 1");
   check_context(p, s);
+  if (spec.overlap.p2p && (spec.schedule != PipelineSchedule::interleaved || spec.virtual_stages < 2))
+    p.fail("overlap", "p2p: Megatron-LM overlaps a pipeline's sends with compute only under the interleaved schedule "
+                      "with virtual_stages > 1 (its other schedules wait for each send and receive)");
   if (spec.overlap.tensor && !spec.sequence_parallel)
     p.fail("overlap", "tensor: Megatron-Core overlaps tensor-parallel communication with its GEMMs only under "
                       "sequence parallelism (\"sequence_parallel\": true)");
@@ -347,7 +352,8 @@ json parallelism_json(const ParallelismSpec& p) {
               {"overlap",
                {{"tensor", p.overlap.tensor},
                 {"grad_reduce", p.overlap.grad_reduce},
-                {"param_gather", p.overlap.param_gather}}},
+                {"param_gather", p.overlap.param_gather},
+                {"p2p", p.overlap.p2p}}},
               {"grad_reduce_in_bf16", p.grad_reduce_in_bf16}};
   if (p.context > 1) out["context_comm"] = p.context_comm == ContextComm::a2a ? "a2a" : "p2p";
   if (p.stage_blocks.empty())

@@ -132,6 +132,8 @@ struct OverlapSpec {
   bool tensor = false;       // tensor-parallel all-gathers/reduce-scatters pipelined with their GEMMs (userbuffers)
   bool grad_reduce = false;  // data-parallel gradient reduction in buckets while backward runs
   bool param_gather = false; // the distributed optimizer's parameter all-gather under the next forward
+  bool p2p = false;          // a pipeline's sends and receives under compute (the framework's default unless given)
+  bool p2p_given = false;    // the scenario said which
 };
 
 // How context parallelism moves attention's keys and values (Megatron-Core's --cp-comm-type): p2p, ring attention

@@ -1,6 +1,7 @@
 // `dtsim run --trace` as a user runs it: the filters, gzip output, and bad filters refused before anything runs.
 #include "cli_util.hpp"
 #include "io/gzip.hpp"
+#include "sim/graph/execution_graph.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -29,7 +30,7 @@ TEST(TraceCommand, GzipHoldsTheSameTraceAndFiltersKeepTheirRanksAndIterations) {
   std::set<int> ranks, iterations, processes;
   for (const auto& e : trace["traceEvents"]) {
     if (e["ph"] != "X") continue;
-    ranks.insert(e["tid"].get<int>() / 5); // a thread per stream of each GPU
+    ranks.insert(e["tid"].get<int>() / dtsim::graph::kStreamCount); // a thread per stream of each GPU
     iterations.insert(e["args"]["iteration"].get<int>());
     processes.insert(e["pid"].get<int>());
   }

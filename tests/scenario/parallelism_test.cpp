@@ -115,6 +115,30 @@ TEST(ParallelismOverlap, RefusesWhatMegatronCannotOverlap) {
   EXPECT_SCENARIO_ERROR(error_of(gpt_overlap({{"gradients", true}})), "/parallelism/overlap/gradients", "unknown key");
 }
 
+// Pipeline sends overlap compute by default where the version does so (Megatron-Core under the interleaved schedule
+// with virtual stages), never under 1F1B, and not in Megatron-LM 2021 or 2022, which predate the option.
+TEST(ParallelismOverlap, PipelineSendsFollowTheFrameworkVersion) {
+  const auto pipeline = [](const std::string& framework, const std::string& schedule, const json& overlap) {
+    json doc = gpt({{"tensor", 2},
+                    {"pipeline", 2},
+                    {"micro_batches", 4},
+                    {"schedule", schedule},
+                    {"virtual_stages", schedule == "interleaved" ? 2 : 1},
+                    {"overlap", overlap}});
+    doc["training"] = {{"framework", framework}};
+    return doc;
+  };
+  EXPECT_TRUE(parse(pipeline("megatron-core", "interleaved", json::object())).parallelism.overlap.p2p);
+  EXPECT_FALSE(parse(pipeline("megatron-core", "1f1b", json::object())).parallelism.overlap.p2p);
+  EXPECT_FALSE(parse(pipeline("megatron-2022", "interleaved", json::object())).parallelism.overlap.p2p);
+  const auto off = parse(pipeline("megatron-core", "interleaved", {{"p2p", false}}));
+  EXPECT_FALSE(off.parallelism.overlap.p2p);
+  EXPECT_FALSE(parse_scenario(to_json(off).dump(), "again.json").parallelism.overlap.p2p); // as given, not the default
+  EXPECT_TRUE(parse(pipeline("megatron-2021", "interleaved", {{"p2p", true}})).parallelism.overlap.p2p);
+  EXPECT_SCENARIO_ERROR(error_of(pipeline("megatron-core", "1f1b", {{"p2p", true}})), "/parallelism/overlap",
+                        "only under the interleaved schedule");
+}
+
 } // namespace
 } // namespace dtsim::scenario
 

@@ -186,6 +186,26 @@ TEST(Strategies, JitterComesFromTheSeed) {
   EXPECT_NE(simulate(s).result.iteration.samples, a.iteration.samples);
 }
 
+// A synchronous all-reduce waits for its slowest worker every iteration. Each worker's compute is drawn 1 + 0.2 U(0, 1)
+// times its own, and the expected largest of n uniform draws is n / (n + 1) (the n-th order statistic of U(0, 1)), so
+// the 12.04 ms forward and backward (2 layers x (2 + 4) ms + 4 launches of 10 us) grows by 0.2 x 8/9 of itself on 8
+// workers, against 0.2 x 1/2 on one. Over 400 iterations the mean's standard error is 0.2 x 12.04 ms x 0.099 / 20 =
+// 0.012 ms for 8 workers (the largest draw's deviation sqrt(n / ((n + 1)^2 (n + 2))) = 0.099).
+TEST(Strategies, SynchronousIterationsWaitForTheLargestDraw) {
+  const auto excess = [](int workers) {
+    auto s = two_layers(workers, named("allreduce"));
+    s.model.workload.layers[0].parameters = s.model.workload.layers[1].parameters = 1000; // compute-bound
+    s.run.iterations = 400;
+    const double plain = simulate(s).result.iteration.mean;
+    s.stragglers.jitter = strategies::Jitter::uniform;
+    s.stragglers.scale = 0.2;
+    return simulate(s).result.iteration.mean - plain;
+  };
+  const double compute = 12.04e-3;
+  EXPECT_NEAR(excess(1), 0.2 * compute / 2, 4 * 0.2 * compute * 0.289 / 20);
+  EXPECT_NEAR(excess(8), 0.2 * compute * 8 / 9, 4 * 0.012e-3);
+}
+
 // Local SGD averages the model every H iterations; gradient accumulation multiplies the samples per update.
 TEST(Strategies, LocalSgdAveragesEveryPeriodAndAccumulationScalesTheBatch) {
   auto s = two_layers(4, named("local-sgd:2"));
