@@ -149,8 +149,8 @@ struct RunResult {
   Distribution iteration;      // seconds, measured iterations only (the compressed stage's under `stages`)
   double throughput = 0;       // samples/s
   CompressionStages stages;
-  double epoch_seconds = 0;    // 0 when the scenario gives no dataset size
-  int epochs = 1;              // of the whole training run
+  double epoch_seconds = 0; // 0 when the scenario gives no dataset size
+  int epochs = 1;           // of the whole training run
   // Dollars (USD), when the cluster has a price (0 otherwise): the cluster per hour, one epoch, the whole run
   // (epochs x epoch; without a dataset size, the simulated iterations).
   double price_per_hour = 0;
