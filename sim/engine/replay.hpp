@@ -94,12 +94,8 @@ private:
   double execute(int rank, const graph::Op& op, std::uint32_t it, StreamStatus& status);
   double send_recv(int rank, const graph::SendRecv& op, graph::Stream stream, std::uint32_t it, StreamStatus& status);
   sg4::Mailbox* p2p_mailbox(int from, int to, graph::Stream stream);
-  std::uint64_t pair_key(int from, int to) const { // an ordered pair of ranks as one number
-    return static_cast<std::uint64_t>(from) * static_cast<std::uint64_t>(graph_.rank_count()) +
-           static_cast<std::uint64_t>(to);
-  }
-  std::uint64_t channel_key(int from, int to, graph::Stream stream) const { // a pair's transfers on one stream
-    return pair_key(from, to) * graph::kStreamCount + static_cast<std::uint64_t>(stream);
+  std::uint64_t channel_key(int from, int to, graph::Stream stream) const {
+    return graph::p2p_channel(from, to, stream, graph_.rank_count());
   }
 
   // Replays this rank's part of a collective: each step's transfers as concurrent flows, then the step's

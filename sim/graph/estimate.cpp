@@ -233,9 +233,8 @@ void Evaluator::advance(int rank, int stream) {
       if (--call.posted == 0) calls_.erase(key); // every member has taken it
       complete(rank, stream, index, end);
     } else if (const auto* p2p = std::get_if<SendRecv>(&op.body)) {
-      // A pair's sends and receives match in order on each stream (the engine's mailboxes).
       const auto channel = [&](int from, int to) {
-        return (static_cast<std::uint64_t>(from) * graph_.rank_count() + to) * kStreamCount + stream;
+        return p2p_channel(from, to, static_cast<Stream>(stream), graph_.rank_count());
       };
       if (p2p->send) {
         sends_[channel(rank, p2p->peer)].push_back(ready);

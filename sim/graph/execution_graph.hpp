@@ -33,6 +33,13 @@ namespace dtsim::graph {
 // transfer post it on the same stream, and streams match their sends and receives apart.
 enum class Stream : std::uint8_t { compute = 0, comm = 1, input = 2, p2p = 3, tensor = 4, host = 5, p2p_back = 6 };
 inline constexpr int kStreamCount = 7;
+// A pair's transfers on one stream as one number: sends and receives match in order per (from, to, stream), in the
+// engine's mailboxes and in the estimate alike.
+inline std::uint64_t p2p_channel(int from, int to, Stream stream, int ranks) {
+  return (static_cast<std::uint64_t>(from) * static_cast<std::uint64_t>(ranks) + static_cast<std::uint64_t>(to)) *
+             kStreamCount +
+         static_cast<std::uint64_t>(stream);
+}
 std::string_view to_string(Stream s);
 
 // A kernel on the compute stream, or the data loader's work on the input stream. Its duration was priced by the plan;

@@ -192,7 +192,7 @@ void read_parallelism(const Object& top, Scenario& s) {
         "give parallelism.tensor, or another strategy");
   if (spec.sequence_parallel && spec.tensor == 1) p.fail("sequence_parallel", "needs tensor > 1");
   check_context(p, s);
-  if (spec.overlap.p2p && (spec.schedule != PipelineSchedule::interleaved || spec.virtual_stages < 2))
+  if (spec.overlap.p2p && !spec.interleaved())
     p.fail("overlap", "p2p: Megatron-LM overlaps a pipeline's sends with compute only under the interleaved schedule "
                       "with virtual_stages > 1 (its other schedules wait for each send and receive)");
   if (spec.overlap.tensor && !spec.sequence_parallel)

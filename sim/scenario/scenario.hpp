@@ -161,6 +161,8 @@ struct ParallelismSpec {
   // unless --grad-reduce-in-bf16.
   bool grad_reduce_in_bf16 = false;
   bool model_parallel() const { return tensor > 1 || pipeline > 1 || expert > 1 || context > 1; }
+  // Megatron-LM overlaps pipeline sends only under the interleaved schedule with virtual stages (validate_args).
+  bool interleaved() const { return schedule == PipelineSchedule::interleaved && virtual_stages > 1; }
 };
 
 struct RunSpec {

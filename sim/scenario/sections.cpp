@@ -114,9 +114,7 @@ void resolve_framework(const Object& top, Scenario& s) {
     throw ScenarioError(top.file(), top.pointer("training") + "/overlap",
                         fmt::format("{} cannot reduce gradients while backward runs; set it false", f.display_name));
   auto& spec = s.parallelism;
-  if (!spec.overlap.p2p_given)
-    spec.overlap.p2p = f.overlap_p2p && spec.pipeline > 1 && spec.schedule == scenario::PipelineSchedule::interleaved &&
-                       spec.virtual_stages > 1;
+  if (!spec.overlap.p2p_given) spec.overlap.p2p = f.overlap_p2p && spec.pipeline > 1 && spec.interleaved();
   if (!f.distributed_optimizer && s.training.zero_stage > 0)
     throw ScenarioError(
         top.file(), top.pointer("training") + "/zero_stage",
