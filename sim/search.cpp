@@ -239,7 +239,7 @@ std::vector<Point> estimated(const scenario::Scenario& base, const std::vector<C
 
 } // namespace
 
-Result search(const scenario::Scenario& base, const Options& options, const SweepProgress& progress) {
+Result prepare(const scenario::Scenario& base, const Options& options) {
   if (options.iterations && *options.iterations < 1)
     throw std::invalid_argument(fmt::format("iterations must be >= 1, got {}", *options.iterations));
   if (options.warmup_iterations && *options.warmup_iterations < 0)
@@ -252,6 +252,7 @@ Result search(const scenario::Scenario& base, const Options& options, const Swee
     check_scenario_size(with_nodes(base, nodes), options.limit, /*with_timelines=*/false);
   Result result;
   result.space = space_of(base, options.node_counts);
+  if (options.global_batch) result.space.global_batch = *options.global_batch;
   result.unit = unit_of(base);
   const auto candidates = enumerate(result.space);
   result.counts.enumerated = static_cast<int>(candidates.size());
@@ -265,19 +266,24 @@ Result search(const scenario::Scenario& base, const Options& options, const Swee
     ++(s.verdict == Verdict::invalid ? result.counts.invalid : result.counts.do_not_fit);
     result.rejected.push_back(std::move(s));
   }
-  std::vector<Point> chosen;
   for (auto& p : estimated(base, runnable, options)) {
     if (p.estimate_rank > 0) ++result.counts.estimated;
     if (p.simulated)
-      chosen.push_back(std::move(p));
+      result.points.push_back(std::move(p));
     else
       result.screened.push_back(std::move(p));
   }
   std::stable_sort(result.screened.begin(), result.screened.end(),
                    [](const Point& a, const Point& b) { return a.estimate_rank < b.estimate_rank; });
-  result.counts.simulated = static_cast<int>(chosen.size());
+  result.counts.simulated = static_cast<int>(result.points.size());
   result.counts.not_simulated = static_cast<int>(result.screened.size());
+  return result;
+}
 
+void simulate_chosen(const scenario::Scenario& base, const Options& options, Result& result,
+                     const SweepProgress& progress) {
+  auto chosen = std::move(result.points);
+  result.points.clear();
   // The scenario is built again in the child: thousands of resolved scenarios need not sit in the parent.
   std::vector<engine::ChildJob> work;
   detail::PointBook book{{}, options.resume, {}, options.limit};
@@ -312,6 +318,11 @@ Result search(const scenario::Scenario& base, const Options& options, const Swee
     if (a.ok && a.throughput != b.throughput) return a.throughput > b.throughput;
     return a.candidate < b.candidate;
   });
+}
+
+Result search(const scenario::Scenario& base, const Options& options, const SweepProgress& progress) {
+  auto result = prepare(base, options);
+  simulate_chosen(base, options, result, progress);
   return result;
 }
 

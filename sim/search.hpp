@@ -74,10 +74,11 @@ struct Options {
   // run.iterations and run.warmup_iterations of every candidate; empty: the base's.
   std::optional<int> iterations = 1;
   std::optional<int> warmup_iterations = 1;
-  int simulate = 20;             // the best this many by the estimate are simulated; 0: every candidate
-  int jobs = 1;                  // simulations run in parallel processes
-  ResumeStore* resume = nullptr; // --resume: simulated points kept, and read back on the next run
-  engine::ChildLimits limit;     // each simulation's memory (simulate.hpp's MemoryLimit); default none
+  std::optional<std::int64_t> global_batch; // samples per iteration of every candidate; empty: the base's
+  int simulate = 20;                        // the best this many by the estimate are simulated; 0: every candidate
+  int jobs = 1;                             // simulations run in parallel processes
+  ResumeStore* resume = nullptr;            // --resume: simulated points kept, and read back on the next run
+  engine::ChildLimits limit;                // each simulation's memory (simulate.hpp's MemoryLimit); default none
 };
 
 // The fidelity a candidate runs at: the requested one, except that "coarse" needs model parallelism (the others
@@ -159,6 +160,13 @@ double estimate_seconds(const scenario::Scenario& candidate);
 // processes); `progress` counts simulations.
 // Throws std::invalid_argument for bad options (iterations < 1, warm-up < 0, jobs < 1).
 Result search(const scenario::Scenario& base, const Options& options, const SweepProgress& progress = {});
+
+// search() in its two halves. prepare: enumerates, screens and estimates; `points` holds the candidates chosen for
+// simulation, not yet simulated (in candidate order), `screened` the rest. simulate_chosen: simulates those and ranks
+// them as search() does.
+Result prepare(const scenario::Scenario& base, const Options& options);
+void simulate_chosen(const scenario::Scenario& base, const Options& options, Result& result,
+                     const SweepProgress& progress = {});
 
 // The successful points from the highest throughput down, and from the lowest cost per million units up (only where
 // the cluster has a price); ties go by Candidate order.

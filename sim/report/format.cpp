@@ -2,9 +2,16 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace dtsim::report {
+
+std::string significant(double value, int digits) {
+  if (value == 0 || !std::isfinite(value)) return value == 0 ? "0" : fmt::format("{}", value);
+  const int magnitude = static_cast<int>(std::floor(std::log10(std::fabs(value))));
+  return fmt::format("{:.{}f}", value, std::clamp(digits - 1 - magnitude, 0, 9));
+}
 
 std::string format_seconds(double s) {
   const double a = std::fabs(s);

@@ -6,6 +6,9 @@
 
 namespace dtsim::report {
 
+// A figure with about `digits` significant digits and no exponent: "0.7478", "123.5", "20991" (tables of mixed
+// magnitudes).
+std::string significant(double value, int digits = 4);
 std::string format_seconds(double seconds);
 std::string format_duration(double seconds);           // long spans: "52.4 min", "3.10 h", "12.50 d", "9.0 y"
 std::string format_bytes(double bytes);                // binary prefixes (MiB, GiB)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every kind of HTML report (run, sweep, compare, compare --policies, train, search, collective) written by the built
+# Every kind of HTML report (run, sweep, compare, compare --policies, train, search, plan, collective) written by the built
 # dtsim and opened in headless Chromium (render.mjs): no console error, every expected figure drawn with the number of
 # marks worked out below and its axes titled with their units, nothing fetched. Screenshots are left in OUT_DIR
 # (NAME.png) to look at. Skips (77) without Chromium or the plotting runtime (tools/setup.sh --tests installs both).
@@ -36,6 +36,19 @@ q=$root/scenarios/quickstart.json
   > /dev/null
 "$dtsim" train train.json --trials 6 --html train.html > /dev/null
 "$dtsim" search "$root/tests/data/search-small.json" --jobs 2 --html search.html > /dev/null
+# The plan of tests/studies/planning_test.cpp: two instances at one and two nodes, a2-highgpu-8g on spot too.
+python3 - <<'PY'
+import json
+layers = [{"name": f"fc{i}", "kind": "matmul", "forward_flops": 2e10, "parameters": 10000000,
+           "input_elements": 4096, "output_elements": 4096} for i in range(8)]
+json.dump({"version": 1, "name": "plan-small", "model": {"layers": layers, "batch_per_gpu": 8},
+           "cluster": {"instance": "aws.p4d.24xlarge", "nodes": 1},
+           "training": {"optimizer": "momentum", "steps": 20000},
+           "spot": {"interruptions_per_month": 0, "notice": "30s", "replacement": "10min"},
+           "run": {"iterations": 2, "warmup_iterations": 1}}, open("plan.json", "w"), indent=2)
+PY
+"$dtsim" plan plan.json --instances aws.p4d.24xlarge,gcp.a2-highgpu-8g --nodes 1,2 --trials 2 --deadline 0.8h \
+  --jobs 2 --html plan.html > /dev/null
 "$dtsim" collective --instance aws.p4d.24xlarge --nodes 2 --algo ring --proto Simple -b 1M -e 8M \
   --html collective.html > /dev/null
 
@@ -44,7 +57,9 @@ q=$root/scenarios/quickstart.json
 # 5 busiest links. The pipeline: all GPUs (compute, exposed data and pipeline communication, idle) and 2 GPU groups of
 # 3 = 10 bars; 2 stages + the rule. Sweep: 2 series x (a line + 3 points); efficiency a line + 3 points. Compare: 3
 # strategies x 3 parts. Search: 4 layouts fit and are simulated (search_test.cpp counts them by hand): 4 points, the
-# front's line and 4 labels; the estimate 4 points and the diagonal. Collective: 1M, 2M, 4M, 8M: a line + 4 points.
+# front's line and 4 labels; the estimate 4 points and the diagonal. Plan: 6 plans (p4d on demand, a2-highgpu-8g on
+# demand and on spot, at 1 and 2 nodes) as 6 points with 6 + 6 bars to their p90, the front's line, the chosen plan's
+# ring and the deadline's rule. Collective: 1M, 2M, 4M, 8M: a line + 4 points.
 cat > expectations.json <<JSON
 [
   {"file": "$out/run.html", "title": "dtsim run: quickstart", "figures": {
@@ -75,6 +90,8 @@ cat > expectations.json <<JSON
   {"file": "$out/search.html", "title": "dtsim search: search-small", "figures": {
     "front": [["cost (USD per million samples)", "throughput (samples/s)"], 9],
     "estimate": [["estimated iteration (ms)", "simulated iteration (ms)"], 5]}},
+  {"file": "$out/plan.html", "title": "dtsim plan: plan-small", "figures": {
+    "front": [["time to train (hours, mean; bar to p90)", "cost (USD, mean; bar to p90)"], 21]}},
   {"file": "$out/collective.html", "title": "dtsim collective", "figures": {
     "busbw": [["message size (bytes)", "bus bandwidth (GB/s)"], 5],
     "time": [["message size (bytes)", "time (us)"], 5]}}

@@ -15,21 +15,14 @@
 namespace dtsim::cli {
 namespace {
 
-// A figure with about `digits` significant digits and no exponent: "0.7478", "123.5", "20991".
-std::string figure(double value, int digits = 4) {
-  if (value == 0 || !std::isfinite(value)) return value == 0 ? "0" : fmt::format("{}", value);
-  const int magnitude = static_cast<int>(std::floor(std::log10(std::fabs(value))));
-  return fmt::format("{:.{}f}", value, std::clamp(digits - 1 - magnitude, 0, 9));
-}
-
 // Below a picosecond a sum of op times is rounding noise (as report::format_seconds reads it).
 std::string milliseconds(double seconds) {
-  return figure(std::fabs(seconds) < 1e-12 ? 0.0 : seconds * 1e3);
+  return report::significant(std::fabs(seconds) < 1e-12 ? 0.0 : seconds * 1e3);
 }
 
 // Cents, and three significant digits below a dollar: a small job's epoch costs fractions of a cent.
 std::string dollars(double usd) {
-  return usd >= 1 ? fmt::format("{:.2f}", usd) : figure(usd, 3);
+  return usd >= 1 ? fmt::format("{:.2f}", usd) : report::significant(usd, 3);
 }
 
 // Staleness is measured where gradients are applied, on parameter servers (and EASGD's centre).
@@ -55,7 +48,7 @@ std::string table(const std::vector<ComparePoint>& points, const scenario::Scena
                     milliseconds(r.iteration.mean) + (measure == "iteration" ? "" : " per " + measure),
                     fmt::format("{:.1f}", r.throughput), milliseconds(r.breakdown.exposed_communication),
                     has_staleness(r) ? fmt::format("{:.2f}/{:.0f}", stale.mean, stale.max) : "-",
-                    figure(r.bytes_sent_per_gpu / (1024.0 * 1024.0)),
+                    report::significant(r.bytes_sent_per_gpu / (1024.0 * 1024.0)),
                     priced ? dollars(epochs ? r.cost_per_epoch : r.cost_of_run) : "-"});
   }
   std::vector<std::size_t> widths(rows.front().size(), 0);

@@ -59,6 +59,20 @@ nlohmann::json compare_document(const std::vector<ComparePoint>& points) {
   return out;
 }
 
+nlohmann::json layout_json(const search::Candidate& c) {
+  return {{"tensor", c.tensor},
+          {"pipeline", c.pipeline},
+          {"data", c.data},
+          {"expert", c.expert},
+          {"micro_batch", c.micro_batch},
+          {"micro_batches", c.micro_batches},
+          {"schedule", scenario::to_string(c.schedule)},
+          {"virtual_stages", c.virtual_stages},
+          {"zero_stage", c.zero_stage},
+          {"recompute", scenario::to_string(c.recompute)},
+          {"sequence_parallel", c.sequence_parallel}};
+}
+
 nlohmann::json search_document(const scenario::Scenario& base, const search::Result& result) {
   using nlohmann::json;
   auto document = command_document("search", scenario::to_json(base));
@@ -70,23 +84,13 @@ nlohmann::json search_document(const scenario::Scenario& base, const search::Res
                         {"failed", n.failed}};
   const auto row = [&](const Point& p) {
     const auto& c = p.candidate;
-    json r{{"nodes", c.nodes},
-           {"gpus", c.nodes * result.space.gpus_per_node},
-           {"tensor", c.tensor},
-           {"pipeline", c.pipeline},
-           {"data", c.data},
-           {"expert", c.expert},
-           {"micro_batch", c.micro_batch},
-           {"micro_batches", c.micro_batches},
-           {"schedule", scenario::to_string(c.schedule)},
-           {"virtual_stages", c.virtual_stages},
-           {"zero_stage", c.zero_stage},
-           {"recompute", scenario::to_string(c.recompute)},
-           {"sequence_parallel", c.sequence_parallel},
-           {"estimate_rank", p.estimate_rank > 0 ? json(p.estimate_rank) : json()},
-           {"estimate_seconds", p.estimate_rank > 0 ? json(p.estimate_seconds) : json()},
-           {"simulated", p.simulated},
-           {"ok", p.ok}};
+    json r = layout_json(c);
+    r.update(json{{"nodes", c.nodes},
+                  {"gpus", c.nodes * result.space.gpus_per_node},
+                  {"estimate_rank", p.estimate_rank > 0 ? json(p.estimate_rank) : json()},
+                  {"estimate_seconds", p.estimate_rank > 0 ? json(p.estimate_seconds) : json()},
+                  {"simulated", p.simulated},
+                  {"ok", p.ok}});
     const auto& m = p.result;
     const bool priced = m.price_per_hour > 0;
     r["iteration_seconds"] = p.ok ? json(m.iteration.mean) : json();

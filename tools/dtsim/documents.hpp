@@ -26,6 +26,10 @@ nlohmann::json sweep_document(const scenario::Scenario& base, const std::vector<
 // failed its name and why.
 nlohmann::json compare_document(const std::vector<ComparePoint>& points);
 
+// A search candidate's layout as JSON fields: tensor, pipeline, data, expert, micro_batch, micro_batches, schedule,
+// virtual_stages, zero_stage, recompute, sequence_parallel (what `search --json` and `plan --json` both carry).
+nlohmann::json layout_json(const search::Candidate& c);
+
 // `dtsim search --json`: every candidate with its layout, its estimate and, when simulated, its figures (null where
 // they do not apply), the counts, and which candidates lead each ranking.
 nlohmann::json search_document(const scenario::Scenario& base, const search::Result& result);

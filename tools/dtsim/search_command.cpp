@@ -18,13 +18,6 @@ namespace {
 using search::Candidate;
 using search::Point;
 
-// A figure with about `digits` significant digits and no exponent: "0.7478", "123.5", "20991".
-std::string figure(double value, int digits = 4) {
-  if (value == 0 || !std::isfinite(value)) return value == 0 ? "0" : fmt::format("{}", value);
-  const int magnitude = static_cast<int>(std::floor(std::log10(std::fabs(value))));
-  return fmt::format("{:.{}f}", value, std::clamp(digits - 1 - magnitude, 0, 9));
-}
-
 double gib(double bytes) {
   return bytes / (1024.0 * 1024.0 * 1024.0);
 }
@@ -65,12 +58,12 @@ std::string table(const std::vector<const Point*>& points, const search::Result&
                                  std::to_string(c.zero_stage),
                                  std::string(scenario::to_string(c.recompute)),
                                  sequence_parallel_text(c),
-                                 p->estimate_rank > 0 ? figure(p->estimate_seconds) : "-",
-                                 figure(r.iteration.mean),
-                                 figure(p->throughput, 5),
-                                 r.utilization.mfu > 0 ? figure(100 * r.utilization.mfu, 3) : "-",
+                                 p->estimate_rank > 0 ? report::significant(p->estimate_seconds) : "-",
+                                 report::significant(r.iteration.mean),
+                                 report::significant(p->throughput, 5),
+                                 r.utilization.mfu > 0 ? report::significant(100 * r.utilization.mfu, 3) : "-",
                                  fmt::format("{:.2f}", gib(r.memory.total()))};
-    if (priced) row.push_back(figure(p->cost_per_million));
+    if (priced) row.push_back(report::significant(p->cost_per_million));
     if (nodes) row.insert(row.begin(), {std::to_string(c.nodes), std::to_string(r.gpus)});
     rows.push_back(std::move(row));
   }

@@ -21,13 +21,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A figure with about 4 significant digits and no exponent: "0.7478", "123.5", "20991".
-std::string figure(double value) {
-  if (value == 0 || !std::isfinite(value)) return value == 0 ? "0" : fmt::format("{}", value);
-  const int magnitude = static_cast<int>(std::floor(std::log10(std::fabs(value))));
-  return fmt::format("{:.{}f}", value, std::clamp(3 - magnitude, 0, 9));
-}
-
 std::string percent(double value) {
   return fmt::format("{:+.1f}%", value);
 }
@@ -78,8 +71,9 @@ std::string table(const std::vector<validate::Case>& cases, const std::vector<va
     const auto& c = cases[i];
     const auto& o = outcomes[i];
     if (o.ok)
-      rows.push_back({c.anchor ? c.name + " [anchor]" : c.name, std::string(to_string(c.metric)), figure(o.predicted),
-                      figure(c.measured), c.unit, percent(o.error_percent)});
+      rows.push_back({c.anchor ? c.name + " [anchor]" : c.name, std::string(to_string(c.metric)),
+                      report::significant(o.predicted), report::significant(c.measured), c.unit,
+                      percent(o.error_percent)});
   }
   std::vector<std::size_t> widths(rows.front().size(), 0);
   for (const auto i : which)

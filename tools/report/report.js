@@ -419,6 +419,52 @@
     paragraph(`Candidates: ${c.enumerated} enumerated, ${c.invalid} invalid, ${c.do_not_fit} do not fit in GPU memory, ${c.estimated} estimated, ${c.simulated} simulated, ${c.failed} failed.`, "note");
   }
 
+  // ---- plan ----
+  function planFigures(d) {
+    // The text report's unit: days when the longest time is two days or more, else hours.
+    const longest = Math.max(...d.plans.map((p) => p.time_to_train_seconds_p90));
+    const [unitName, unitSeconds] = longest >= 2 * 86400 ? ["days", 86400] : ["hours", 3600];
+    const days = (s) => s / unitSeconds;
+    const plans = d.plans.map((p, i) => ({
+      plan: `${p.nodes} x ${p.instance} ${p.capacity}`,
+      instance: p.instance,
+      capacity: p.capacity,
+      days: days(p.time_to_train_seconds_mean),
+      days90: days(p.time_to_train_seconds_p90),
+      usd: p.cost_usd_mean,
+      usd90: p.cost_usd_p90,
+      front: p.on_front,
+      chosen: i === d.cheapest_on_time || i === d.fastest_in_budget,
+    }));
+    if (plans.length === 0) return paragraph("No plan ran.", "error");
+    const chosen = (i, what) => (i === null || i === undefined ? "" : ` ${what}: ${plans[i].plan}.`);
+    paragraph(`${d.steps} steps of ${d.global_batch} samples.` + chosen(d.cheapest_on_time, "Cheapest on time") + chosen(d.fastest_in_budget, "Fastest within budget") + (d.binding ? ` ${d.binding}.` : ""), "summary");
+    const x = { field: "days", type: "quantitative", title: `time to train (${unitName}, mean; bar to p90)`, scale: { zero: false } };
+    const y = { field: "usd", type: "quantitative", title: "cost (USD, mean; bar to p90)", scale: { zero: false } };
+    const rules = [];
+    if (d.deadline_seconds !== null) rules.push({ data: { values: [{ v: days(d.deadline_seconds) }] }, mark: { type: "rule", strokeDash: [4, 4], color: "#d62728" }, encoding: { x: { field: "v", type: "quantitative" } } });
+    if (d.budget_usd !== null) rules.push({ data: { values: [{ v: d.budget_usd }] }, mark: { type: "rule", strokeDash: [4, 4], color: "#d62728" }, encoding: { y: { field: "v", type: "quantitative" } } });
+    figure(
+      "front",
+      "Time to train against cost",
+      "Each plan (a cluster's best simulated layout, on demand or on spot) at its mean over the whole-run trials, with bars to its p90; the line joins the plans no other beats on both; the chosen plan is ringed; dashed: the deadline and the budget.",
+      {
+        layer: [
+          { data: { values: plans }, mark: { type: "rule", opacity: 0.5 }, encoding: { x, x2: { field: "days90" }, y } },
+          { data: { values: plans }, mark: { type: "rule", opacity: 0.5 }, encoding: { x, y, y2: { field: "usd90" } } },
+          {
+            data: { values: plans },
+            mark: { type: "point", filled: true, size: 80, tooltip: true },
+            encoding: { x, y, color: { field: "instance", type: "nominal" }, shape: { field: "capacity", type: "nominal" } },
+          },
+          { data: { values: plans.filter((p) => p.front).sort((a, b) => a.days - b.days) }, mark: { type: "line", color: "#888" }, encoding: { x, y } },
+          { data: { values: plans.filter((p) => p.chosen) }, mark: { type: "point", size: 300, color: "#d62728", strokeWidth: 2 }, encoding: { x, y } },
+          ...rules,
+        ],
+      }
+    );
+  }
+
   // ---- collective ----
   function collectiveFigures(d) {
     const rows = d.points.filter((p) => p.ok).map((p) => ({
@@ -463,6 +509,7 @@
     else if (command === "compare-policies") policyFigures(doc);
     else if (command === "train") trainFigures(doc);
     else if (command === "search") searchFigures(doc);
+    else if (command === "plan") planFigures(doc);
     else if (command === "collective") collectiveFigures(doc);
     else paragraph(`No figures for "${command}".`, "error");
   } catch (error) {

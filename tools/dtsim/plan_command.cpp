@@ -1,0 +1,299 @@
+// `dtsim plan`: the cheapest cluster that trains the model by a deadline (or the fastest within a budget), across the
+// instance presets, node counts, on-demand and spot capacity and every layout `dtsim search` covers.
+#include "sim/scenario/units.hpp"
+#include "sim/series.hpp"
+#include "sim/studies/planning.hpp"
+#include "tools/dtsim/commands.hpp"
+#include "tools/dtsim/documents.hpp"
+#include "tools/dtsim/provenance.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <iostream>
+
+namespace dtsim::cli {
+namespace {
+
+using nlohmann::json;
+using planning::Plan;
+
+// "15T", "100B", "2.5e11", "250k": a count as ML papers write token counts and budgets (K thousand, M million, B
+// billion, T trillion); `flag` names it in the message.
+double parse_count(const std::string& flag, std::string text) {
+  text = trim(text);
+  if (!text.empty() && text.front() == '$') text.erase(0, 1);
+  if (text.size() > 3 && text.ends_with("USD")) text = trim(text.substr(0, text.size() - 3));
+  double scale = 1;
+  if (!text.empty()) {
+    switch (text.back()) {
+    case 'K':
+    case 'k':
+      scale = 1e3;
+      break;
+    case 'M':
+      scale = 1e6;
+      break;
+    case 'B':
+      scale = 1e9;
+      break;
+    case 'T':
+      scale = 1e12;
+      break;
+    default:
+      break;
+    }
+    if (scale != 1) text.pop_back();
+  }
+  std::size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size() || !std::isfinite(value) || value <= 0)
+    throw scenario::ScenarioError(
+        flag, "", fmt::format("expected a positive count such as 100B, 2.5e11 or 250k, got \"{}\"", text));
+  return value * scale;
+}
+
+// One unit of time for a whole report: days when the longest time shown is two days or more, else hours.
+struct TimeUnit {
+  const char* name = "d";
+  double seconds = 86400;
+  double of(double s) const { return s / seconds; }
+};
+TimeUnit time_unit(const planning::Result& r) {
+  double longest = 0;
+  for (const auto& p : r.plans)
+    longest = std::max(longest, p.seconds.p90);
+  for (const auto& c : r.clusters)
+    longest = std::max(longest, c.screened_seconds);
+  return longest >= 2 * 86400.0 ? TimeUnit{} : TimeUnit{"h", 3600};
+}
+
+std::string layout_text(const search::Candidate& c) {
+  std::string out = fmt::format("tp{} pp{} dp{}", c.tensor, c.pipeline, c.data);
+  if (c.expert > 1) out += fmt::format(" ep{}", c.expert);
+  out += fmt::format(", {}x{}", c.micro_batch, c.micro_batches);
+  if (c.pipeline > 1 && c.virtual_stages > 1) out += fmt::format(", interleaved:{}", c.virtual_stages);
+  out += fmt::format(", zero {}", c.zero_stage);
+  if (c.recompute != scenario::Recompute::none) out += fmt::format(", {} recompute", scenario::to_string(c.recompute));
+  if (c.sequence_parallel) out += ", sp";
+  return out;
+}
+
+json plan_row(const planning::Result& r, const Plan& p) {
+  const auto& cluster = r.clusters[p.cluster];
+  const auto& c = p.layout.candidate;
+  const auto& run = p.layout.result;
+  json row = layout_json(c);
+  row.update(json{{"instance", cluster.instance},
+                  {"nodes", cluster.nodes},
+                  {"gpus", cluster.gpus},
+                  {"capacity", std::string(planning::to_string(p.capacity))},
+                  {"on_front", p.on_front},
+                  {"estimate_seconds", p.layout.estimate_seconds},
+                  {"iteration_seconds", run.iteration.mean},
+                  {"mfu", run.utilization.mfu},
+                  {"bound", p.bound},
+                  {"memory_bytes_per_gpu", run.memory.total()},
+                  {"time_to_train_seconds_mean", p.seconds.mean},
+                  {"time_to_train_seconds_p90", p.seconds.p90},
+                  {"cost_usd_mean", p.dollars.mean},
+                  {"cost_usd_p90", p.dollars.p90},
+                  {"energy_kwh_mean", p.energy_kwh.mean},
+                  {"goodput", p.goodput},
+                  {"interruptions_mean", p.interruptions}});
+  return row;
+}
+
+json plan_document(const scenario::Scenario& base, const planning::Options& options, const planning::Result& r) {
+  json document = command_document("plan", scenario::to_json(base));
+  document["steps"] = r.steps;
+  document["steps_from"] = r.steps_from;
+  document["global_batch"] = r.global_batch;
+  document["unit"] = r.unit.name;
+  document["units_per_sample"] = r.unit.per_sample;
+  document["deadline_seconds"] = options.deadline ? json(*options.deadline) : json(nullptr);
+  document["budget_usd"] = options.budget ? json(*options.budget) : json(nullptr);
+  document["trials"] = options.trials;
+  document["seed"] = options.seed;
+  auto& clusters = document["clusters"] = json::array();
+  for (const auto& c : r.clusters) {
+    json row = {{"instance", c.instance},
+                {"nodes", c.nodes},
+                {"gpus", c.gpus},
+                {"price_usd_per_hour", c.price_per_hour},
+                {"spot_price_usd_per_hour", c.spot_price_per_hour > 0 ? json(c.spot_price_per_hour) : json(nullptr)},
+                {"enumerated", c.counts.enumerated},
+                {"estimated", c.counts.estimated},
+                {"simulated", c.simulated}};
+    if (c.best) {
+      row["estimate_seconds"] = c.best->estimate_seconds;
+      row["screened_time_to_train_seconds"] = c.screened_seconds;
+      row["screened_cost_usd"] = c.screened_dollars;
+    } else {
+      row["why_none"] = c.why_none;
+    }
+    clusters.push_back(std::move(row));
+  }
+  auto& plans = document["plans"] = json::array();
+  for (const auto& p : r.plans)
+    plans.push_back(plan_row(r, p));
+  const auto index = [](const std::optional<std::size_t>& i) { return i ? json(*i) : json(nullptr); };
+  document["cheapest_on_time"] = index(r.cheapest_on_time);
+  document["fastest_in_budget"] = index(r.fastest_in_budget);
+  document["cheapest"] = index(r.cheapest);
+  document["fastest"] = index(r.fastest);
+  if (!r.binding.empty()) document["binding"] = r.binding;
+  return document;
+}
+
+std::string plans_table(const planning::Result& r, const TimeUnit& unit) {
+  const auto in_unit = fmt::format("({})", unit.name);
+  std::vector<std::vector<std::string>> rows{
+      {"", "instance", "nodes", "GPUs", "capacity", "layout (tp pp dp, micro-batch x count, ...)", "iteration", "MFU",
+       "bound", "time to train", "(p90)", "cost", "(p90)", "energy", "goodput"},
+      {"", "", "", "", "", "", "(s)", "(%)", "", in_unit, in_unit, "(USD)", "(USD)", "(kWh)", "(%)"}};
+  for (const auto& p : r.plans) {
+    const auto& c = r.clusters[p.cluster];
+    rows.push_back({p.on_front ? "*" : "", c.instance, std::to_string(c.nodes), std::to_string(c.gpus),
+                    std::string(planning::to_string(p.capacity)), layout_text(p.layout.candidate),
+                    fmt::format("{:.4f}", p.layout.result.iteration.mean),
+                    fmt::format("{:.1f}", 100 * p.layout.result.utilization.mfu), p.bound,
+                    fmt::format("{:.2f}", unit.of(p.seconds.mean)), fmt::format("{:.2f}", unit.of(p.seconds.p90)),
+                    fmt::format("{:.0f}", p.dollars.mean), fmt::format("{:.0f}", p.dollars.p90),
+                    report::significant(p.energy_kwh.mean), fmt::format("{:.1f}", 100 * p.goodput)});
+  }
+  return aligned_table(rows, 6);
+}
+
+std::string chosen_line(const char* what, const planning::Result& r, const std::optional<std::size_t>& i,
+                        const TimeUnit& unit) {
+  if (!i) return {};
+  const auto& p = r.plans[*i];
+  const auto& c = r.clusters[p.cluster];
+  return fmt::format("{}: {} x {} ({} GPUs) {}, {}: {:.2f} {} ({:.2f} in 9 of 10 trials), {:.0f} USD ({:.0f})\n", what,
+                     c.nodes, c.instance, c.gpus, p.capacity == planning::Capacity::spot ? "on spot" : "on demand",
+                     layout_text(p.layout.candidate), unit.of(p.seconds.mean), unit.name, unit.of(p.seconds.p90),
+                     p.dollars.mean, p.dollars.p90);
+}
+
+std::string clusters_table(const planning::Result& r, const TimeUnit& unit) {
+  std::vector<std::vector<std::string>> rows{
+      {"instance", "nodes", "GPUs", "price", "spot", "layouts", "best estimate", "time to train", "cost", "simulated"},
+      {"", "", "", "(USD/h)", "(USD/h)", "(estimated)", "(s/iteration)", fmt::format("({})", unit.name), "(USD)", ""}};
+  for (const auto& c : r.clusters) {
+    std::vector<std::string> row{c.instance,
+                                 std::to_string(c.nodes),
+                                 std::to_string(c.gpus),
+                                 fmt::format("{:.2f}", c.price_per_hour),
+                                 c.spot_price_per_hour > 0 ? fmt::format("{:.2f}", c.spot_price_per_hour) : "-",
+                                 std::to_string(c.counts.estimated)};
+    if (c.best)
+      row.insert(row.end(),
+                 {fmt::format("{:.4f}", c.best->estimate_seconds), fmt::format("{:.2f}", unit.of(c.screened_seconds)),
+                  fmt::format("{:.0f}", c.screened_dollars), c.simulated ? "yes" : ""});
+    else
+      row.insert(row.end(), {"-", "-", "-", c.why_none});
+    rows.push_back(std::move(row));
+  }
+  return aligned_table(rows, 1);
+}
+
+std::string plans_csv(const planning::Result& r) {
+  json rows = json::array();
+  for (const auto& p : r.plans)
+    rows.push_back(plan_row(r, p));
+  return csv_of(rows);
+}
+
+} // namespace
+
+int plan_command(const PlanArgs& args) {
+  const auto base = load_with_overrides(args.scenario, args.sets);
+  planning::Options options;
+  options.search = search_options(args.sets, "", "", std::to_string(args.layouts));
+  if (!args.nodes.empty()) {
+    try {
+      options.node_counts = parse_node_counts(args.nodes);
+    } catch (const std::invalid_argument& e) {
+      throw scenario::ScenarioError("--nodes", "", e.what());
+    }
+  }
+  for (const auto& name : split_list(args.instances))
+    if (const auto given = trim(name); !given.empty()) options.instances.push_back(given);
+  const auto sample = search::unit_of(base);
+  if (!args.tokens.empty() && !args.steps.empty())
+    throw scenario::ScenarioError("--tokens", "", "give the run's length once: --tokens or --steps");
+  if (!args.tokens.empty()) {
+    if (sample.name != "tokens")
+      throw scenario::ScenarioError("--tokens", "",
+                                    fmt::format("the model counts {} (not tokens): give --steps instead", sample.name));
+    const double per_step = static_cast<double>(search::space_of(base).global_batch) * sample.per_sample;
+    options.steps = static_cast<std::int64_t>(std::ceil(parse_count("--tokens", args.tokens) / per_step));
+  }
+  if (!args.steps.empty()) options.steps = static_cast<std::int64_t>(parse_count("--steps", args.steps));
+  if (!args.deadline.empty()) {
+    const auto seconds = scenario::parse_quantity(args.deadline, scenario::Dimension::duration);
+    if (!seconds || *seconds <= 0)
+      throw scenario::ScenarioError("--deadline", "",
+                                    fmt::format("expected a duration such as 14d or 300h, got \"{}\"", args.deadline));
+    options.deadline = *seconds;
+  }
+  if (!args.budget.empty()) options.budget = parse_count("--budget", args.budget);
+  if (args.capacity != "both" && args.capacity != "on-demand")
+    throw scenario::ScenarioError("--capacity", "",
+                                  fmt::format("expected both or on-demand, got \"{}\"", args.capacity));
+  options.spot = args.capacity == "both";
+  options.clusters = args.clusters;
+  options.trials = args.trials;
+  options.seed = args.seed.value_or(base.run.seed);
+  check_writable({args.csv_out, args.json_out, args.html_out}, {args.scenario});
+  options.search.jobs = parallel_jobs(args.jobs);
+  options.search.limit = memory_limit_of(args.max_memory, options.search.jobs);
+
+  planning::Result result;
+  {
+    const ProgressLine progress("plan: simulations and trials");
+    result = planning::plan(base, options, [&](std::size_t done, std::size_t total) { progress.update(done, total); });
+  }
+  std::ostream& out = report_stream({args.csv_out, args.json_out, args.html_out});
+  int screened = 0, estimated = 0, simulated = 0;
+  for (const auto& c : result.clusters) {
+    screened += c.counts.enumerated;
+    estimated += c.counts.estimated;
+    simulated += c.simulated;
+  }
+  const auto unit = time_unit(result);
+  out << fmt::format("{}: {} steps of {} {}{} ({}){}{}\n", base.name, result.steps, result.global_batch,
+                     base.model.workload.sample_unit,
+                     sample.per_sample != 1 ? fmt::format(" of {:g} {}", sample.per_sample, sample.name) : "",
+                     result.steps_from == "given" ? (args.tokens.empty() ? "--steps" : "--tokens " + args.tokens)
+                                                  : result.steps_from,
+                     options.deadline ? fmt::format(", deadline {:.2f} {}", unit.of(*options.deadline), unit.name) : "",
+                     options.budget ? fmt::format(", budget {:.0f} USD", *options.budget) : "");
+  out << fmt::format("Screened {} cluster(s): {} layouts, {} estimated; the best {} by the screen simulated ({} "
+                     "layouts each) and run as {} whole-run trials each{}.\n\n",
+                     result.clusters.size(), screened, estimated, simulated, options.search.simulate, options.trials,
+                     options.spot ? ", on demand and, where priced, on spot" : ", on demand");
+  out << "Plans, by time to train (* on the front of time against cost)\n" << plans_table(result, unit) << "\n";
+  out << chosen_line("Cheapest on time", result, result.cheapest_on_time, unit);
+  out << chosen_line("Fastest within budget", result, result.fastest_in_budget, unit);
+  if (!options.deadline && !options.budget) {
+    out << chosen_line("Cheapest", result, result.cheapest, unit);
+    out << chosen_line("Fastest", result, result.fastest, unit);
+  }
+  out << "\nClusters screened (each one's best layout by the estimate, on demand)\n" << clusters_table(result, unit);
+  const auto document = plan_document(base, options, result);
+  const int status = result.binding.empty() ? kExitOk : kExitBadInput;
+  if (!result.binding.empty()) std::cerr << "error: " << result.binding << "\n";
+  std::vector<OutputFile> files;
+  if (!args.csv_out.empty()) files.push_back({args.csv_out, plans_csv(result)});
+  return finish_outputs(out, std::move(files), document, args.json_out, args.html_out, status);
+}
+
+} // namespace dtsim::cli
