@@ -30,6 +30,7 @@ benchmarks=(
   "sweep-resnet50-to-512-nodes|sweep scenarios/resnet50-p3.2xlarge-sync.json --nodes 1..512|< 10 s (10 points, the default fidelity: auto)"
   "mixed-v100-a100-proportional|run scenarios/resnet50-v100-a100-mixed.json --set cluster.batch_split=proportional|< 5 s (64 GPUs of two kinds, the split planned 4 times)"
   "search-gpt2-2-nodes-screen|search scenarios/gpt2-p4d.24xlarge-x2.json --simulate 1 --jobs 1|10,000 candidates/s on one core (612 candidates estimated, 1 simulated)"
+  "plan-llama3-8b-2-instances|plan scenarios/llama3-8b-pretraining-plan.json --tokens 100B --deadline 5d --instances aws.p5.48xlarge,gcp.a3-highgpu-8g --nodes 4,8 --jobs 2|screening at 10,000 layouts/s (4 clusters, 5,808 layouts screened, 2 to 4 clusters simulated and trialled)"
   "search-gpt3-175b-1024-gpus|search scenarios/gpt3-175b-a100x1024.json|< 60 s (1,320 candidates: 405 fit and are estimated, the best 20 simulated)"
   "moe-128-experts-128-gpus|run tools/bench/moe-128-experts.json|< 5 s (auto: coarse; each all-to-all-v timed from its link loads)"
   "moe-256-experts-1024-gpus|run tools/bench/moe-256-experts.json|< 30 s (four expert groups of 256 on 1,024 A100)"
