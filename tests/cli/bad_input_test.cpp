@@ -100,5 +100,23 @@ TEST(BadInputFiles, BadNodeListForSweep) {
   EXPECT_NE(inv.err.find("--nodes"), std::string::npos) << inv.err;
 }
 
+// dtsim plan refuses its own flags before anything runs, naming the flag: an instance that is no preset, a token count
+// for a model that counts samples, a deadline that is no duration.
+TEST(BadInputFiles, PlanNamesTheFlagItRefuses) {
+  TempDir dir;
+  const auto file = "'" + dir.write("scenario.json", kValid).string() + "'";
+  const std::pair<std::string, std::string> cases[] = {
+      {"--steps 100 --instances aws.p5.48xlarge,nope.x", "--instances: unknown instance preset \"nope.x\""},
+      {"--tokens 100B", "--tokens: the model counts"},
+      {"--steps 100 --deadline soon", "--deadline: expected a duration"},
+      {"--steps 100 --budget -5", "--budget: expected a positive count"}};
+  for (const auto& [flags, message] : cases) {
+    const auto inv = run_dtsim("plan " + file + " " + flags, dir);
+    EXPECT_EQ(inv.status, 2) << flags;
+    EXPECT_NE(inv.err.find(message), std::string::npos) << flags << ": " << inv.err;
+    EXPECT_EQ(inv.out, "") << flags;
+  }
+}
+
 } // namespace
 } // namespace dtsim::testing

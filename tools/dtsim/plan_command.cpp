@@ -6,8 +6,10 @@
 #include "tools/dtsim/commands.hpp"
 #include "tools/dtsim/documents.hpp"
 #include "tools/dtsim/provenance.hpp"
+#include "topologies/instance.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -224,8 +226,17 @@ int plan_command(const PlanArgs& args) {
       throw scenario::ScenarioError("--nodes", "", e.what());
     }
   }
-  for (const auto& name : split_list(args.instances))
-    if (const auto given = trim(name); !given.empty()) options.instances.push_back(given);
+  const auto presets = topologies::instance_names();
+  for (const auto& name : split_list(args.instances)) {
+    const auto given = trim(name);
+    if (given.empty()) continue;
+    if (std::find(presets.begin(), presets.end(), given) == presets.end())
+      throw scenario::ScenarioError("--instances", "",
+                                    fmt::format("unknown instance preset \"{}\"; expected some of {} (dtsim list "
+                                                "instances)",
+                                                given, fmt::join(presets, ", ")));
+    options.instances.push_back(given);
+  }
   const auto sample = search::unit_of(base);
   if (!args.tokens.empty() && !args.steps.empty())
     throw scenario::ScenarioError("--tokens", "", "give the run's length once: --tokens or --steps");
