@@ -58,8 +58,10 @@ std::vector<std::string> instances_of(const Options& options) {
 }
 
 // The cluster's screen: every layout estimated, the best kept.
+// `prepared` keeps the screen's layouts chosen for simulation, so a cluster picked for simulation is not screened
+// twice.
 Cluster screen_cluster(const scenario::Scenario& base, const std::string& instance, int nodes, const Options& options,
-                       std::int64_t steps, const search::Options& search_options) {
+                       std::int64_t steps, const search::Options& search_options, search::Result& prepared) {
   Cluster c;
   c.instance = instance;
   c.nodes = nodes;
@@ -69,12 +71,15 @@ Cluster screen_cluster(const scenario::Scenario& base, const std::string& instan
   c.price_per_hour = on_demand.cluster.price_per_node_hour * nodes;
   if (options.spot && preset && preset->price.spot_per_hour && base.lifecycle.spot.enabled)
     c.spot_price_per_hour = *preset->price.spot_per_hour * nodes;
-  auto screened = search::prepare(on_demand, search_options);
+  prepared = search::prepare(on_demand, search_options);
+  const auto& screened = prepared;
   c.counts = screened.counts;
   for (const auto* list : {&screened.points, &screened.screened})
     for (const auto& p : *list)
       if (p.estimate_rank == 1) c.best = p;
   if (c.best) {
+    prepared.screened.clear(); // only the layouts chosen for simulation are needed again
+    prepared.rejected.clear();
     c.screened_seconds = c.best->estimate_seconds * static_cast<double>(steps);
     c.screened_dollars = c.screened_seconds / 3600 * c.price_per_hour;
     return c;
@@ -133,6 +138,15 @@ std::vector<std::size_t> chosen_clusters(const std::vector<Cluster>& clusters, c
   std::stable_sort(front.begin(), front.end(), [&](std::size_t a, std::size_t b) { return key(a) < key(b); });
   if (static_cast<int>(front.size()) > options.clusters) front.resize(static_cast<std::size_t>(options.clusters));
   return front;
+}
+
+// The plan of least `key` among those `eligible` takes (the first of equals); none when it takes none.
+template <class Key, class Eligible>
+std::optional<std::size_t> best_plan(const std::vector<Plan>& plans, Key key, Eligible eligible) {
+  std::optional<std::size_t> out;
+  for (std::size_t k = 0; k < plans.size(); ++k)
+    if (eligible(plans[k]) && (!out || key(plans[k]) < key(plans[*out]))) out = k;
+  return out;
 }
 
 // The constraint that cannot be met, and by how much; empty when each given one is met by some plan.
@@ -212,9 +226,11 @@ Result plan(const scenario::Scenario& base, const Options& options, const SweepP
   search_options.global_batch = result.global_batch;
   if (search_options.simulate < 1) throw std::invalid_argument("plan: layouts simulated per cluster must be >= 1");
   const auto node_counts = options.node_counts.empty() ? std::vector<int>{base.cluster.nodes} : options.node_counts;
+  std::vector<search::Result> prepared; // per cluster
   for (const auto& instance : instances_of(options))
     for (int nodes : node_counts)
-      result.clusters.push_back(screen_cluster(base, instance, nodes, options, result.steps, search_options));
+      result.clusters.push_back(
+          screen_cluster(base, instance, nodes, options, result.steps, search_options, prepared.emplace_back()));
 
   const auto chosen = chosen_clusters(result.clusters, options);
   if (chosen.empty()) {
@@ -238,7 +254,7 @@ Result plan(const scenario::Scenario& base, const Options& options, const SweepP
     auto& cluster = result.clusters[i];
     cluster.simulated = true;
     const auto on_demand = on_cluster(base, cluster.instance, cluster.nodes, Capacity::on_demand, result.steps);
-    auto searched = search::prepare(on_demand, search_options);
+    auto& searched = prepared[i];
     search::simulate_chosen(on_demand, search_options, searched, step);
     done += searched.counts.simulated;
     const auto ranked = search::by_throughput(searched);
@@ -274,34 +290,24 @@ Result plan(const scenario::Scenario& base, const Options& options, const SweepP
   if (result.plans.empty())
     throw scenario::ScenarioError(base.origin, "", "no plan ran: " + result.clusters[chosen.front()].why_none);
 
-  std::stable_sort(result.plans.begin(), result.plans.end(), [](const Plan& a, const Plan& b) {
-    return std::make_pair(a.seconds.mean, a.dollars.mean) < std::make_pair(b.seconds.mean, b.dollars.mean);
-  });
+  const auto by_time = [](const Plan& p) { return std::make_pair(p.seconds.mean, p.dollars.mean); };
+  const auto by_cost = [](const Plan& p) { return std::make_pair(p.dollars.mean, p.seconds.mean); };
+  std::stable_sort(result.plans.begin(), result.plans.end(),
+                   [&](const Plan& a, const Plan& b) { return by_time(a) < by_time(b); });
   std::vector<FrontPoint> points;
   for (const auto& p : result.plans)
     points.push_back({p.seconds.mean, p.dollars.mean});
   for (auto k : pareto_front(points))
     result.plans[k].on_front = true;
-  const auto better = [&](std::optional<std::size_t>& slot, std::size_t k, bool by_cost) {
-    const auto& p = result.plans[k];
-    if (!slot) {
-      slot = k;
-      return;
-    }
-    const auto& q = result.plans[*slot];
-    const auto a =
-        by_cost ? std::make_pair(p.dollars.mean, p.seconds.mean) : std::make_pair(p.seconds.mean, p.dollars.mean);
-    const auto b =
-        by_cost ? std::make_pair(q.dollars.mean, q.seconds.mean) : std::make_pair(q.seconds.mean, q.dollars.mean);
-    if (a < b) slot = k;
-  };
-  for (std::size_t k = 0; k < result.plans.size(); ++k) {
-    const auto& p = result.plans[k];
-    better(result.cheapest, k, true);
-    better(result.fastest, k, false);
-    if (options.deadline && p.seconds.p90 <= *options.deadline) better(result.cheapest_on_time, k, true);
-    if (options.budget && p.dollars.p90 <= *options.budget) better(result.fastest_in_budget, k, false);
-  }
+  const auto any = [](const Plan&) { return true; };
+  result.cheapest = best_plan(result.plans, by_cost, any);
+  result.fastest = best_plan(result.plans, by_time, any);
+  if (options.deadline)
+    result.cheapest_on_time =
+        best_plan(result.plans, by_cost, [&](const Plan& p) { return p.seconds.p90 <= *options.deadline; });
+  if (options.budget)
+    result.fastest_in_budget =
+        best_plan(result.plans, by_time, [&](const Plan& p) { return p.dollars.p90 <= *options.budget; });
   result.binding = binding_constraint(result, options);
   return result;
 }

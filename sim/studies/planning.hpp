@@ -37,12 +37,11 @@ struct Options {
   std::uint64_t seed = 1;
   // Each cluster's screen and simulations as `dtsim search` runs them: `simulate` layouts per cluster (the best by
   // the estimate), `jobs` processes at a time (the trials too), each under `limit`.
-  search::Options search = defaults();
-  static search::Options defaults() {
+  search::Options search = [] {
     search::Options o;
     o.simulate = 3;
     return o;
-  }
+  }();
 };
 
 // One instance at one node count, as screened.
