@@ -36,21 +36,30 @@ std::string shape_of(const calibration::KernelCost& k) {
 void KernelTable::add(const calibration::KernelCost& kernel, const calibration::KernelTime& time, double host_wait) {
   if (kernel.kernels <= 0) return;
   const bool memory = kernel.kind == calibration::KernelClass::memory;
-  const std::string precision{
-      calibration::to_string(memory ? calibration::Precision::fp32 : calibration::math_precision(kernel.precision))};
-  Key key{kernel.name, std::string(kind_name(kernel.kind)), shape_of(kernel), memory ? std::string() : precision};
-  auto [it, fresh] = rows_.try_emplace(key);
-  KernelRow& row = it->second;
-  if (fresh) {
-    row.name = std::get<0>(key);
-    row.kind = std::get<1>(key);
-    row.shape = std::get<2>(key);
-    row.precision = std::get<3>(key);
-    row.flops = kernel.flops / kernel.kernels;
-    row.bytes = kernel.bytes / kernel.kernels;
-    row.efficiency = time.efficiency;
-    row.bound = std::string(calibration::to_string(time.bound));
+  const auto* gemm = kernel.gemms.empty() ? nullptr : &kernel.gemms.front();
+  auto [seen, first_seen] =
+      seen_.try_emplace(Seen{kernel.name, kernel.kind, kernel.precision, gemm ? gemm->m : 0, gemm ? gemm->n : 0,
+                             gemm ? gemm->k : 0, gemm ? gemm->count : 0, gemm ? 0 : kernel.bytes / kernel.kernels},
+                        nullptr);
+  if (first_seen) {
+    const std::string precision{
+        calibration::to_string(memory ? calibration::Precision::fp32 : calibration::math_precision(kernel.precision))};
+    Key key{kernel.name, std::string(kind_name(kernel.kind)), shape_of(kernel), memory ? std::string() : precision};
+    auto [it, fresh] = rows_.try_emplace(key);
+    KernelRow& row = it->second;
+    if (fresh) {
+      row.name = std::get<0>(key);
+      row.kind = std::get<1>(key);
+      row.shape = std::get<2>(key);
+      row.precision = std::get<3>(key);
+      row.flops = kernel.flops / kernel.kernels;
+      row.bytes = kernel.bytes / kernel.kernels;
+      row.efficiency = time.efficiency;
+      row.bound = std::string(calibration::to_string(time.bound));
+    }
+    seen->second = &row;
   }
+  KernelRow& row = *seen->second;
   row.launches += kernel.kernels;
   row.seconds += time.seconds;
   row.math_seconds += time.math_seconds;
