@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <utility>
@@ -119,32 +120,44 @@ scenario::Scenario candidate_scenario(const scenario::Scenario& base, const Cand
   return scenario::parse_scenario(document.dump(), base.origin);
 }
 
+namespace {
+
+// One candidate screened: whether its scenario validates and fits; `built` gets the scenario when it validates, for
+// the estimate to price without building it again.
+Screened screen_one(const scenario::Scenario& base, const Candidate& c, const Options& options,
+                    std::optional<scenario::Scenario>& built) {
+  Screened s;
+  s.candidate = c;
+  try {
+    built = candidate_scenario(base, c, options);
+  } catch (const scenario::ScenarioError& e) {
+    s.verdict = Verdict::invalid;
+    s.reason = e.pointer().empty() ? e.detail() : fmt::format("{}: {}", e.pointer(), e.detail());
+    return s;
+  }
+  try {
+    const auto memory = plan::estimate_memory(*built);
+    s.memory_bytes = memory.total();
+    s.capacity_bytes = memory.capacity;
+    if (!memory.fits()) {
+      s.verdict = Verdict::does_not_fit;
+      s.reason = fmt::format("needs {:.2f} GiB per GPU of {:.2f} GiB", gib(s.memory_bytes), gib(s.capacity_bytes));
+    }
+  } catch (const std::exception&) {
+    // No estimate (a layout the memory model does not know): the simulation's plan says whether it fits.
+  }
+  return s;
+}
+
+} // namespace
+
 std::vector<Screened> screen(const scenario::Scenario& base, const std::vector<Candidate>& candidates,
                              const Options& options) {
   std::vector<Screened> out;
   out.reserve(candidates.size());
-  for (const auto& c : candidates) {
-    Screened s;
-    s.candidate = c;
-    try {
-      const auto candidate = candidate_scenario(base, c, options);
-      try {
-        const auto memory = plan::estimate_memory(candidate);
-        s.memory_bytes = memory.total();
-        s.capacity_bytes = memory.capacity;
-        if (!memory.fits()) {
-          s.verdict = Verdict::does_not_fit;
-          s.reason = fmt::format("needs {:.2f} GiB per GPU of {:.2f} GiB", gib(s.memory_bytes), gib(s.capacity_bytes));
-        }
-      } catch (const std::exception&) {
-        // No estimate (a layout the memory model does not know): the simulation's plan says whether it fits.
-      }
-    } catch (const scenario::ScenarioError& e) {
-      s.verdict = Verdict::invalid;
-      s.reason = e.pointer().empty() ? e.detail() : fmt::format("{}: {}", e.pointer(), e.detail());
-    }
-    out.push_back(std::move(s));
-  }
+  std::optional<scenario::Scenario> built;
+  for (const auto& c : candidates)
+    out.push_back(screen_one(base, c, options, built));
   return out;
 }
 
@@ -162,79 +175,103 @@ double estimate_seconds(const scenario::Scenario& candidate) {
 
 namespace {
 
-// Each runnable candidate's estimate, and which of them to simulate: the best `simulate` by the estimate (ties by
-// Candidate order) and every one without an estimate.
-// A candidate's estimate as one line: "ok SECONDS" or "error WHY".
-std::string estimate_line(const scenario::Scenario& base, const Candidate& c, const Options& options) {
+// A candidate screened and, when it can run, estimated, from one build of its scenario.
+struct Assessed {
+  Screened screened;
+  std::optional<double> estimate; // seconds; empty: none (estimate_error says why), or it cannot run
+  std::string estimate_error;
+};
+
+Assessed assess(const scenario::Scenario& base, const Candidate& c, const Options& options) {
+  Assessed a;
+  std::optional<scenario::Scenario> built;
+  a.screened = screen_one(base, c, options, built);
+  if (a.screened.verdict != Verdict::simulate) return a;
   try {
-    return fmt::format("ok {:.17g}", estimate_seconds(candidate_scenario(base, c, options)));
+    a.estimate = estimate_seconds(*built);
   } catch (const std::exception& e) {
-    std::string why = e.what();
-    std::replace(why.begin(), why.end(), '\n', ' ');
-    return "error " + why;
+    a.estimate_error = e.what();
   }
+  return a;
 }
 
-// The estimates' lines, in candidate order: here with one job, else in `jobs` child processes, each a strided share
-// of the candidates (neighbours in Candidate order cost alike).
-std::vector<std::string> estimate_lines(const scenario::Scenario& base, const std::vector<Candidate>& runnable,
-                                        const Options& options) {
-  std::vector<std::string> lines(runnable.size());
-  const std::size_t shares = std::min<std::size_t>(static_cast<std::size_t>(options.jobs), runnable.size());
+// What a child process sends back for one candidate: its assessment as one line of JSON (doubles round-trip).
+std::string to_line(const Assessed& a) {
+  const auto& s = a.screened;
+  return nlohmann::json{{"verdict", static_cast<int>(s.verdict)},
+                        {"reason", s.reason},
+                        {"memory", s.memory_bytes},
+                        {"capacity", s.capacity_bytes},
+                        {"estimate", a.estimate ? nlohmann::json(*a.estimate) : nlohmann::json()},
+                        {"error", a.estimate_error}}
+      .dump();
+}
+
+Assessed from_line(const std::string& line, const Candidate& c) {
+  const auto j = nlohmann::json::parse(line);
+  Assessed a;
+  a.screened.candidate = c;
+  a.screened.verdict = static_cast<Verdict>(j.at("verdict").get<int>());
+  a.screened.reason = j.at("reason").get<std::string>();
+  a.screened.memory_bytes = j.at("memory").get<double>();
+  a.screened.capacity_bytes = j.at("capacity").get<double>();
+  if (!j.at("estimate").is_null()) a.estimate = j.at("estimate").get<double>();
+  a.estimate_error = j.at("error").get<std::string>();
+  return a;
+}
+
+// Every candidate assessed, in candidate order: here with one job, else in `jobs` child processes, each a strided
+// share of the candidates (neighbours in Candidate order cost alike).
+std::vector<Assessed> assess_all(const scenario::Scenario& base, const std::vector<Candidate>& candidates,
+                                 const Options& options) {
+  std::vector<Assessed> out(candidates.size());
+  const std::size_t shares = std::min<std::size_t>(static_cast<std::size_t>(options.jobs), candidates.size());
   if (shares <= 1) {
-    for (std::size_t i = 0; i < runnable.size(); ++i)
-      lines[i] = estimate_line(base, runnable[i], options);
-    return lines;
+    for (std::size_t i = 0; i < candidates.size(); ++i)
+      out[i] = assess(base, candidates[i], options);
+    return out;
   }
   std::vector<engine::ChildJob> jobs;
   for (std::size_t share = 0; share < shares; ++share)
     jobs.push_back([&, share] {
-      std::string out;
-      for (std::size_t i = share; i < runnable.size(); i += shares)
-        out += estimate_line(base, runnable[i], options) + "\n";
-      return out;
+      std::string text;
+      for (std::size_t i = share; i < candidates.size(); i += shares)
+        text += to_line(assess(base, candidates[i], options)) + "\n";
+      return text;
     });
   auto outcomes = engine::run_in_children(jobs, options.jobs, {}, {}, options.limit);
   for (std::size_t share = 0; share < shares; ++share) {
     const auto& outcome = outcomes[share];
     std::size_t at = 0;
-    for (std::size_t i = share; i < runnable.size(); i += shares) {
+    for (std::size_t i = share; i < candidates.size(); i += shares) {
       if (!outcome.ok) {
-        lines[i] = "error the estimate's process failed: " + outcome.output.substr(0, outcome.output.find('\n'));
+        // The process died: its candidates are screened here and left without an estimate.
+        std::optional<scenario::Scenario> built;
+        out[i].screened = screen_one(base, candidates[i], options, built);
+        out[i].estimate_error = "the estimate's process failed: " + outcome.output.substr(0, outcome.output.find('\n'));
         continue;
       }
       const auto end = outcome.output.find('\n', at);
-      lines[i] = outcome.output.substr(at, end - at);
+      out[i] = from_line(outcome.output.substr(at, end - at), candidates[i]);
       at = end + 1;
     }
   }
-  return lines;
+  return out;
 }
 
-std::vector<Point> estimated(const scenario::Scenario& base, const std::vector<Candidate>& runnable,
-                             const Options& options) {
-  std::vector<Point> out;
+// The estimated candidates ranked (1-based, ties by Candidate order) and the best `simulate` of them chosen; those
+// without an estimate are simulated whatever their rank.
+void rank_by_estimate(std::vector<Point>& points, const Options& options) {
   std::vector<std::size_t> order;
-  const auto lines = estimate_lines(base, runnable, options);
-  for (std::size_t i = 0; i < runnable.size(); ++i) {
-    Point p;
-    p.candidate = runnable[i];
-    if (lines[i].starts_with("ok ")) {
-      p.estimate_seconds = std::stod(lines[i].substr(3));
-      order.push_back(out.size());
-    } else {
-      p.estimate_error = lines[i].substr(std::min<std::size_t>(6, lines[i].size()));
-      p.simulated = true;
-    }
-    out.push_back(std::move(p));
-  }
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::size_t a, std::size_t b) { return out[a].estimate_seconds < out[b].estimate_seconds; });
+  for (std::size_t i = 0; i < points.size(); ++i)
+    if (points[i].estimate_error.empty()) order.push_back(i);
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return points[a].estimate_seconds < points[b].estimate_seconds;
+  });
   for (std::size_t i = 0; i < order.size(); ++i) {
-    out[order[i]].estimate_rank = static_cast<int>(i + 1);
-    out[order[i]].simulated = options.simulate <= 0 || static_cast<int>(i) < options.simulate;
+    points[order[i]].estimate_rank = static_cast<int>(i + 1);
+    points[order[i]].simulated = options.simulate <= 0 || static_cast<int>(i) < options.simulate;
   }
-  return out;
 }
 
 } // namespace
@@ -257,16 +294,25 @@ Result prepare(const scenario::Scenario& base, const Options& options) {
   const auto candidates = enumerate(result.space);
   result.counts.enumerated = static_cast<int>(candidates.size());
 
-  std::vector<Candidate> runnable;
-  for (auto& s : screen(base, candidates, options)) {
-    if (s.verdict == Verdict::simulate) {
-      runnable.push_back(s.candidate);
+  std::vector<Point> runnable;
+  for (auto& a : assess_all(base, candidates, options)) {
+    if (a.screened.verdict != Verdict::simulate) {
+      ++(a.screened.verdict == Verdict::invalid ? result.counts.invalid : result.counts.do_not_fit);
+      result.rejected.push_back(std::move(a.screened));
       continue;
     }
-    ++(s.verdict == Verdict::invalid ? result.counts.invalid : result.counts.do_not_fit);
-    result.rejected.push_back(std::move(s));
+    Point p;
+    p.candidate = a.screened.candidate;
+    if (a.estimate) {
+      p.estimate_seconds = *a.estimate;
+    } else {
+      p.estimate_error = a.estimate_error.empty() ? "no estimate" : a.estimate_error;
+      p.simulated = true; // simulated whatever its rank
+    }
+    runnable.push_back(std::move(p));
   }
-  for (auto& p : estimated(base, runnable, options)) {
+  rank_by_estimate(runnable, options);
+  for (auto& p : runnable) {
     if (p.estimate_rank > 0) ++result.counts.estimated;
     if (p.simulated)
       result.points.push_back(std::move(p));
