@@ -169,8 +169,42 @@ Unit unit_of(const scenario::Scenario& base) {
 }
 
 double estimate_seconds(const scenario::Scenario& candidate) {
-  const auto plan = plan::make_first_replica_plan(candidate);
-  return graph::estimate(candidate.cluster, plan.graph, 2).iteration_seconds;
+  // Past its warm-up a schedule repeats with each micro-batch (a pipeline's 1F1B or interleaved steady state, or
+  // gradient accumulation's forward and backward), so the iteration grows by the same time with every `step`
+  // micro-batches more: priced at `from` and `from + step` micro-batches and extended linearly, the plan need not be
+  // built with all of them. `from` is twice what the interleaved schedule's warm-up holds (2 x virtual stages x p), and
+  // the step p keeps the count a multiple of p, as that schedule needs. Both short plans run at the clock the whole
+  // job's kernels sustain: each program's kernels at burst clocks grow by the same stretch per step too.
+  const bool model_parallel = candidate.parallelism.model_parallel();
+  const int m = model_parallel ? candidate.parallelism.micro_batches : candidate.training.strategy.accumulation;
+  const int step = model_parallel ? candidate.parallelism.pipeline : 1;
+  const int from = 2 * step * (model_parallel ? candidate.parallelism.virtual_stages : 1);
+  const auto priced = [](const scenario::Scenario& s, plan::Plan& p) {
+    return graph::estimate(s.cluster, p.graph, 2).iteration_seconds;
+  };
+  if (m <= from + step) {
+    auto whole = plan::make_first_replica_plan(candidate);
+    return priced(candidate, whole);
+  }
+  auto with = [&](int micro_batches) {
+    auto s = candidate;
+    (model_parallel ? s.parallelism.micro_batches : s.training.strategy.accumulation) = micro_batches;
+    return s;
+  };
+  const auto short_scenario = with(from), longer_scenario = with(from + step);
+  auto short_plan = plan::make_first_replica_plan(short_scenario);
+  auto longer_plan = plan::make_first_replica_plan(longer_scenario);
+  const double steps = static_cast<double>(m - from) / step;
+  std::vector<calibration::Stretch> whole(short_plan.burst_stretches.size());
+  for (std::size_t p = 0; p < whole.size() && p < longer_plan.burst_stretches.size(); ++p) {
+    const auto &a = short_plan.burst_stretches[p], &b = longer_plan.burst_stretches[p];
+    whole[p] = {a.seconds + (b.seconds - a.seconds) * steps, a.math_seconds + (b.math_seconds - a.math_seconds) * steps,
+                a.joules + (b.joules - a.joules) * steps};
+  }
+  plan::retime_sustained_clocks(short_plan, short_scenario, whole);
+  plan::retime_sustained_clocks(longer_plan, longer_scenario, whole);
+  const double first = priced(short_scenario, short_plan);
+  return first + (priced(longer_scenario, longer_plan) - first) * steps;
 }
 
 namespace {

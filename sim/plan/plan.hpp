@@ -86,8 +86,11 @@ struct Plan {
   ParallelInfo parallel;
   std::vector<KernelRow> kernels; // rank 0's iteration by distinct kernel, the longest first
   calibration::ClockState clock;  // the SM clock rank 0's GPU sustains over its kernels (sustained_clock.hpp)
-  double host_wait_seconds = 0;   // per iteration, rank 0's compute stream waiting for its host to issue kernels
-  std::vector<GroupPlan> groups;  // a cluster of mixed GPUs: each group's program (empty otherwise)
+  // Per program: its priced kernels' stretch at burst clocks, and the clock that stretch set (rate 1: not capped).
+  std::vector<calibration::Stretch> burst_stretches;
+  std::vector<calibration::ClockState> program_clocks;
+  double host_wait_seconds = 0;  // per iteration, rank 0's compute stream waiting for its host to issue kernels
+  std::vector<GroupPlan> groups; // a cluster of mixed GPUs: each group's program (empty otherwise)
 };
 
 // The plan cannot run: it does not fit, or the scenario asks for something the planner cannot build.
@@ -103,6 +106,12 @@ Plan make_plan(const scenario::Scenario& scenario);
 // contention, every replica posts each data-parallel collective at the same time). Groups keep every member. Other
 // plans are make_plan's.
 Plan make_first_replica_plan(const scenario::Scenario& scenario);
+
+// Each program's priced kernels re-timed at the clock its GPU sustains over `stretches[p]` (one per program) instead
+// of its own: the search prices a schedule from a plan of fewer micro-batches than the job has, at the clock the
+// whole job's kernels hold (search.cpp, estimate_seconds).
+void retime_sustained_clocks(Plan& plan, const scenario::Scenario& s,
+                             const std::vector<calibration::Stretch>& stretches);
 
 // Per-GPU memory of data-parallel training (weights, gradients, optimizer states, saved activations, temporary
 // buffers, communication buckets), with ZeRO's sharding and offloading applied. Exposed for `explain` and tests.
