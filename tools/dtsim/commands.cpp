@@ -71,8 +71,8 @@ void check_writable(const std::vector<std::string>& paths, const std::vector<std
   }
 }
 
-std::string csv_of(const nlohmann::json& rows) {
-  std::vector<std::string> columns;
+std::string csv_of(const nlohmann::json& rows, const std::vector<std::string>& leading) {
+  std::vector<std::string> columns = leading;
   for (const auto& row : rows)
     for (const auto& [key, value] : row.items())
       if (std::find(columns.begin(), columns.end(), key) == columns.end()) columns.push_back(key);

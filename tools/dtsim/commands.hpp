@@ -221,9 +221,10 @@ inline std::string csv_number(double value, bool applies = true) {
   return applies ? fmt::format("{:.9g}", value) : std::string();
 }
 
-// An array of JSON objects as CSV: a column per key (the union of the objects' keys, in order), numbers in full
-// precision, null as an empty field, nested arrays and objects as their JSON text.
-std::string csv_of(const nlohmann::json& rows);
+// An array of JSON objects as CSV: a column per key (`leading` first, in its order, then the rest of the union of the
+// objects' keys, in order), numbers in full precision, null as an empty field, nested arrays and objects as their
+// JSON text.
+std::string csv_of(const nlohmann::json& rows, const std::vector<std::string>& leading = {});
 
 struct OutputFile {
   std::string path;

@@ -210,7 +210,11 @@ std::string plans_csv(const planning::Result& r) {
   json rows = json::array();
   for (const auto& p : r.plans)
     rows.push_back(plan_row(r, p));
-  return csv_of(rows);
+  // What a plan is and what it gives first; its layout's fields after.
+  return csv_of(rows, {"instance", "nodes", "gpus", "capacity", "on_front", "time_to_train_seconds_mean",
+                       "time_to_train_seconds_p90", "cost_usd_mean", "cost_usd_p90", "energy_kwh_mean", "goodput",
+                       "interruptions_mean", "iteration_seconds", "estimate_seconds", "mfu", "bound",
+                       "memory_bytes_per_gpu"});
 }
 
 } // namespace
