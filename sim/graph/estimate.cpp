@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <deque>
+#include <functional>
 #include <limits>
 #include <map>
 #include <set>
@@ -41,6 +42,51 @@ Paths paths_of(const topologies::ClusterSpec& c) {
     p.nic_bandwidth = std::min(p.nic_bandwidth, c.pcie.bandwidth * c.pcie_efficiency * c.gpus_per_node);
   p.connection_cap = c.tcp.connection_bandwidth();
   return p;
+}
+
+double point_to_point_seconds(const topologies::ClusterSpec& cluster, const Paths& paths, int from, int to,
+                              double bytes, int sharers) {
+  if (cluster.node_of(from) == cluster.node_of(to)) return paths.alpha_intra + bytes / paths.bandwidth_intra;
+  double bandwidth = paths.nic_bandwidth / std::max(1, sharers);
+  if (paths.connection_cap > 0) bandwidth = std::min(bandwidth, paths.connection_cap);
+  return paths.alpha_network + bytes / bandwidth;
+}
+
+double closed_form_seconds(const topologies::ClusterSpec& cluster, const Paths& paths, const Collective& c,
+                           const std::vector<int>& members, const std::function<int(int)>& sharers) {
+  const auto request = collectives::resolve(collective_request(c, members, cluster));
+  std::map<int, int> per_node;
+  for (int m : members)
+    ++per_node[cluster.node_of(m)];
+  // Each node's members cross the network with the node's other simulated ranks, in groups of their own of the
+  // same kind: the group gets its members' share of each NIC, and the smallest share bounds it.
+  double network = std::numeric_limits<double>::infinity();
+  for (const auto& [node, count] : per_node)
+    network = std::min(network, paths.nic_bandwidth * count / std::max(count, sharers(node)));
+  if (paths.connection_cap > 0) network = std::min(network, paths.connection_cap);
+  const double gamma = c.reduce_seconds_per_byte;
+  const auto wire = collectives::wire_model(request);
+  if (per_node.size() == 1) {
+    const auto link = request.nccl.nvlink ? LinkClass::nvlink : LinkClass::pcie;
+    return collectives::closed_form_time(request, wire, link, paths.alpha_intra, paths.bandwidth_intra, gamma);
+  }
+  const bool two_level = request.algorithm == Algorithm::hierarchical || request.algorithm == Algorithm::in_switch;
+  return two_level ? collectives::closed_form_time(request, paths.alpha_intra, paths.bandwidth_intra,
+                                                   paths.alpha_network, network, gamma)
+                   : collectives::closed_form_time(request, wire, LinkClass::network, paths.alpha_network,
+                                                   std::min(network, paths.bandwidth_intra), gamma);
+}
+
+// closed_form_seconds, or where the algorithm has no closed form over two link classes its bytes once over the
+// slowest path and a latency a peer.
+double collective_or_fallback(const topologies::ClusterSpec& cluster, const Paths& paths, const Collective& c,
+                              const std::vector<int>& members, const std::function<int(int)>& sharers) {
+  try {
+    return closed_form_seconds(cluster, paths, c, members, sharers);
+  } catch (const std::exception&) {
+    return static_cast<double>(members.size() - 1) * paths.alpha_network +
+           c.bytes / (paths.nic_bandwidth / std::max(1, sharers(cluster.node_of(members.front()))));
+  }
 }
 
 class Evaluator {
@@ -85,7 +131,6 @@ private:
   // The members that post a group's collectives: those with programs (a first-replica plan's others mirror them).
   std::size_t posting_members(int group);
   std::unordered_map<int, std::size_t> posting_;
-  double closed_form(const Collective& c, const std::vector<int>& members) const;
   double transfer_seconds(int from, int to, double bytes) const;
 
   const topologies::ClusterSpec& cluster_;
@@ -260,54 +305,29 @@ std::size_t Evaluator::posting_members(int group) {
 }
 
 double Evaluator::transfer_seconds(int from, int to, double bytes) const {
-  if (cluster_.node_of(from) == cluster_.node_of(to)) return paths_.alpha_intra + bytes / paths_.bandwidth_intra;
-  double bandwidth = paths_.nic_bandwidth / std::max(1, sharers_.at(cluster_.node_of(from)));
-  if (paths_.connection_cap > 0) bandwidth = std::min(bandwidth, paths_.connection_cap);
-  return paths_.alpha_network + bytes / bandwidth;
+  return point_to_point_seconds(cluster_, paths_, from, to, bytes, sharers_.at(cluster_.node_of(from)));
 }
 
 double Evaluator::collective_seconds(const Collective& c) {
   if (const auto found = collective_cost_.find(&c); found != collective_cost_.end()) return found->second;
-  const auto& members = graph_.groups[c.group];
-  double seconds = 0;
-  try {
-    seconds = closed_form(c, members);
-  } catch (const std::exception&) {
-    // No closed form for this algorithm over two link classes: its bytes once over the slowest path, a latency a peer.
-    seconds = static_cast<double>(members.size() - 1) * paths_.alpha_network +
-              c.bytes / (paths_.nic_bandwidth / std::max(1, sharers_.at(cluster_.node_of(members.front()))));
-  }
+  const double seconds =
+      collective_or_fallback(cluster_, paths_, c, graph_.groups[c.group], [&](int node) { return sharers_.at(node); });
   return collective_cost_.emplace(&c, seconds).first->second;
-}
-
-double Evaluator::closed_form(const Collective& c, const std::vector<int>& members) const {
-  const auto request = collectives::resolve(collective_request(c, members, cluster_));
-  std::map<int, int> per_node;
-  for (int m : members)
-    ++per_node[cluster_.node_of(m)];
-  // Each node's members cross the network with the node's other simulated ranks, in groups of their own of the
-  // same kind: the group gets its members' share of each NIC, and the smallest share bounds it.
-  double network = std::numeric_limits<double>::infinity();
-  for (const auto& [node, count] : per_node)
-    network = std::min(network, paths_.nic_bandwidth * count / std::max(count, sharers_.at(node)));
-  if (paths_.connection_cap > 0) network = std::min(network, paths_.connection_cap);
-  const double gamma = c.reduce_seconds_per_byte;
-  const auto wire = collectives::wire_model(request);
-  if (per_node.size() == 1) {
-    const auto link = request.nccl.nvlink ? LinkClass::nvlink : LinkClass::pcie;
-    return collectives::closed_form_time(request, wire, link, paths_.alpha_intra, paths_.bandwidth_intra, gamma);
-  }
-  const bool two_level = request.algorithm == Algorithm::hierarchical || request.algorithm == Algorithm::in_switch;
-  return two_level ? collectives::closed_form_time(request, paths_.alpha_intra, paths_.bandwidth_intra,
-                                                   paths_.alpha_network, network, gamma)
-                   : collectives::closed_form_time(request, wire, LinkClass::network, paths_.alpha_network,
-                                                   std::min(network, paths_.bandwidth_intra), gamma);
 }
 
 } // namespace
 
 Estimate estimate(const topologies::ClusterSpec& cluster, const ExecutionGraph& graph, int iterations) {
   return Evaluator(cluster, graph, std::max(1, iterations)).run();
+}
+
+double collective_seconds(const topologies::ClusterSpec& cluster, const Collective& c, const std::vector<int>& members,
+                          int sharers) {
+  return collective_or_fallback(cluster, paths_of(cluster), c, members, [sharers](int) { return sharers; });
+}
+
+double transfer_seconds(const topologies::ClusterSpec& cluster, int from, int to, double bytes, int sharers) {
+  return point_to_point_seconds(cluster, paths_of(cluster), from, to, bytes, sharers);
 }
 
 } // namespace dtsim::graph

@@ -30,4 +30,11 @@ public:
 
 Estimate estimate(const topologies::ClusterSpec& cluster, const ExecutionGraph& graph, int iterations = 2);
 
+// The estimate's price of one collective over `members` (ranks), each node's NIC shared by `sharers` ranks that cross
+// the network at once, and of one transfer between two ranks: for closed forms built on the same terms (the search's
+// screen, plan/layout_price.hpp).
+double collective_seconds(const topologies::ClusterSpec& cluster, const Collective& c, const std::vector<int>& members,
+                          int sharers);
+double transfer_seconds(const topologies::ClusterSpec& cluster, int from, int to, double bytes, int sharers);
+
 } // namespace dtsim::graph

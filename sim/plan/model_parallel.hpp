@@ -15,6 +15,7 @@
 #include "sim/plan/moe_routing.hpp"
 #include "sim/plan/op_cost.hpp"
 #include "sim/plan/parallel_layout.hpp"
+#include "sim/plan/pipeline_schedule.hpp"
 #include "sim/plan/plan.hpp"
 #include "sim/plan/tensor_split.hpp"
 
@@ -29,6 +30,47 @@
 
 namespace dtsim::plan::detail {
 
+// A tensor-parallel collective inside a node in closed form, as coarse fidelity prices it: the algorithm NCCL would run
+// on the node's fabric over `tensor` GPUs, and the share of the GPU's SMs its channels hold.
+struct TensorClosedForm {
+  double seconds = 0;
+  double sm_share = 0;
+};
+TensorClosedForm tensor_collective_closed_form(collectives::Operation op, double bytes, int tensor,
+                                               const topologies::ClusterSpec& fabric,
+                                               const calibration::GpuProfile& gpu);
+
+// What one pipeline unit holds on a rank, for the memory of the stage it lands in.
+struct UnitFootprint {
+  double dense = 0, experts = 0; // parameters of this rank's share
+  int tensors = 0;               // parameter tensors
+  double saved = 0;              // activations one micro-batch keeps for backward
+  double block_input = 0;        // its block's input for one micro-batch (all full recomputation keeps)
+  double gradient = 0;           // the largest op's input and output gradients for one micro-batch
+};
+UnitFootprint unit_footprint(const std::vector<models::Layer>& shared, const std::vector<std::size_t>& unit,
+                             std::int64_t batch, calibration::Precision precision, scenario::AttentionKernel attention,
+                             scenario::Recompute recompute);
+
+// What a stage's memory depends on besides its units.
+struct StageMemoryShape {
+  ModelStateBytes states;     // gradients: as reduced (Megatron-LM's fp32 buffer under bf16)
+  double data_replicas = 1;   // ranks that shard ZeRO's dense states
+  double expert_replicas = 1; // ... and the experts'
+  int zero_stage = 0;
+  scenario::Recompute recompute = scenario::Recompute::none;
+  scenario::PipelineSchedule schedule = scenario::PipelineSchedule::one_f_one_b;
+  int pipeline = 1, micro_batches = 1, virtual_stages = 1, tensor = 1, expert = 1;
+  std::int64_t batch = 1;
+  double capacity = 0;
+};
+// One stage's memory (model_parallel_memory.cpp says what each item counts), its activations' peak read off `order`
+// (the stage's pipeline_order); `with_details` writes each item's description (the search's screen needs the bytes
+// alone).
+MemoryEstimate stage_memory_of(int stage, const std::vector<std::vector<std::size_t>>& chunk_units,
+                               const std::vector<UnitFootprint>& units, const StageMemoryShape& shape,
+                               const std::vector<PipelineSlot>& order, bool with_details);
+
 class ModelParallelPlanner {
 public:
   explicit ModelParallelPlanner(const scenario::Scenario& s);
@@ -41,10 +83,6 @@ public:
   const std::vector<std::vector<std::size_t>>& chunk_units() const { return chunk_units_; }
 
 private:
-  struct ClosedForm {
-    double seconds = 0;
-    double sm_share = 0; // of the GPU's SMs its NCCL channels hold
-  };
   struct RankGroups {
     int tensor = -1, data = -1, expert = -1, expert_data = -1; // graph group indices; -1: no such group (size 1)
     int context = -1;                                          // the ranks one sequence is split over
@@ -52,6 +90,7 @@ private:
     int model = -1;     // the ranks that hold one model copy (tensor x pipeline): the gradient norm's group
   };
 
+  StageMemoryShape memory_shape() const;
   void add_groups(graph::ExecutionGraph& g);
   ParallelInfo parallel_info(const std::vector<MemoryEstimate>& stages) const;
   void build_program(int rank, graph::Program& program);
@@ -71,7 +110,7 @@ private:
                                std::vector<std::uint32_t> deps, graph::Stream stream, graph::Axis axis,
                                std::shared_ptr<const std::vector<double>> matrix = nullptr);
   void tensor_collective(const TensorCollective& c, const std::string& name, std::vector<std::uint32_t>& deps);
-  ClosedForm tensor_closed_form(collectives::Operation op, double bytes);
+  TensorClosedForm tensor_closed_form(collectives::Operation op, double bytes);
   double tensor_bytes(const TensorCollective& c) const;
   void expert_all_to_all(std::size_t layer, bool forward, bool dispatch, std::vector<std::uint32_t>& deps);
   void reduce_gradients(std::uint32_t after);
@@ -137,7 +176,7 @@ private:
   std::map<std::tuple<std::size_t, bool, double>, std::shared_ptr<const std::vector<double>>> expert_matrices_;
   double tokens_per_rank_ = 0; // tokens of a micro-batch on one rank
   std::vector<RankGroups> rank_groups_;
-  std::map<std::pair<int, double>, ClosedForm> closed_forms_; // coarse: (operation, bytes) -> its time
+  std::map<std::pair<int, double>, TensorClosedForm> closed_forms_; // coarse: (operation, bytes) -> its time
 
   // The program being built.
   int rank_ = 0;

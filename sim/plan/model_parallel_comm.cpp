@@ -82,28 +82,34 @@ void ModelParallelPlanner::tensor_collective(const TensorCollective& t, const st
   deps.clear();
 }
 
-// Coarse fidelity: a tensor-parallel collective inside the node, by the closed form of the algorithm NCCL would run
-// on the intra-node fabric (collectives/closed_form.hpp).
-ModelParallelPlanner::ClosedForm ModelParallelPlanner::tensor_closed_form(Operation op, double bytes) {
-  const auto key = std::make_pair(static_cast<int>(op), bytes);
-  if (const auto found = closed_forms_.find(key); found != closed_forms_.end()) return found->second;
+TensorClosedForm tensor_collective_closed_form(Operation op, double bytes, int tensor,
+                                               const topologies::ClusterSpec& fabric,
+                                               const calibration::GpuProfile& gpu) {
   graph::Collective c;
   c.op = op;
   c.bytes = bytes;
-  std::vector<int> members(spec_.tensor);
+  std::vector<int> members(tensor);
   std::iota(members.begin(), members.end(), 0); // a node's first GPUs: every tensor-parallel group looks alike
-  const auto request = collectives::resolve(graph::collective_request(c, members, s_.cluster));
+  const auto request = collectives::resolve(graph::collective_request(c, members, fabric));
   // A message crosses two fabric links through an NVSwitch (GPU to switch to GPU), one between mesh or PCIe peers.
-  const auto& fabric = s_.cluster;
   const bool nvswitch = fabric.intra_kind == topologies::IntraNodeKind::nvlink;
   const double alpha = fabric.intra.latency * (nvswitch ? 2 : 1);
   const auto link = request.nccl.nvlink ? collectives::LinkClass::nvlink : collectives::LinkClass::pcie;
   const auto wire = collectives::wire_model(request);
-  ClosedForm form;
+  TensorClosedForm form;
   form.seconds = collectives::closed_form_time(
-      request, wire, link, alpha, fabric.intra.bandwidth * fabric.fabric_efficiency, s_.gpu.reduce_seconds_per_byte());
+      request, wire, link, alpha, fabric.intra.bandwidth * fabric.fabric_efficiency, gpu.reduce_seconds_per_byte());
   form.sm_share = collectives::sm_share(wire, fabric.compute_units); // as the engine holds them
-  return closed_forms_.emplace(key, form).first->second;
+  return form;
+}
+
+// Coarse fidelity: a tensor-parallel collective inside the node, by the closed form of the algorithm NCCL would run
+// on the intra-node fabric (collectives/closed_form.hpp), priced once per (operation, bytes).
+TensorClosedForm ModelParallelPlanner::tensor_closed_form(Operation op, double bytes) {
+  const auto key = std::make_pair(static_cast<int>(op), bytes);
+  if (const auto found = closed_forms_.find(key); found != closed_forms_.end()) return found->second;
+  return closed_forms_.emplace(key, tensor_collective_closed_form(op, bytes, spec_.tensor, s_.cluster, s_.gpu))
+      .first->second;
 }
 
 // Tokens to the ranks of their experts (dispatch) or back (combine); in backward the gradients go the other way.

@@ -27,75 +27,112 @@ double gib(double bytes) {
 }
 } // namespace
 
+UnitFootprint unit_footprint(const std::vector<models::Layer>& shared, const std::vector<std::size_t>& unit,
+                             std::int64_t batch, calibration::Precision precision, scenario::AttentionKernel attention,
+                             scenario::Recompute recompute) {
+  const double e = calibration::activation_bytes(precision);
+  UnitFootprint f;
+  for (auto i : unit) {
+    const auto& l = shared[i];
+    (l.moe.experts > 0 ? f.experts : f.dense) += static_cast<double>(l.parameters);
+    f.tensors += l.parameters > 0 ? 1 : 0;
+    f.saved += saved_activation_bytes(l, batch, precision, attention, recompute);
+    f.gradient = std::max(f.gradient, static_cast<double>(l.input_elements + l.output_elements) * e * batch);
+  }
+  // The block's input: its first op's (the embedding ahead of the first block reads token ids).
+  const auto in_block = std::find_if(unit.begin(), unit.end(), [&](std::size_t i) { return shared[i].block >= 0; });
+  f.block_input = static_cast<double>(shared[in_block != unit.end() ? *in_block : unit.front()].input_elements) * e *
+                  static_cast<double>(batch);
+  return f;
+}
+
+MemoryEstimate stage_memory_of(int stage, const std::vector<std::vector<std::size_t>>& chunk_units,
+                               const std::vector<UnitFootprint>& units, const StageMemoryShape& shape,
+                               const std::vector<PipelineSlot>& order, bool with_details) {
+  const int p = shape.pipeline;
+  const bool full = shape.recompute == scenario::Recompute::full;
+  const auto detail = [with_details]<class... Args>(fmt::format_string<Args...> format, Args&&... args) {
+    return with_details ? fmt::format(format, std::forward<Args>(args)...) : std::string();
+  };
+  MemoryEstimate m;
+  m.capacity = shape.capacity;
+  double dense = 0, experts = 0, gradient = 0, largest_unit = 0, second_unit = 0;
+  std::vector<double> chunk_activations(shape.virtual_stages, 0.0);
+  for (int c = stage, chunk = 0; c < static_cast<int>(chunk_units.size()); c += p, ++chunk) {
+    for (auto u : chunk_units[c]) {
+      const auto& f = units[u];
+      dense += f.dense;
+      experts += f.experts;
+      const double unit = f.dense + f.experts;
+      second_unit = std::max(second_unit, std::min(unit, largest_unit));
+      largest_unit = std::max(largest_unit, unit);
+      gradient = std::max(gradient, f.gradient);
+      // Full recomputation: each block keeps its input; one block's activations live while it is recomputed.
+      chunk_activations[chunk] += full ? f.block_input : f.saved;
+      if (full) gradient = std::max(gradient, f.saved);
+    }
+  }
+  const auto& states = shape.states;
+  const bool zero1 = shape.zero_stage >= 1, zero2 = shape.zero_stage >= 2, zero3 = shape.zero_stage >= 3;
+  const auto shard = [&](double bytes_per_parameter, bool sharded) {
+    return dense * bytes_per_parameter / (sharded ? shape.data_replicas : 1) +
+           experts * bytes_per_parameter / (sharded ? shape.expert_replicas : 1);
+  };
+  m.items.push_back({"weights", shard(states.weights, zero3),
+                     detail("{:.4g} billion parameters (tensor share of {}{}), {} B each{}", (dense + experts) / 1e9,
+                            shape.tensor, experts > 0 ? fmt::format(", experts / {}", shape.expert) : "",
+                            states.weights, zero3 ? ", ZeRO-3 shard" : "")});
+  m.items.push_back({"gradients", shard(states.gradients, zero2),
+                     detail("{} B/parameter{}", states.gradients, zero2 ? ", ZeRO-2 shard" : "")});
+  m.items.push_back({"optimizer states", shard(states.optimizer(), zero1),
+                     detail("{} B/parameter{}", states.optimizer(), zero1 ? ", ZeRO-1 shard" : "")});
+  // The micro-batches in flight at the stage's peak, chunk by chunk, from its pipeline order.
+  double now = 0, peak = 0;
+  for (const auto& slot : order) {
+    now += (slot.forward ? 1 : -1) * chunk_activations[slot.chunk];
+    peak = std::max(peak, now);
+  }
+  m.items.push_back(
+      {"activations", peak,
+       detail("stage {} of {}: {} micro-batches of {} in flight at the peak ({})", stage, p,
+              with_details ? peak_in_flight(order) : 0, shape.batch,
+              full ? "block inputs, full recomputation" : std::string(scenario::to_string(shape.recompute)))});
+  m.items.push_back({"activation gradients", gradient, detail("the largest op's input and output gradients")});
+  if (zero3 && shape.data_replicas > 1)
+    m.items.push_back({"gathered weights", (largest_unit + second_unit) * states.weights,
+                       detail("the two largest units' full weights (ZeRO-3 prefetch)")});
+  return m;
+}
+
+StageMemoryShape ModelParallelPlanner::memory_shape() const {
+  StageMemoryShape shape;
+  shape.states = model_state_bytes(s_.training.optimizer, s_.model.precision);
+  shape.states.gradients = reduced_gradient_bytes(); // Megatron-LM's fp32 gradient buffer under bf16
+  shape.data_replicas = layout_.gradient_replicas();
+  shape.expert_replicas = static_cast<double>(layout_.data()) / layout_.expert();
+  shape.zero_stage = s_.training.zero_stage;
+  shape.recompute = s_.training.recompute;
+  shape.schedule = spec_.schedule;
+  shape.pipeline = spec_.pipeline;
+  shape.micro_batches = spec_.micro_batches;
+  shape.virtual_stages = spec_.virtual_stages;
+  shape.tensor = spec_.tensor;
+  shape.expert = spec_.expert;
+  shape.batch = s_.model.batch_per_gpu;
+  return shape;
+}
+
 std::vector<MemoryEstimate> ModelParallelPlanner::stage_memory() const {
-  const auto& t = s_.training;
-  const int p = spec_.pipeline;
-  const double e = calibration::activation_bytes(s_.model.precision);
-  const auto batch = static_cast<std::int64_t>(s_.model.batch_per_gpu);
-  auto states = model_state_bytes(t.optimizer, s_.model.precision);
-  states.gradients = reduced_gradient_bytes(); // Megatron-LM's fp32 gradient buffer under bf16
-  const double data = layout_.gradient_replicas(), expert_data = static_cast<double>(layout_.data()) / layout_.expert();
-  const bool full = t.recompute == scenario::Recompute::full;
+  std::vector<UnitFootprint> footprints;
+  for (const auto& unit : units_)
+    footprints.push_back(unit_footprint(shared_, unit, s_.model.batch_per_gpu, s_.model.precision, s_.model.attention,
+                                        s_.training.recompute));
+  auto shape = memory_shape();
   std::vector<MemoryEstimate> stages;
-  for (int stage = 0; stage < p; ++stage) {
-    MemoryEstimate m;
-    m.capacity = stage_gpu(stage).memory_bytes;
-    double dense = 0, experts = 0, gradient = 0, largest_unit = 0, second_unit = 0;
-    std::vector<double> chunk_activations(spec_.virtual_stages, 0.0);
-    for (int c = stage, chunk = 0; c < static_cast<int>(chunk_units_.size()); c += p, ++chunk) {
-      for (auto u : chunk_units_[c]) {
-        dense += unit_params_[u].dense;
-        experts += unit_params_[u].experts;
-        const double unit = unit_params_[u].total();
-        second_unit = std::max(second_unit, std::min(unit, largest_unit));
-        largest_unit = std::max(largest_unit, unit);
-        double saved = 0;
-        for (auto i : units_[u]) {
-          const auto& l = shared_[i];
-          saved += saved_activation_bytes(l, batch, s_.model.precision, s_.model.attention, t.recompute);
-          gradient = std::max(gradient, static_cast<double>(l.input_elements + l.output_elements) * e * batch);
-        }
-        // The block's input: its first op's (the embedding ahead of the first block reads token ids).
-        const auto in_block =
-            std::find_if(units_[u].begin(), units_[u].end(), [&](std::size_t i) { return shared_[i].block >= 0; });
-        const auto& first = shared_[in_block != units_[u].end() ? *in_block : units_[u].front()];
-        // Full recomputation: each block keeps its input; one block's activations live while it is recomputed.
-        const double kept = full ? static_cast<double>(first.input_elements) * e * batch : saved;
-        chunk_activations[chunk] += kept;
-        if (full) gradient = std::max(gradient, saved);
-      }
-    }
-    const double zero1 = t.zero_stage >= 1, zero2 = t.zero_stage >= 2, zero3 = t.zero_stage >= 3;
-    const auto shard = [&](double bytes_per_parameter, bool sharded) {
-      return dense * bytes_per_parameter / (sharded ? data : 1) +
-             experts * bytes_per_parameter / (sharded ? expert_data : 1);
-    };
-    m.items.push_back(
-        {"weights", shard(states.weights, zero3),
-         fmt::format("{:.4g} billion parameters (tensor share of {}{}), {} B each{}", (dense + experts) / 1e9,
-                     spec_.tensor, experts > 0 ? fmt::format(", experts / {}", spec_.expert) : "", states.weights,
-                     zero3 ? ", ZeRO-3 shard" : "")});
-    m.items.push_back({"gradients", shard(states.gradients, zero2),
-                       fmt::format("{} B/parameter{}", states.gradients, zero2 ? ", ZeRO-2 shard" : "")});
-    m.items.push_back({"optimizer states", shard(states.optimizer(), zero1),
-                       fmt::format("{} B/parameter{}", states.optimizer(), zero1 ? ", ZeRO-1 shard" : "")});
-    // The micro-batches in flight at the stage's peak, chunk by chunk, from its pipeline order.
-    const auto order = pipeline_order(spec_.schedule, p, stage, spec_.micro_batches, spec_.virtual_stages);
-    double now = 0, peak = 0;
-    for (const auto& slot : order) {
-      now += (slot.forward ? 1 : -1) * chunk_activations[slot.chunk];
-      peak = std::max(peak, now);
-    }
-    m.items.push_back(
-        {"activations", peak,
-         fmt::format("stage {} of {}: {} micro-batches of {} in flight at the peak ({})", stage, p,
-                     peak_in_flight(order), batch,
-                     full ? "block inputs, full recomputation" : std::string(scenario::to_string(t.recompute)))});
-    m.items.push_back({"activation gradients", gradient, "the largest op's input and output gradients"});
-    if (zero3 && data > 1)
-      m.items.push_back({"gathered weights", (largest_unit + second_unit) * states.weights,
-                         "the two largest units' full weights (ZeRO-3 prefetch)"});
-    stages.push_back(std::move(m));
+  for (int stage = 0; stage < spec_.pipeline; ++stage) {
+    shape.capacity = stage_gpu(stage).memory_bytes;
+    const auto order = pipeline_order(shape.schedule, shape.pipeline, stage, shape.micro_batches, shape.virtual_stages);
+    stages.push_back(stage_memory_of(stage, chunk_units_, footprints, shape, order, /*with_details=*/true));
   }
   if (redundant()) { // Bamboo: each stage holds its successor's model state too (the last stage the first's)
     std::vector<double> state(stages.size(), 0.0);

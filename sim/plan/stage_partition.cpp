@@ -52,7 +52,11 @@ std::vector<int> balanced_split_by_chunk(const std::vector<std::vector<double>>&
   for (int j = 1; j <= chunks; ++j)
     for (int i = j; i <= n - (chunks - j); ++i)
       for (int l = i - 1; l >= j - 1; --l) { // the last part is units l .. i-1; later l: shorter last part
-        const double value = std::max(best[j - 1][l], prefix[j - 1][i] - prefix[j - 1][l]);
+        // An earlier start only lengthens the last part: once it alone reaches the best, no earlier l does better
+        // (the split is the same as without this stop, which only skips candidates that cannot win).
+        const double last = prefix[j - 1][i] - prefix[j - 1][l];
+        if (last >= best[j][i]) break;
+        const double value = std::max(best[j - 1][l], last);
         if (value < best[j][i]) {
           best[j][i] = value;
           cut[j][i] = l;

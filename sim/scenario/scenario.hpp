@@ -165,6 +165,10 @@ struct ParallelismSpec {
   bool interleaved() const { return schedule == PipelineSchedule::interleaved && virtual_stages > 1; }
 };
 
+// Whether a pipeline's sends run under compute: as the scenario says, else the framework version's habit (Megatron-LM
+// overlaps them only under the interleaved schedule with virtual stages, validate_args).
+bool overlaps_p2p(const calibration::Framework& framework, const ParallelismSpec& spec);
+
 struct RunSpec {
   int iterations = 10;       // measured iterations
   int warmup_iterations = 1; // simulated first, left out of the statistics

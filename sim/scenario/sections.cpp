@@ -114,7 +114,7 @@ void resolve_framework(const Object& top, Scenario& s) {
     throw ScenarioError(top.file(), top.pointer("training") + "/overlap",
                         fmt::format("{} cannot reduce gradients while backward runs; set it false", f.display_name));
   auto& spec = s.parallelism;
-  if (!spec.overlap.p2p_given) spec.overlap.p2p = f.overlap_p2p && spec.pipeline > 1 && spec.interleaved();
+  spec.overlap.p2p = overlaps_p2p(f, spec);
   if (!f.distributed_optimizer && s.training.zero_stage > 0)
     throw ScenarioError(
         top.file(), top.pointer("training") + "/zero_stage",
@@ -177,3 +177,12 @@ NetworkSpec read_network(const Object& top) {
 }
 
 } // namespace dtsim::scenario::detail
+
+namespace dtsim::scenario {
+
+bool overlaps_p2p(const calibration::Framework& framework, const ParallelismSpec& spec) {
+  if (spec.overlap.p2p_given) return spec.overlap.p2p;
+  return framework.overlap_p2p && spec.pipeline > 1 && spec.interleaved();
+}
+
+} // namespace dtsim::scenario
