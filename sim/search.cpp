@@ -2,6 +2,7 @@
 
 #include "sim/child_runs.hpp"
 #include "sim/graph/estimate.hpp"
+#include "sim/plan/layout_price.hpp"
 #include "sim/plan/plan.hpp"
 #include "sim/simulate.hpp"
 
@@ -9,6 +10,8 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <stdexcept>
@@ -214,6 +217,7 @@ struct Assessed {
   Screened screened;
   std::optional<double> estimate; // seconds; empty: none (estimate_error says why), or it cannot run
   std::string estimate_error;
+  double closed_form = 0; // the closed-form screen's iteration, seconds; 0: not priced by it
 };
 
 Assessed assess(const scenario::Scenario& base, const Candidate& c, const Options& options) {
@@ -293,19 +297,132 @@ std::vector<Assessed> assess_all(const scenario::Scenario& base, const std::vect
   return out;
 }
 
-// The estimated candidates ranked (1-based, ties by Candidate order) and the best `simulate` of them chosen; those
-// without an estimate are simulated whatever their rank.
+// The estimated candidates ranked (1-based, ties by Candidate order): those estimated from their plans first, by that
+// estimate, then those priced in closed form alone; the best `simulate` of the first kind are chosen. Those without an
+// estimate are simulated whatever their rank.
 void rank_by_estimate(std::vector<Point>& points, const Options& options) {
   std::vector<std::size_t> order;
   for (std::size_t i = 0; i < points.size(); ++i)
     if (points[i].estimate_error.empty()) order.push_back(i);
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    if (points[a].closed_form_only != points[b].closed_form_only) return points[b].closed_form_only;
     return points[a].estimate_seconds < points[b].estimate_seconds;
   });
   for (std::size_t i = 0; i < order.size(); ++i) {
-    points[order[i]].estimate_rank = static_cast<int>(i + 1);
-    points[order[i]].simulated = options.simulate <= 0 || static_cast<int>(i) < options.simulate;
+    auto& p = points[order[i]];
+    p.estimate_rank = static_cast<int>(i + 1);
+    p.simulated = !p.closed_form_only && (options.simulate <= 0 || static_cast<int>(i) < options.simulate);
   }
+}
+
+// The closed-form screen of the model-parallel candidates (plan/layout_price.hpp), priced on a reference: the first
+// such candidate's scenario that builds, so that what the layout resolves (the framework, its habits) is a
+// model-parallel layout's.
+class ClosedFormScreen {
+public:
+  static std::unique_ptr<ClosedFormScreen> make(const scenario::Scenario& base,
+                                                const std::vector<Candidate>& candidates, const Options& options) {
+    for (const auto& c : candidates) {
+      if (!covered(c)) continue;
+      try {
+        auto screen = std::unique_ptr<ClosedFormScreen>(new ClosedFormScreen(candidate_scenario(base, c, options)));
+        if (!screen->pricer_.unsupported().empty()) return nullptr;
+        return screen;
+      } catch (const scenario::ScenarioError&) {
+      }
+    }
+    return nullptr;
+  }
+  static bool covered(const Candidate& c) { return (c.tensor > 1 || c.pipeline > 1) && c.expert == 1; }
+
+  plan::LayoutPrice price(const Candidate& c) {
+    auto cluster = clusters_.find(c.nodes);
+    if (cluster == clusters_.end()) cluster = clusters_.emplace(c.nodes, with_nodes(reference_, c.nodes).cluster).first;
+    return pricer_.price({c.nodes, c.tensor, c.pipeline, c.data, c.micro_batch, c.micro_batches, c.schedule,
+                          c.virtual_stages, c.zero_stage, c.recompute, c.sequence_parallel},
+                         cluster->second);
+  }
+
+private:
+  explicit ClosedFormScreen(scenario::Scenario reference) : reference_(std::move(reference)), pricer_(reference_) {}
+  scenario::Scenario reference_;
+  plan::LayoutPricer pricer_;
+  std::map<int, topologies::ClusterSpec> clusters_; // node count -> the reference's cluster at that count
+};
+
+} // namespace
+
+std::vector<std::optional<plan::LayoutPrice>>
+closed_form_prices(const scenario::Scenario& base, const std::vector<Candidate>& candidates, const Options& options) {
+  auto screen = ClosedFormScreen::make(base, candidates, options);
+  if (!screen) return {};
+  std::vector<std::optional<plan::LayoutPrice>> out(candidates.size());
+  for (std::size_t i = 0; i < candidates.size(); ++i)
+    if (ClosedFormScreen::covered(candidates[i])) out[i] = screen->price(candidates[i]);
+  return out;
+}
+
+namespace {
+
+// Every candidate assessed, in candidate order. With the closed-form screen, the model-parallel candidates are priced
+// by it, and only the best `built` that fit (more where some of those turn out invalid) are assessed from their plans;
+// `closed_form_only` marks the others.
+std::vector<Assessed> assess_in_stages(const scenario::Scenario& base, const std::vector<Candidate>& candidates,
+                                       const Options& options, std::vector<bool>& closed_form_only) {
+  closed_form_only.assign(candidates.size(), false);
+  const int built = options.simulate <= 0 ? std::numeric_limits<int>::max()
+                    : options.built > 0   ? options.built
+                                          : std::max(64, 4 * options.simulate);
+  const auto prices = closed_form_prices(base, candidates, options);
+  if (prices.empty()) return assess_all(base, candidates, options);
+  std::vector<Assessed> out(candidates.size());
+  std::vector<std::size_t> assess, priced;
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    const auto& price = prices[i];
+    if (!price) {
+      assess.push_back(i);
+      continue;
+    }
+    auto& a = out[i];
+    a.screened.candidate = candidates[i];
+    a.screened.memory_bytes = price->memory_bytes;
+    a.screened.capacity_bytes = price->capacity_bytes;
+    if (!price->fits()) {
+      a.screened.verdict = Verdict::does_not_fit;
+      a.screened.reason =
+          fmt::format("needs {:.2f} GiB per GPU of {:.2f} GiB", gib(price->memory_bytes), gib(price->capacity_bytes));
+      continue;
+    }
+    a.estimate = a.closed_form = price->iteration_seconds;
+    closed_form_only[i] = true;
+    priced.push_back(i);
+  }
+  std::stable_sort(priced.begin(), priced.end(),
+                   [&](std::size_t a, std::size_t b) { return *out[a].estimate < *out[b].estimate; });
+  // The best by the closed form are built, a batch at a time, until `built` of them have estimates from their plans.
+  std::size_t next = 0;
+  int estimated = 0;
+  while (true) {
+    const std::size_t take = std::min(priced.size() - next, static_cast<std::size_t>(std::max(0, built - estimated)));
+    assess.insert(assess.end(), priced.begin() + static_cast<std::ptrdiff_t>(next),
+                  priced.begin() + static_cast<std::ptrdiff_t>(next + take));
+    next += take;
+    std::vector<Candidate> batch;
+    for (auto i : assess)
+      batch.push_back(candidates[i]);
+    const auto assessed = assess_all(base, batch, options);
+    for (std::size_t k = 0; k < assess.size(); ++k) {
+      const auto i = assess[k];
+      estimated += closed_form_only[i] && assessed[k].estimate ? 1 : 0;
+      closed_form_only[i] = false;
+      const double closed_form = out[i].closed_form;
+      out[i] = assessed[k];
+      out[i].closed_form = closed_form;
+    }
+    assess.clear();
+    if (estimated >= built || next >= priced.size()) break;
+  }
+  return out;
 }
 
 } // namespace
@@ -329,7 +446,10 @@ Result prepare(const scenario::Scenario& base, const Options& options) {
   result.counts.enumerated = static_cast<int>(candidates.size());
 
   std::vector<Point> runnable;
-  for (auto& a : assess_all(base, candidates, options)) {
+  std::vector<bool> closed_form_only;
+  auto assessed = assess_in_stages(base, candidates, options, closed_form_only);
+  for (std::size_t i = 0; i < assessed.size(); ++i) {
+    auto& a = assessed[i];
     if (a.screened.verdict != Verdict::simulate) {
       ++(a.screened.verdict == Verdict::invalid ? result.counts.invalid : result.counts.do_not_fit);
       result.rejected.push_back(std::move(a.screened));
@@ -337,6 +457,8 @@ Result prepare(const scenario::Scenario& base, const Options& options) {
     }
     Point p;
     p.candidate = a.screened.candidate;
+    p.closed_form_only = closed_form_only[i];
+    p.closed_form_seconds = a.closed_form;
     if (a.estimate) {
       p.estimate_seconds = *a.estimate;
     } else {
@@ -348,6 +470,7 @@ Result prepare(const scenario::Scenario& base, const Options& options) {
   rank_by_estimate(runnable, options);
   for (auto& p : runnable) {
     if (p.estimate_rank > 0) ++result.counts.estimated;
+    if (p.closed_form_only) ++result.counts.closed_form_only;
     if (p.simulated)
       result.points.push_back(std::move(p));
     else

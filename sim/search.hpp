@@ -7,6 +7,7 @@
 // the cluster and the global batch are the base scenario's; with several node counts each count is a cluster of its
 // own.
 #include "sim/engine/child_process.hpp"
+#include "sim/plan/layout_price.hpp"
 #include "sim/report/result.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/simulate.hpp"
@@ -76,9 +77,12 @@ struct Options {
   std::optional<int> warmup_iterations = 1;
   std::optional<std::int64_t> global_batch; // samples per iteration of every candidate; empty: the base's
   int simulate = 20;                        // the best this many by the estimate are simulated; 0: every candidate
-  int jobs = 1;                             // simulations run in parallel processes
-  ResumeStore* resume = nullptr;            // --resume: simulated points kept, and read back on the next run
-  engine::ChildLimits limit;                // each simulation's memory (simulate.hpp's MemoryLimit); default none
+  // The closed-form screen passes on this many of its best for their plans to be built and estimated (0: the larger
+  // of 64 and 4 x simulate); with simulate 0 every candidate is built.
+  int built = 0;
+  int jobs = 1;                  // simulations run in parallel processes
+  ResumeStore* resume = nullptr; // --resume: simulated points kept, and read back on the next run
+  engine::ChildLimits limit;     // each simulation's memory (simulate.hpp's MemoryLimit); default none
 };
 
 // The fidelity a candidate runs at: the requested one, except that "coarse" needs model parallelism (the others
@@ -124,6 +128,10 @@ struct Point {
   double estimate_seconds = 0;
   std::string estimate_error;
   int estimate_rank = 0; // 1-based, among the estimated candidates (ties by Candidate order); 0: none
+  // Priced by the closed-form screen alone (plan/layout_price.hpp): its scenario was not built, so it is not
+  // validated either. Such points rank after every one estimated from its plan.
+  bool closed_form_only = false;
+  double closed_form_seconds = 0; // the closed-form screen's iteration; 0: not priced by it
   bool simulated = false;
   bool ok = false;
   std::string error;      // why the simulation failed
@@ -137,10 +145,11 @@ struct Counts {
   int enumerated = 0;
   int invalid = 0;
   int do_not_fit = 0;
-  int estimated = 0;     // enumerated - invalid - do_not_fit, less those without an estimate
-  int simulated = 0;     // the best `simulate` estimated ones, and those without an estimate
-  int not_simulated = 0; // estimated, ranked below the ones simulated
-  int failed = 0;        // of the simulated
+  int estimated = 0;        // enumerated - invalid - do_not_fit, less those without an estimate
+  int closed_form_only = 0; // of the estimated, priced by the closed-form screen alone
+  int simulated = 0;        // the best `simulate` estimated ones, and those without an estimate
+  int not_simulated = 0;    // estimated, ranked below the ones simulated
+  int failed = 0;           // of the simulated
 };
 
 struct Result {
@@ -152,10 +161,21 @@ struct Result {
   std::vector<Screened> rejected; // the invalid and the ones that do not fit, in Candidate order
 };
 
+// The closed-form screen's price of each candidate (plan::LayoutPricer, on the first model-parallel candidate's
+// scenario that builds): empty where it does not cover the base scenario, else one per candidate, none for the
+// candidates it does not cover (no tensor or pipeline parallelism, experts). The candidates' scenarios are not built.
+std::vector<std::optional<plan::LayoutPrice>>
+closed_form_prices(const scenario::Scenario& base, const std::vector<Candidate>& candidates, const Options& options);
+
 // The closed-form iteration of the candidate's plan: graph::estimate over two iterations (the second's time).
 // Throws when there is none (a plan that cannot be built, parameter servers, gossip).
 double estimate_seconds(const scenario::Scenario& candidate);
 
+// Candidates are screened in two stages. Where the closed form covers the scenario (plan::LayoutPricer), every
+// model-parallel candidate is priced by it first (memory and iteration, without building its scenario); the best
+// `built` of those that fit then have their scenarios built, validated, screened and estimated from their plans, as
+// every other candidate is. Those estimated from their plans rank first, by that estimate; the rest follow by the
+// closed form's.
 // Enumerates, screens, estimates and simulates the best by the estimate (options.jobs at a time, in child
 // processes); `progress` counts simulations.
 // Throws std::invalid_argument for bad options (iterations < 1, warm-up < 0, jobs < 1).

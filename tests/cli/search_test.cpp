@@ -223,12 +223,21 @@ TEST(SearchCommand, TransformerThroughputIsInTokens) {
   int enumerated = -1, invalid = -1, too_big = -1, estimated = -1, simulated = -1;
   const auto at = inv.out.find("Candidates: ");
   ASSERT_NE(at, std::string::npos) << inv.out;
-  ASSERT_EQ(
-      std::sscanf(inv.out.c_str() + at,
-                  "Candidates: %d enumerated, %d invalid, %d do not fit in GPU memory, %d estimated, %d simulated",
-                  &enumerated, &invalid, &too_big, &estimated, &simulated),
-      5)
+  ASSERT_EQ(std::sscanf(inv.out.c_str() + at,
+                        "Candidates: %d enumerated, %d invalid, %d do not fit in GPU memory, %d estimated", &enumerated,
+                        &invalid, &too_big, &estimated),
+            4)
       << inv.out;
+  // The closed form's screen (every layout with tensor or pipeline parallelism) passes its best 64 on to be built,
+  // with the data-parallel ones it does not price.
+  int closed_form = -1, built = -1;
+  ASSERT_EQ(std::sscanf(inv.out.c_str() + inv.out.find(" (", at),
+                        " (%d in closed form alone, not built; %d from their plans), %d simulated", &closed_form,
+                        &built, &simulated),
+            3)
+      << inv.out;
+  EXPECT_EQ(closed_form + built, estimated);
+  EXPECT_GE(built, 64);
   EXPECT_EQ(enumerated, 282);
   EXPECT_EQ(invalid + too_big + estimated, 282); // every one that fits has an estimate
   EXPECT_EQ(simulated, std::min(estimated, 20)); // the best 20 by it are simulated

@@ -3,6 +3,7 @@
 #include "sim/graph/estimate.hpp"
 #include "sim/plan/plan.hpp"
 #include "sim/search.hpp"
+#include "tests/sim/rank_correlation.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -357,25 +358,7 @@ TEST(Search, SimulatesWhatFitsAndRanksIt) {
   }
 }
 
-// Spearman's rank correlation of two lists (no ties broken: equal figures take consecutive ranks in list order, as
-// they do in the search's own order).
-double rank_correlation(const std::vector<double>& a, const std::vector<double>& b) {
-  const auto ranks = [](const std::vector<double>& v) {
-    std::vector<std::size_t> order(v.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t i, std::size_t j) { return v[i] < v[j]; });
-    std::vector<double> r(v.size());
-    for (std::size_t k = 0; k < order.size(); ++k)
-      r[order[k]] = static_cast<double>(k);
-    return r;
-  };
-  const auto ra = ranks(a), rb = ranks(b);
-  double d2 = 0;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    d2 += (ra[i] - rb[i]) * (ra[i] - rb[i]);
-  const double n = static_cast<double>(a.size());
-  return 1 - 6 * d2 / (n * (n * n - 1));
-}
+using test::rank_correlation;
 
 struct Agreement {
   double lowest = INFINITY, highest = 0; // estimate / simulated

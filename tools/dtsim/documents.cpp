@@ -79,8 +79,13 @@ nlohmann::json search_document(const scenario::Scenario& base, const search::Res
   const auto& unit = result.unit.name;
   document["unit"] = {{"name", unit}, {"per_sample", result.unit.per_sample}};
   const auto& n = result.counts;
-  document["counts"] = {{"enumerated", n.enumerated}, {"invalid", n.invalid},     {"do_not_fit", n.do_not_fit},
-                        {"estimated", n.estimated},   {"simulated", n.simulated}, {"not_simulated", n.not_simulated},
+  document["counts"] = {{"enumerated", n.enumerated},
+                        {"invalid", n.invalid},
+                        {"do_not_fit", n.do_not_fit},
+                        {"estimated", n.estimated},
+                        {"closed_form_only", n.closed_form_only},
+                        {"simulated", n.simulated},
+                        {"not_simulated", n.not_simulated},
                         {"failed", n.failed}};
   const auto row = [&](const Point& p) {
     const auto& c = p.candidate;
@@ -89,6 +94,10 @@ nlohmann::json search_document(const scenario::Scenario& base, const search::Res
                   {"gpus", c.nodes * result.space.gpus_per_node},
                   {"estimate_rank", p.estimate_rank > 0 ? json(p.estimate_rank) : json()},
                   {"estimate_seconds", p.estimate_rank > 0 ? json(p.estimate_seconds) : json()},
+                  {"estimate_from", p.estimate_rank == 0 ? json()
+                                    : p.closed_form_only ? "closed form"
+                                                         : "plan"},
+                  {"closed_form_seconds", p.closed_form_seconds > 0 ? json(p.closed_form_seconds) : json()},
                   {"simulated", p.simulated},
                   {"ok", p.ok}});
     const auto& m = p.result;
@@ -156,10 +165,14 @@ std::string sequence_parallel_text(const search::Candidate& c) {
 
 std::string search_counts_line(const search::Counts& n) {
   const int unestimated = n.simulated + n.not_simulated - n.estimated;
+  const auto closed_form = n.closed_form_only > 0
+                               ? fmt::format(" ({} in closed form alone, not built; {} from their plans)",
+                                             n.closed_form_only, n.estimated - n.closed_form_only)
+                               : std::string();
   return fmt::format(
-      "Candidates: {} enumerated, {} invalid, {} do not fit in GPU memory, {} estimated, {} simulated{}{}, "
+      "Candidates: {} enumerated, {} invalid, {} do not fit in GPU memory, {} estimated{}, {} simulated{}{}, "
       "{} failed\n",
-      n.enumerated, n.invalid, n.do_not_fit, n.estimated, n.simulated,
+      n.enumerated, n.invalid, n.do_not_fit, n.estimated, closed_form, n.simulated,
       n.not_simulated > 0 ? " (the best by the estimate)" : "",
       unestimated > 0 ? fmt::format(" ({} without an estimate among them)", unestimated) : "", n.failed);
 }

@@ -159,8 +159,14 @@ int search_command(const SearchArgs& args) {
   const auto& run = base.run;
   const int measured = options.iterations.value_or(run.iterations);
   const int warmup = options.warmup_iterations.value_or(run.warmup_iterations);
-  out << fmt::format("Every candidate that fits priced by the closed-form estimate of its plan; {} simulated for {} "
-                     "measured iteration(s) after {} warm-up, at {}.\n",
+  const auto& n = result.counts;
+  const auto how =
+      n.closed_form_only > 0
+          ? fmt::format("Every candidate that fits priced in closed form where it can be, and {} (the closed form's "
+                        "best, and those it does not price) by the closed-form estimate of their plans",
+                        n.estimated - n.closed_form_only)
+          : std::string("Every candidate that fits priced by the closed-form estimate of its plan");
+  out << fmt::format("{}; {} simulated for {} measured iteration(s) after {} warm-up, at {}.\n", how,
                      options.simulate > 0 ? fmt::format("the best {} by it", options.simulate) : std::string("each"),
                      measured, warmup,
                      !options.fidelity ? std::string("coarse fidelity with tensor, pipeline or expert "
