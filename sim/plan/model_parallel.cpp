@@ -255,7 +255,9 @@ std::uint32_t ModelParallelPlanner::run_forward(int chunk, std::vector<std::uint
     }
     for (auto i : units_[u])
       run_layer(i, true, deps);
-    unit_compute_.push_back(flush());
+    // A unit's compute is an op of its own only where something waits on it or it waits on its own (ZeRO-3's
+    // prefetch, each unit's parameter gather); otherwise coarse fidelity runs the chunk's pass as one op.
+    if (sharded_weights() || spec_.overlap.param_gather) unit_compute_.push_back(flush());
   }
   return flush();
 }
