@@ -83,10 +83,15 @@ private:
   std::vector<Hop> inside_node(std::size_t from, std::size_t to) const;
   void across_network(std::size_t from_nic, std::size_t to_nic, std::uint64_t flow, std::vector<Hop>& out) const;
   const std::vector<int>& distances_to(std::size_t nic) const;
+  const std::vector<int>& switch_distances(std::size_t leaf) const;
 
   const NetworkModel* network_;
   std::unordered_map<std::size_t, int> gpu_of_vertex_;
   mutable std::unordered_map<std::size_t, std::vector<int>> distances_; // network hops to each destination NIC
+  // Every NIC on one switch: per destination switch, hops from each switch (by switch_index_), and each NIC's switch.
+  bool single_homed_ = false;
+  std::vector<int> switch_index_, leaf_of_;
+  mutable std::unordered_map<std::size_t, std::vector<int>> switch_distances_;
 };
 
 // The route between two GPUs as the engine takes it: its links, the narrowest bandwidth and the summed latency.

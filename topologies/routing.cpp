@@ -34,6 +34,52 @@ bool in_network(const NetworkGraph& g, std::size_t v) {
 Router::Router(const NetworkModel& network) : network_(&network) {
   for (std::size_t i = 0; i < network.gpu_vertex.size(); ++i)
     gpu_of_vertex_.emplace(network.gpu_vertex[i], static_cast<int>(i));
+  // Where every NIC hangs off one switch (every topology dtsim builds), a NIC's distances are its switch's plus the
+  // last link: distances are kept per destination switch and over switches alone, not per NIC over every vertex
+  // (98,304 NICs x 220,000 vertices would be 86 GB).
+  const auto& g = network.graph;
+  switch_index_.assign(boost::num_vertices(g), -1);
+  leaf_of_.assign(boost::num_vertices(g), -1);
+  int switches = 0;
+  for (std::size_t v = 0; v < boost::num_vertices(g); ++v)
+    if (g[v].kind == VertexKind::network_switch) switch_index_[v] = switches++;
+  single_homed_ = true;
+  for (std::size_t v = 0; v < boost::num_vertices(g) && single_homed_; ++v) {
+    if (g[v].kind != VertexKind::nic) continue;
+    int links = 0;
+    for (const auto& e : boost::make_iterator_range(boost::out_edges(v, g))) {
+      if (g[e].kind != LinkClass::network) continue;
+      ++links;
+      const auto u = boost::target(e, g);
+      if (switch_index_[u] < 0) single_homed_ = false;
+      leaf_of_[v] = static_cast<int>(u);
+    }
+    if (links != 1) single_homed_ = false;
+  }
+}
+
+// Network hops from every switch to switch `leaf` (-1: unreachable), over switch-to-switch links.
+const std::vector<int>& Router::switch_distances(std::size_t leaf) const {
+  if (const auto found = switch_distances_.find(leaf); found != switch_distances_.end()) return found->second;
+  const auto& g = network_->graph;
+  std::vector<int> dist(static_cast<std::size_t>(*std::max_element(switch_index_.begin(), switch_index_.end()) + 1),
+                        -1);
+  dist[static_cast<std::size_t>(switch_index_[leaf])] = 0;
+  std::deque<std::size_t> queue{leaf};
+  while (!queue.empty()) {
+    const auto v = queue.front();
+    queue.pop_front();
+    const int here = dist[static_cast<std::size_t>(switch_index_[v])];
+    for (const auto& e : boost::make_iterator_range(boost::out_edges(v, g))) {
+      const auto u = boost::target(e, g);
+      if (g[e].kind != LinkClass::network || switch_index_[u] < 0) continue;
+      auto& d = dist[static_cast<std::size_t>(switch_index_[u])];
+      if (d >= 0) continue;
+      d = here + 1;
+      queue.push_back(u);
+    }
+  }
+  return switch_distances_.emplace(leaf, std::move(dist)).first->second;
 }
 
 // Breadth-first inside the node over links of one class set; a GPU other than the source is never crossed.
@@ -97,15 +143,26 @@ const std::vector<int>& Router::distances_to(std::size_t nic) const {
 
 void Router::across_network(std::size_t from_nic, std::size_t to_nic, std::uint64_t flow, std::vector<Hop>& out) const {
   const auto& g = network_->graph;
-  const auto& dist = distances_to(to_nic);
-  if (dist[from_nic] < 0)
+  // Hops from vertex v to `to_nic`: through its switch where NICs are single-homed, else from the full table.
+  const std::vector<int>* full = single_homed_ ? nullptr : &distances_to(to_nic);
+  const std::vector<int>* to_leaf =
+      single_homed_ ? &switch_distances(static_cast<std::size_t>(leaf_of_[to_nic])) : nullptr;
+  const auto hops_to = [&](std::size_t v) {
+    if (full) return (*full)[v];
+    if (v == to_nic) return 0;
+    const int sw = switch_index_[v] >= 0 ? switch_index_[v] : switch_index_[static_cast<std::size_t>(leaf_of_[v])];
+    const int d = (*to_leaf)[static_cast<std::size_t>(sw)];
+    return d < 0 ? -1 : d + 1 + (switch_index_[v] >= 0 ? 0 : 1);
+  };
+  if (hops_to(from_nic) < 0)
     throw std::logic_error(
         fmt::format("{} cannot reach {}: the network is disconnected", g[from_nic].name, g[to_nic].name));
   std::vector<NetworkGraph::edge_descriptor> next;
   for (auto v = from_nic; v != to_nic;) {
     next.clear();
+    const int closer = hops_to(v) - 1;
     for (const auto& e : boost::make_iterator_range(boost::out_edges(v, g)))
-      if (g[e].kind == LinkClass::network && dist[boost::target(e, g)] == dist[v] - 1) next.push_back(e);
+      if (g[e].kind == LinkClass::network && hops_to(boost::target(e, g)) == closer) next.push_back(e);
     // ECMP: the switch hashes the flow with its own id, so one flow keeps one path and flows spread over all.
     const auto& e = next[mix(flow ^ mix(v)) % next.size()];
     out.push_back(hop_from(*network_, e, v));

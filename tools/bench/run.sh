@@ -23,6 +23,7 @@ benchmarks=(
   "gpt3-175b-1024-gpus-coarse|run scenarios/gpt3-175b-a100x1024.json|< 1 s, 4 GiB (one measured iteration after a warm-up)"
   "gpt3-175b-8192-gpus-coarse|run scenarios/gpt3-175b-a100x1024.json --set cluster.nodes=1024|< 120 s"
   "llama3-405b-16384-gpus-coarse|run scenarios/llama3-405b-h100x16384-train.json|< 10 s, 8 GiB (TP 8 PP 16 DP 128, interleaved over 4 virtual stages, one measured iteration after a warm-up)"
+  "dense-98304-gpus-coarse|run tools/bench/dense-98304-h100.json --max-memory 16GiB|< 60 s, 4 GiB (Llama 3 405B's layout on 98,304 H100, DP 768: 12,288 simulated ranks)"
   "train-llama3-16384-gpus-1-trial|train scenarios/llama3-405b-h100x16384-train.json --iteration-time 6.144s --trials 1|< 2 s (a 72-day run: 22,678 checkpoints, about 560 failures)"
   "train-llama3-16384-gpus-1000-trials|train scenarios/llama3-405b-h100x16384-train.json --iteration-time 6.144s --trials 1000|< 30 s"
   "train-resnet50-spot-policies|compare scenarios/resnet50-p3.2xlarge-spot.json --trials 100 --policies 'wait: spot.interruptions_per_month=20; shrink: spot.interruptions_per_month=20, elastic.policy=shrink'|< 30 s (two policies, 100 trials each, 5 shapes simulated)"
