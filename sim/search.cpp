@@ -483,44 +483,56 @@ Result prepare(const scenario::Scenario& base, const Options& options) {
   return result;
 }
 
-void simulate_chosen(const scenario::Scenario& base, const Options& options, Result& result,
-                     const SweepProgress& progress) {
-  auto chosen = std::move(result.points);
-  result.points.clear();
-  // The scenario is built again in the child: thousands of resolved scenarios need not sit in the parent.
+void simulate_chosen(const std::vector<Chosen>& searches, const Options& options, const SweepProgress& progress) {
+  // One batch of every search's chosen points: a shard (--shard) runs its share of all of them, then stops.
+  std::vector<std::vector<Point>> chosen;
   std::vector<engine::ChildJob> work;
   detail::PointBook book{{}, options.resume, {}, options.limit};
-  for (const auto& point : chosen) {
-    const auto& c = point.candidate;
-    work.push_back(detail::point_job(
-        [&base, &options, c] { return detail::run_here(candidate_scenario(base, c, options), options.limit); }));
-    book.labels.push_back(fmt::format("the candidate at {} node(s), tensor {}{}, pipeline {}, data {}, expert {}, "
-                                      "micro-batch {} x {}",
-                                      c.nodes, c.tensor, c.sequence_parallel ? " (sequence parallel)" : "", c.pipeline,
-                                      c.data, c.expert, c.micro_batch, c.micro_batches));
-    // The candidate's own scenario, canonical, decides its outcome (the screen above has read each one already).
-    if (options.resume)
-      book.keys.push_back(
-          options.resume->key("search", scenario::to_json(candidate_scenario(base, c, options)).dump()));
+  for (const auto& [base, result] : searches) {
+    chosen.push_back(std::move(result->points));
+    result->points.clear();
+    for (const auto& point : chosen.back()) {
+      const auto& c = point.candidate;
+      // The scenario is built again in the child: thousands of resolved scenarios need not sit in the parent.
+      work.push_back(detail::point_job(
+          [base, &options, c] { return detail::run_here(candidate_scenario(*base, c, options), options.limit); }));
+      book.labels.push_back(fmt::format("the candidate at {} node(s), tensor {}{}, pipeline {}, data {}, expert {}, "
+                                        "micro-batch {} x {}",
+                                        c.nodes, c.tensor, c.sequence_parallel ? " (sequence parallel)" : "",
+                                        c.pipeline, c.data, c.expert, c.micro_batch, c.micro_batches));
+      // The candidate's own scenario, canonical, decides its outcome (the screen above has read each one already).
+      if (options.resume)
+        book.keys.push_back(
+            options.resume->key("search", scenario::to_json(candidate_scenario(*base, c, options)).dump()));
+    }
   }
   auto outcomes = detail::run_points(work, options.jobs, progress, book);
-  for (std::size_t i = 0; i < chosen.size(); ++i) {
-    Point p = std::move(chosen[i]);
-    detail::take_outcome(p, outcomes[i]);
-    if (p.ok) {
-      p.throughput = p.result.throughput * result.unit.per_sample;
-      if (p.result.price_per_hour > 0 && p.throughput > 0)
-        p.cost_per_million = p.result.price_per_hour / 3600.0 / p.throughput * 1e6;
-    } else {
-      ++result.counts.failed;
+  std::size_t next = 0;
+  for (std::size_t k = 0; k < searches.size(); ++k) {
+    auto& result = *searches[k].result;
+    for (auto& point : chosen[k]) {
+      Point p = std::move(point);
+      detail::take_outcome(p, outcomes[next++]);
+      if (p.ok) {
+        p.throughput = p.result.throughput * result.unit.per_sample;
+        if (p.result.price_per_hour > 0 && p.throughput > 0)
+          p.cost_per_million = p.result.price_per_hour / 3600.0 / p.throughput * 1e6;
+      } else {
+        ++result.counts.failed;
+      }
+      result.points.push_back(std::move(p));
     }
-    result.points.push_back(std::move(p));
+    std::stable_sort(result.points.begin(), result.points.end(), [](const Point& a, const Point& b) {
+      if (a.ok != b.ok) return a.ok;
+      if (a.ok && a.throughput != b.throughput) return a.throughput > b.throughput;
+      return a.candidate < b.candidate;
+    });
   }
-  std::stable_sort(result.points.begin(), result.points.end(), [](const Point& a, const Point& b) {
-    if (a.ok != b.ok) return a.ok;
-    if (a.ok && a.throughput != b.throughput) return a.throughput > b.throughput;
-    return a.candidate < b.candidate;
-  });
+}
+
+void simulate_chosen(const scenario::Scenario& base, const Options& options, Result& result,
+                     const SweepProgress& progress) {
+  simulate_chosen(std::vector<Chosen>{{&base, &result}}, options, progress);
 }
 
 Result search(const scenario::Scenario& base, const Options& options, const SweepProgress& progress) {

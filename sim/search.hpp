@@ -187,6 +187,13 @@ Result search(const scenario::Scenario& base, const Options& options, const Swee
 Result prepare(const scenario::Scenario& base, const Options& options);
 void simulate_chosen(const scenario::Scenario& base, const Options& options, Result& result,
                      const SweepProgress& progress = {});
+// Several prepared searches' chosen points simulated as one batch (`dtsim plan`'s clusters): under a sharded
+// options.resume the shard runs its share of all of them, then throws ShardFinished.
+struct Chosen {
+  const scenario::Scenario* base = nullptr;
+  Result* result = nullptr;
+};
+void simulate_chosen(const std::vector<Chosen>& searches, const Options& options, const SweepProgress& progress = {});
 
 // The successful points from the highest throughput down, and from the lowest cost per million units up (only where
 // the cluster has a price); ties go by Candidate order.

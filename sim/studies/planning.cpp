@@ -250,13 +250,22 @@ Result plan(const scenario::Scenario& base, const Options& options, const SweepP
   const auto step = [&](std::size_t d, std::size_t) {
     if (progress) progress(done + d, total);
   };
+  // The chosen clusters' layouts in one batch (a --shard runs its share of all of them, then stops).
+  std::vector<scenario::Scenario> on_demand;
+  on_demand.reserve(chosen.size()); // the batch holds pointers to them
+  std::vector<search::Chosen> batch;
   for (auto i : chosen) {
     auto& cluster = result.clusters[i];
     cluster.simulated = true;
-    const auto on_demand = on_cluster(base, cluster.instance, cluster.nodes, Capacity::on_demand, result.steps);
-    auto& searched = prepared[i];
-    search::simulate_chosen(on_demand, search_options, searched, step);
-    done += searched.counts.simulated;
+    on_demand.push_back(on_cluster(base, cluster.instance, cluster.nodes, Capacity::on_demand, result.steps));
+    batch.push_back({&on_demand.back(), &prepared[i]});
+  }
+  search::simulate_chosen(batch, search_options, step);
+  for (auto i : chosen)
+    done += static_cast<std::size_t>(prepared[i].counts.simulated);
+  for (auto i : chosen) {
+    auto& cluster = result.clusters[i];
+    const auto& searched = prepared[i];
     const auto ranked = search::by_throughput(searched);
     if (ranked.empty()) {
       cluster.why_none =

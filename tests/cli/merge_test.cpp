@@ -1,4 +1,4 @@
-// Sharded sweep, compare and search put together by dtsim merge: the same bytes as the command run whole, and the
+// Sharded sweep, compare, search and plan put together by dtsim merge: the same bytes as the command run whole, and the
 // shards that do not add up to one run (one missing, one given twice, another command's, a point lost) refused.
 #include "tests/cli/cli_util.hpp"
 
@@ -61,7 +61,7 @@ std::string small_search(const TempDir& dir) {
                                              "training": {"optimizer": "momentum"}})"));
 }
 
-TEST(Merge, ShardedSweepCompareAndSearchPrintAndWriteWhatTheWholeRunDoes) {
+TEST(Merge, ShardedSweepCompareSearchAndPlanPrintAndWriteWhatTheWholeRunDoes) {
   expect_same_as_whole("sweep " + quoted(kScenarios / "resnet50-p3.2xlarge-sync.json") + " --nodes 1..8", 2, {"csv"});
   expect_same_as_whole("compare " + quoted(kScenarios / "strategies-16-nodes-straggler.json") +
                            " --strategies allreduce,ssp:3",
@@ -70,6 +70,11 @@ TEST(Merge, ShardedSweepCompareAndSearchPrintAndWriteWhatTheWholeRunDoes) {
   const TempDir inputs;
   expect_same_as_whole("search " + small_search(inputs) + " --csv", 3, {});
   expect_same_as_whole("search " + small_search(inputs) + " --top 2", 2, {});
+  // A plan's points are its chosen clusters' layouts (2 clusters x 2 here); its screen and trials run again.
+  expect_same_as_whole(
+      "plan " + quoted(kScenarios / "llama3-8b-pretraining-plan.json") +
+          " --steps 100 --instances aws.p5.48xlarge,gcp.a3-highgpu-8g --nodes 4 --layouts 2 --trials 3",
+      2, {"csv", "json"});
 }
 
 TEST(Merge, ShardsThatAreNotOneWholeRunAreRefusedNamingWhy) {

@@ -35,7 +35,7 @@ struct RunArgs {
 };
 int run_command(const RunArgs& args);
 
-// --shard K/N --out DIR of sweep, compare and search: run a deterministic 1/N of the points, kept in DIR with a
+// --shard K/N --out DIR of sweep, compare, search and plan: run a deterministic 1/N of the points, kept in DIR with a
 // manifest (shard.json: the command line, K and N) that `dtsim merge` reads.
 struct ShardArgs {
   std::string shard;                     // "K/N"; empty: every point
@@ -127,6 +127,8 @@ struct PlanArgs {
   std::string html_out;
   int jobs = 0;
   std::string max_memory;
+  std::string resume; // --resume DIR: the simulated layouts kept there, and read back instead of simulated again
+  ShardArgs sharding;
 };
 int plan_command(const PlanArgs& args);
 

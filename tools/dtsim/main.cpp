@@ -209,11 +209,13 @@ int main(int argc, char** argv) {
   json_option(plan_cmd, plan.json_out, "every cluster screened and every plan");
   html_option(plan_cmd, plan.html_out);
   memory_option(plan_cmd, plan.max_memory);
+  resume_option(plan_cmd, plan.resume);
+  shard_options(plan_cmd, plan.sharding);
 
   cli::MergeArgs merge;
   auto* merge_cmd = app.add_subcommand(
       "merge",
-      "Put the shards of a sweep, compare or search run with --shard K/N --out DIR together: prints and writes "
+      "Put the shards of a sweep, compare, search or plan run with --shard K/N --out DIR together: prints and writes "
       "what the command run whole prints and writes");
   merge_cmd->add_option("dirs", merge.dirs, "The shards' --out directories")->required();
   merge_cmd->add_option("--csv", merge.csv_out, "Write the table as CSV to FILE (instead of the command's --csv)");
@@ -337,7 +339,7 @@ int main(int argc, char** argv) {
     train.sets.push_back(set);
   }
   const std::vector<std::string> command_line(argv + 1, argv + argc);
-  for (auto* sharding : {&sweep.sharding, &compare.sharding, &search.sharding})
+  for (auto* sharding : {&sweep.sharding, &compare.sharding, &search.sharding, &plan.sharding})
     sharding->command_line = command_line;
   try {
     if (*explain_cmd) return cli::explain_command(explain);

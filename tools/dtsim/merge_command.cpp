@@ -1,6 +1,6 @@
-// `dtsim merge DIR...`: puts the shards of a sharded sweep, compare or search together. Each shard's directory holds
-// its points (the --resume store's files) and a manifest; the merge checks that the directories are the N shards of
-// one command, each once, gathers their points in a temporary store and runs that command again over it with every
+// `dtsim merge DIR...`: puts the shards of a sharded sweep, compare, search or plan together. Each shard's directory
+// holds its points (the --resume store's files) and a manifest; the merge checks that the directories are the N shards
+// of one command, each once, gathers their points in a temporary store and runs that command again over it with every
 // point read back (a point no shard kept is an error naming its shard). The output is the unsharded command's, byte
 // for byte, because it is the same code printing the same results.
 #include "io/json_text.hpp"

@@ -270,6 +270,9 @@ int plan_command(const PlanArgs& args) {
   check_writable({args.csv_out, args.json_out, args.html_out}, {args.scenario});
   options.search.jobs = parallel_jobs(args.jobs);
   options.search.limit = memory_limit_of(args.max_memory, options.search.jobs);
+  // --resume and --shard keep the simulated layouts (the screen and the trials are cheap and run again).
+  const auto resume = open_resume(args.resume, args.sharding);
+  options.search.resume = resume.get();
 
   planning::Result result;
   {
