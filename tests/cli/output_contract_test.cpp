@@ -1,9 +1,12 @@
 // The output contract of every output flag: `-` is standard output; an output that is an input of the run, or two
 // outputs naming one file, are refused before anything runs and the files are left as they were; a symlink's target
-// is written and the link stays.
+// is written and the link stays; a result that cannot be written fails the run.
 #include "cli_util.hpp"
 
 #include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <sys/wait.h>
 
 #include <gtest/gtest.h>
 
@@ -52,6 +55,22 @@ TEST(OutputContract, DashIsStandardOutputAndTheReportGoesToStandardError) {
   EXPECT_TRUE(nlohmann::json::accept(inv.out)) << inv.out.substr(0, 200);
   EXPECT_NE(inv.err.find("throughput"), std::string::npos);
   EXPECT_FALSE(fs::exists(dir.path() / "-"));
+}
+
+// A result that cannot be written (standard output on a full disk: /dev/full) fails the run, saying so, whether it is
+// the report or the JSON on standard output.
+TEST(OutputContract, AResultThatCannotBeWrittenFailsTheRun) {
+  if (!fs::exists("/dev/full")) GTEST_SKIP() << "no /dev/full here";
+  TempDir dir;
+  for (const std::string flags : {"", " --json -"}) {
+    const auto err = dir.path() / "stderr.txt";
+    const std::string command = std::string(DTSIM_BINARY) + " run '" + kQuickstart.string() + "'" + flags +
+                                " > /dev/full 2> '" + err.string() + "' < /dev/null";
+    const int raw = std::system(command.c_str());
+    ASSERT_TRUE(WIFEXITED(raw)) << flags;
+    EXPECT_EQ(WEXITSTATUS(raw), 1) << flags;
+    EXPECT_NE(read_file(err).find("standard output could not be written"), std::string::npos) << flags;
+  }
 }
 
 TEST(OutputContract, ASymlinkIsFollowedAndKept) {

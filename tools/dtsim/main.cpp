@@ -10,9 +10,12 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstring>
 #include <iostream>
 
 using namespace dtsim;
@@ -341,38 +344,49 @@ int main(int argc, char** argv) {
   const std::vector<std::string> command_line(argv + 1, argv + argc);
   for (auto* sharding : {&sweep.sharding, &compare.sharding, &search.sharding, &plan.sharding})
     sharding->command_line = command_line;
-  try {
-    if (*explain_cmd) return cli::explain_command(explain);
-    if (*list_cmd) return cli::list_command(list_what, list_json, list_csv);
-    if (*export_cmd) return cli::export_command(export_args);
-    if (*run_cmd) return cli::run_command(run);
-    if (*sweep_cmd) return cli::sweep_command(sweep);
-    if (*compare_cmd) {
-      if (compare.strategies.empty() && compare.policies.empty())
-        throw scenario::ScenarioError("dtsim compare", "", "give --strategies or --policies");
-      if (!compare.policies.empty() && !compare.sharding.shard.empty())
-        throw scenario::ScenarioError("--shard", "", "shards compare --strategies; --policies runs its trials here");
-      return compare.policies.empty() ? cli::compare_command(compare) : cli::compare_policies_command(compare);
+  const auto dispatch = [&]() -> int {
+    try {
+      if (*explain_cmd) return cli::explain_command(explain);
+      if (*list_cmd) return cli::list_command(list_what, list_json, list_csv);
+      if (*export_cmd) return cli::export_command(export_args);
+      if (*run_cmd) return cli::run_command(run);
+      if (*sweep_cmd) return cli::sweep_command(sweep);
+      if (*compare_cmd) {
+        if (compare.strategies.empty() && compare.policies.empty())
+          throw scenario::ScenarioError("dtsim compare", "", "give --strategies or --policies");
+        if (!compare.policies.empty() && !compare.sharding.shard.empty())
+          throw scenario::ScenarioError("--shard", "", "shards compare --strategies; --policies runs its trials here");
+        return compare.policies.empty() ? cli::compare_command(compare) : cli::compare_policies_command(compare);
+      }
+      if (*merge_cmd) return cli::merge_command(merge);
+      if (*search_cmd) return cli::search_command(search);
+      if (*plan_cmd) return cli::plan_command(plan);
+      if (*train_cmd) return cli::train_command(train);
+      if (*coll_cmd) return cli::collective_command(coll);
+      if (*calibrate_cmd) return cli::calibrate_command(calibrate);
+      if (*validate_cmd) return cli::validate_command(validate);
+    } catch (const ShardFinished& done) {
+      std::cout << fmt::format("shard {}/{}: {} points kept in {} ({} simulated now); put the shards together with "
+                               "dtsim merge\n",
+                               done.index, done.count, done.points, done.dir, done.simulated);
+      return cli::kExitOk;
+    } catch (const std::exception& e) {
+      std::cerr << "error: " << e.what() << "\n";
+      // Bad input (the scenario, an override, a plan that cannot run) is the user's to fix: status 2.
+      const bool bad_input =
+          dynamic_cast<const scenario::ScenarioError*>(&e) || dynamic_cast<const plan::PlanError*>(&e) ||
+          dynamic_cast<const calibration::CalibrationError*>(&e) || dynamic_cast<const engine::ResourceError*>(&e);
+      return bad_input ? cli::kExitBadInput : cli::kExitFailed;
     }
-    if (*merge_cmd) return cli::merge_command(merge);
-    if (*search_cmd) return cli::search_command(search);
-    if (*plan_cmd) return cli::plan_command(plan);
-    if (*train_cmd) return cli::train_command(train);
-    if (*coll_cmd) return cli::collective_command(coll);
-    if (*calibrate_cmd) return cli::calibrate_command(calibrate);
-    if (*validate_cmd) return cli::validate_command(validate);
-  } catch (const ShardFinished& done) {
-    std::cout << fmt::format("shard {}/{}: {} points kept in {} ({} simulated now); put the shards together with "
-                             "dtsim merge\n",
-                             done.index, done.count, done.points, done.dir, done.simulated);
     return cli::kExitOk;
-  } catch (const std::exception& e) {
-    std::cerr << "error: " << e.what() << "\n";
-    // Bad input (the scenario, an override, a plan that cannot run) is the user's to fix: status 2.
-    const bool bad_input =
-        dynamic_cast<const scenario::ScenarioError*>(&e) || dynamic_cast<const plan::PlanError*>(&e) ||
-        dynamic_cast<const calibration::CalibrationError*>(&e) || dynamic_cast<const engine::ResourceError*>(&e);
-    return bad_input ? cli::kExitBadInput : cli::kExitFailed;
+  };
+  const int status = dispatch();
+  // What was printed must have arrived: a full disk or a closed pipe is a failed run, not a silent loss.
+  std::cout.flush();
+  if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    std::cerr << "error: standard output could not be written, so the result is lost ("
+              << std::strerror(errno != 0 ? errno : EIO) << ")\n";
+    return cli::kExitFailed;
   }
-  return cli::kExitOk;
+  return status;
 }
