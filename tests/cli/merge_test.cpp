@@ -105,6 +105,10 @@ TEST(Merge, ShardsThatAreNotOneWholeRunAreRefusedNamingWhy) {
   inv = run_dtsim(sweep + " --shard 3/2 --out " + quoted(a), dir);
   EXPECT_EQ(inv.status, 2);
   EXPECT_NE(inv.err.find("--shard"), std::string::npos) << inv.err;
+  // A refused shard creates nothing: its --out directory is not made.
+  inv = run_dtsim(sweep + " --shard 3/2 --out " + quoted(dir.path() / "never"), dir);
+  EXPECT_EQ(inv.status, 2);
+  EXPECT_FALSE(fs::exists(dir.path() / "never"));
   inv = run_dtsim(sweep + " --shard 1/2", dir);
   EXPECT_EQ(inv.status, 2);
   EXPECT_NE(inv.err.find("needs --out DIR"), std::string::npos) << inv.err;

@@ -131,11 +131,12 @@ std::unique_ptr<ResumeStore> open_resume(const std::string& resume_dir, const Sh
       throw scenario::ScenarioError("--resume", "",
                                     "a shard keeps its points in --out DIR (and reads back those it kept): give --out "
                                     "alone");
-    auto store = std::make_unique<ResumeStore>(dir, DTSIM_VERSION);
     if (sharding.merge_shards > 0) {
+      auto store = std::make_unique<ResumeStore>(dir, DTSIM_VERSION);
       store->set_merge_only(sharding.merge_shards);
       return store;
     }
+    // Checked before the store makes its directory: a refused shard leaves nothing behind.
     int index = 0, count = 0;
     char slash = 0;
     std::istringstream in(sharding.shard);
@@ -144,6 +145,7 @@ std::unique_ptr<ResumeStore> open_resume(const std::string& resume_dir, const Sh
       throw scenario::ScenarioError(
           "--shard", "",
           fmt::format("expected K/N with 1 <= K <= N <= 100000, such as 2/8, got \"{}\"", sharding.shard));
+    auto store = std::make_unique<ResumeStore>(dir, DTSIM_VERSION);
     store->set_shard(index, count);
     write_shard_manifest(sharding);
     return store;
