@@ -105,6 +105,12 @@ TEST(Merge, ShardsThatAreNotOneWholeRunAreRefusedNamingWhy) {
   inv = run_dtsim(sweep + " --shard 3/2 --out " + quoted(a), dir);
   EXPECT_EQ(inv.status, 2);
   EXPECT_NE(inv.err.find("--shard"), std::string::npos) << inv.err;
+  // An output over a shard's own file (its manifest) is refused, and the manifest kept.
+  const auto manifest = read_file(a / "shard.json");
+  inv = run_dtsim("merge " + quoted(a) + " " + quoted(b) + " --csv " + quoted(a / "shard.json"), dir);
+  EXPECT_EQ(inv.status, 2);
+  EXPECT_NE(inv.err.find("is an input of this run"), std::string::npos) << inv.err;
+  EXPECT_EQ(read_file(a / "shard.json"), manifest);
   // A refused shard creates nothing: its --out directory is not made.
   inv = run_dtsim(sweep + " --shard 3/2 --out " + quoted(dir.path() / "never"), dir);
   EXPECT_EQ(inv.status, 2);

@@ -161,6 +161,13 @@ int merge_command(const MergeArgs& args) {
   check_shards(manifests);
   const auto& first = manifests.front();
   const auto& verb = first.command.front();
+  // The shards' files are the merge's inputs: an output over one of them (its manifest, a point) is refused, as run
+  // refuses to write over its scenario.
+  std::vector<std::string> inputs;
+  for (const auto& m : manifests)
+    for (const auto& entry : fs::directory_iterator(m.dir))
+      if (entry.is_regular_file()) inputs.push_back(entry.path().string());
+  check_writable({args.csv_out, args.json_out, args.html_out}, inputs);
 
   // The command again, writing the merge's files (absolute paths: it runs in the shards' working directory).
   auto command = first.command;
