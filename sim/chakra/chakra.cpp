@@ -475,6 +475,9 @@ graph::ExecutionGraph read_trace(const std::string& path, int ranks, const ReadO
   std::vector<RankFile> read;
   for (const auto& f : files)
     read.push_back(read_file(f));
+  // Metadata and no node in any file is no iteration at all (it would replay in 0 s).
+  if (std::all_of(read.begin(), read.end(), [](const RankFile& f) { return f.nodes.empty(); }))
+    throw TraceError(path, "holds no node in any rank's file: there is no iteration to replay");
   return Reader(std::move(read), options).read();
 }
 

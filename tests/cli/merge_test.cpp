@@ -1,10 +1,15 @@
 // Sharded sweep, compare, search and plan put together by dtsim merge: the same bytes as the command run whole, and the
-// shards that do not add up to one run (one missing, one given twice, another command's, a point lost) refused.
+// shards that do not add up to one run (one missing, one given twice, another command's, a point lost) or a manifest
+// tampered with refused.
 #include "tests/cli/cli_util.hpp"
+
+#include <nlohmann/json.hpp>
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <functional>
 
 namespace dtsim::testing {
 namespace {
@@ -75,6 +80,48 @@ TEST(Merge, ShardedSweepCompareSearchAndPlanPrintAndWriteWhatTheWholeRunDoes) {
       "plan " + quoted(kScenarios / "llama3-8b-pretraining-plan.json") +
           " --steps 100 --instances aws.p5.48xlarge,gcp.a3-highgpu-8g --nodes 4 --layouts 2 --trials 3",
       2, {"csv", "json"});
+}
+
+// A manifest is data merge checks, not a command it trusts: an option that would write a file (here --csv to a path
+// outside the shards), a non-string word, a working directory that is not there, a shard count past the format's, or
+// a command dtsim does not shard are each refused with exit 2, naming the manifest and its field, and nothing is
+// written.
+TEST(Merge, ATamperedManifestIsRefusedAndWritesNothing) {
+  TempDir dir;
+  const auto sweep = "sweep " + quoted(kScenarios / "resnet50-p3.2xlarge-sync.json") + " --nodes 1..2";
+  const auto a = dir.path() / "a", b = dir.path() / "b";
+  ASSERT_EQ(run_dtsim(sweep + " --shard 1/2 --out " + quoted(a), dir).status, 0);
+  ASSERT_EQ(run_dtsim(sweep + " --shard 2/2 --out " + quoted(b), dir).status, 0);
+  const auto manifest = nlohmann::json::parse(read_file(a / "shard.json"));
+  const auto tamper = [&](const std::function<void(nlohmann::json&)>& change) {
+    auto m = manifest;
+    change(m);
+    std::ofstream(a / "shard.json") << m.dump(2);
+    return run_dtsim("merge " + quoted(a) + " " + quoted(b), dir);
+  };
+  auto inv = tamper([](nlohmann::json& m) {
+    m["command"].push_back("--csv");
+    m["command"].push_back("../escape.csv");
+  });
+  EXPECT_EQ(inv.status, 2);
+  EXPECT_NE(inv.err.find("shard.json: /command/"), std::string::npos) << inv.err;
+  EXPECT_NE(inv.err.find("\"--csv\" is not an option a shard of sweep keeps"), std::string::npos) << inv.err;
+  EXPECT_FALSE(fs::exists(dir.path().parent_path() / "escape.csv"));
+  inv = tamper([](nlohmann::json& m) { m["command"][1] = 7; });
+  EXPECT_EQ(inv.status, 2);
+  EXPECT_NE(inv.err.find("shard.json: /command: missing or malformed"), std::string::npos) << inv.err;
+  inv = tamper([&](nlohmann::json& m) { m["cwd"] = (dir.path() / "not-there").string(); });
+  EXPECT_EQ(inv.status, 2);
+  EXPECT_NE(inv.err.find("shard.json: /cwd: "), std::string::npos) << inv.err;
+  inv = tamper([](nlohmann::json& m) { m["shards"] = 4294967297LL; });
+  EXPECT_EQ(inv.status, 2);
+  EXPECT_NE(inv.err.find("shard.json: /shards: missing or malformed"), std::string::npos) << inv.err;
+  inv = tamper([](nlohmann::json& m) { m["command"][0] = "run"; });
+  EXPECT_EQ(inv.status, 2);
+  EXPECT_NE(inv.err.find("\"run\" is not a command dtsim shards"), std::string::npos) << inv.err;
+  // The manifest as dtsim wrote it merges.
+  std::ofstream(a / "shard.json") << manifest.dump(2);
+  EXPECT_EQ(run_dtsim("merge " + quoted(a) + " " + quoted(b), dir).status, 0);
 }
 
 TEST(Merge, ShardsThatAreNotOneWholeRunAreRefusedNamingWhy) {

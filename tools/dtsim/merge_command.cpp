@@ -65,6 +65,42 @@ struct Manifest {
   int shard = 0, shards = 0;
 };
 
+// The options a shard's command may carry, by subcommand: what changes the points and how they print, never where a
+// file is written (dtsim writes none of those into a manifest; a manifest that has one was not written by dtsim).
+// Search's --csv is a flag that prints its CSV on standard output.
+const std::map<std::string, std::vector<std::string>>& allowed_options() {
+  static const std::map<std::string, std::vector<std::string>> allowed{
+      {"sweep", {"--set", "--nodes", "--price-per-hour"}},
+      {"compare", {"--set", "--strategies", "--policies", "--trials", "--seed", "--price-per-hour"}},
+      {"search", {"--set", "--top", "--simulate", "--csv", "--nodes", "--fidelity", "--price-per-hour"}},
+      {"plan",
+       {"--set", "--tokens", "--steps", "--deadline", "--budget", "--instances", "--nodes", "--capacity", "--clusters",
+        "--layouts", "--trials", "--seed", "--price-per-hour"}}};
+  return allowed;
+}
+
+// What merge will run: a subcommand it merges, and only the options above (each word that starts with "-", wherever it
+// stands, must be one, alone or as --option=value).
+void check_command(const std::string& path, const std::vector<std::string>& command) {
+  const auto verb = allowed_options().find(command.front());
+  if (verb == allowed_options().end())
+    throw scenario::ScenarioError(
+        path, "/command/0",
+        fmt::format("\"{}\" is not a command dtsim shards (sweep, compare, search, plan)", command.front()));
+  for (std::size_t i = 1; i < command.size(); ++i) {
+    const auto& word = command[i];
+    if (!word.starts_with("-")) continue;
+    const auto name = word.substr(0, word.find('='));
+    const auto& names = verb->second;
+    if (std::find(names.begin(), names.end(), name) != names.end() && !(name == "--csv" && name != word)) continue;
+    throw scenario::ScenarioError(
+        path, fmt::format("/command/{}", i),
+        fmt::format("\"{}\" is not an option a shard of {} keeps: merge writes only the files its own command line "
+                    "names (not a manifest dtsim wrote)",
+                    word, verb->first));
+  }
+}
+
 Manifest read_manifest(const std::string& dir) {
   const auto path = (fs::path(dir) / kManifest).string();
   json doc;
@@ -78,15 +114,28 @@ Manifest read_manifest(const std::string& dir) {
       throw scenario::ScenarioError(path, std::string("/") + key, "missing or malformed: not a manifest dtsim wrote");
     return doc[key];
   };
+  const auto count = [](const json& v) {
+    return v.is_number_integer() && v.get<std::int64_t>() >= 1 && v.get<std::int64_t>() <= 100000;
+  };
+  const auto words = [](const json& v) {
+    return v.is_array() && !v.empty() && std::all_of(v.begin(), v.end(), [](const json& w) { return w.is_string(); });
+  };
   Manifest m;
   m.dir = dir;
   if (field("dtsim", [](const json& v) { return v.is_string(); }).get<std::string>() != DTSIM_VERSION)
     throw scenario::ScenarioError(path, "/dtsim", fmt::format("written by another dtsim than {}", DTSIM_VERSION));
-  m.command =
-      field("command", [](const json& v) { return v.is_array() && !v.empty(); }).get<std::vector<std::string>>();
+  m.command = field("command", words).get<std::vector<std::string>>();
+  check_command(path, m.command);
   m.cwd = field("cwd", [](const json& v) { return v.is_string(); }).get<std::string>();
-  m.shard = field("shard", [](const json& v) { return v.is_number_integer(); }).get<int>();
-  m.shards = field("shards", [](const json& v) { return v.is_number_integer() && v.get<int>() >= 1; }).get<int>();
+  std::error_code ec;
+  if (!fs::is_directory(m.cwd, ec))
+    throw scenario::ScenarioError(path, "/cwd",
+                                  fmt::format("{} is not a directory here: the shards ran elsewhere", m.cwd));
+  m.shard = field("shard", count).get<int>();
+  m.shards = field("shards", count).get<int>();
+  if (m.shard > m.shards)
+    throw scenario::ScenarioError(path, "/shard",
+                                  fmt::format("shard {} of {}: not a manifest dtsim wrote", m.shard, m.shards));
   return m;
 }
 
