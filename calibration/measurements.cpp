@@ -179,7 +179,7 @@ MeasurementFile parse_measurements(const std::string& json_text, const std::stri
 }
 
 MeasurementFile load_measurements(const std::string& path) {
-  return parse_measurements(read_input_file(path, "the measurement file"), path);
+  return parse_measurements(read_input_file(path, "measurement file"), path);
 }
 
 } // namespace dtsim::calibration

@@ -246,7 +246,7 @@ std::vector<NcclTestsRun> parse_nccl_tests(const std::string& text, const std::s
 }
 
 std::vector<NcclTestsRun> load_nccl_tests(const std::string& path) {
-  return parse_nccl_tests(read_input_file(path, "the nccl-tests output"), path);
+  return parse_nccl_tests(read_input_file(path, "nccl-tests output"), path);
 }
 
 NcclTestsFit fit_nccl_tests(const NcclTestsRun& run, std::optional<double> link_bandwidth, const std::string& origin) {

@@ -356,7 +356,7 @@ std::optional<GpuProfile> find_profile(const std::string& name) {
 }
 
 GpuProfile load_profile_file(const std::string& path) {
-  return parse_profile(read_input_file(path, "the GPU profile"), path);
+  return parse_profile(read_input_file(path, "GPU profile"), path);
 }
 
 std::optional<GpuProfile> resolve_profile(const std::string& name_or_path,

@@ -111,7 +111,7 @@ ShapeTimings parse_shape_timings(const std::string& json_text, const std::string
 }
 
 ShapeTimings load_shape_timings(const std::string& path) {
-  return parse_shape_timings(read_input_file(path, "the measurement file"), path);
+  return parse_shape_timings(read_input_file(path, "measurement file"), path);
 }
 
 } // namespace dtsim::calibration

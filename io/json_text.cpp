@@ -158,9 +158,10 @@ private:
 
 std::string read_text_file(const std::filesystem::path& path, std::string_view what, std::size_t max_bytes) {
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw FileError(fmt::format("cannot read {}: it is a directory", what));
+  if (std::filesystem::is_directory(path, ec))
+    throw FileError(fmt::format("cannot read the {}: it is a directory", what));
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw FileError(fmt::format("cannot read {}: {}", what, std::strerror(errno)));
+  if (!in) throw FileError(fmt::format("cannot read the {}: {}", what, std::strerror(errno)));
   // Read at most one byte more than the limit: enough to know the file is too large, whatever its size.
   std::string text;
   std::vector<char> chunk(1 << 16);
@@ -169,7 +170,7 @@ std::string read_text_file(const std::filesystem::path& path, std::string_view w
     text.append(chunk.data(), static_cast<std::size_t>(in.gcount()));
     if (!in) break;
   }
-  if (in.bad()) throw FileError(fmt::format("cannot read {}: a read error", what));
+  if (in.bad()) throw FileError(fmt::format("cannot read the {}: a read error", what));
   if (text.size() > max_bytes)
     throw FileError(fmt::format("the {} is larger than {} MiB; dtsim inputs are kilobytes to a few megabytes", what,
                                 max_bytes >> 20));

@@ -113,7 +113,7 @@ TEST_F(ReadTextFile, MissingFileAndDirectoryAreNamed) {
     (void)read_text_file(std::filesystem::temp_directory_path(), "scenario");
     ADD_FAILURE() << "read a directory";
   } catch (const FileError& e) {
-    EXPECT_STREQ(e.what(), "cannot read scenario: it is a directory");
+    EXPECT_STREQ(e.what(), "cannot read the scenario: it is a directory");
   }
 }
 

@@ -219,7 +219,7 @@ TEST(Scenario, LoadReportsAnUnreadableFile) {
   } catch (const ScenarioError& e) {
     EXPECT_EQ(e.file(), "/nonexistent/dir/x.json");
     EXPECT_EQ(e.pointer(), "");
-    EXPECT_TRUE(test::contains(e.what(), "cannot read file: No such file or directory")) << e.what();
+    EXPECT_TRUE(test::contains(e.what(), "cannot read the file: No such file or directory")) << e.what();
   }
 }
 
