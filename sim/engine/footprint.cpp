@@ -1,6 +1,8 @@
 // The replay's memory, estimated from its plan (footprint.hpp), and the refusal of one past its limit.
 #include "sim/engine/footprint.hpp"
 
+#include <sys/resource.h>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -55,14 +57,28 @@ double physical_memory() {
   return pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0;
 }
 
+double address_space_limit() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return 0;
+  return static_cast<double>(limit.rlim_cur);
+}
+
 double default_memory_limit() {
-  return 0.75 * physical_memory();
+  // Under an address-space limit (ulimit -v, as batch schedulers set) the simulation's reservations count against
+  // that, not the machine's memory: 3/4 of the smaller.
+  const double space = address_space_limit();
+  return 0.75 * (space > 0 ? std::min(space, physical_memory()) : physical_memory());
 }
 
 std::string describe_limit(double limit, bool from_flag, int jobs) {
   const std::string share =
       jobs > 1 ? fmt::format(", the share of each of {} simulations run at once (--jobs)", jobs) : "";
   if (from_flag) return fmt::format("{} (--max-memory{})", gib(limit), share);
+  const double space = address_space_limit();
+  if (space > 0 && space < physical_memory())
+    return fmt::format("{} (3/4 of the {} of address space this process may take, ulimit -v{}; --max-memory sets "
+                       "another)",
+                       gib(limit), gib(space), share);
   return fmt::format("{} (3/4 of this machine's {}{}; --max-memory sets another)", gib(limit), gib(physical_memory()),
                      share);
 }

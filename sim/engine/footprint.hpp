@@ -35,6 +35,8 @@ Footprint estimate_footprint(const topologies::ClusterSpec& cluster, const graph
 // This machine's physical memory (sysconf), and the limit a simulation is held to unless --max-memory gives another:
 // three quarters of it, leaving the rest to the system and the parent process.
 double physical_memory();
+// The address space this process may take (RLIMIT_AS, ulimit -v), bytes; 0 when unlimited.
+double address_space_limit();
 double default_memory_limit();
 
 // A simulation that needs more memory than its limit: the user's to change (exit status 2), like bad input.

@@ -97,6 +97,14 @@ void Replay::configure_engine() {
 #ifndef __SANITIZE_ADDRESS__ // the sanitizer build runs actors as threads instead (above)
   sg4::Engine::set_config("contexts/guard-size:0");
   ::mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+  // Each actor's stack reserves its size in address space, touched or not: under an address-space limit (ulimit -v)
+  // 512 ranks' streams at 8 MiB each pass 4 GiB and SimGrid aborts. There, stacks share half the limit among the
+  // actors the streams need (one per stream of each rank), between 256 KiB (replay's deepest calls use tens) and 8 MiB.
+  if (const double space = address_space_limit(); space > 0) {
+    const double actors = static_cast<double>(graph_.rank_count()) * graph::kStreamCount;
+    const double stack = std::clamp(space / 2 / std::max(1.0, actors), 256.0 * 1024, 8.0 * 1024 * 1024);
+    sg4::Engine::set_config(fmt::format("contexts/stack-size:{}", static_cast<long>(stack / 1024)));
+  }
 #endif
 }
 

@@ -1,18 +1,21 @@
 // Faults a batch system or a user deals a long run: SIGTERM or SIGINT to the parent alone, the parent killed
 // outright, and the run finished later with --resume. The children never outlive their parent, and a resumed run
-// prints and writes exactly what an uninterrupted one does.
+// prints and writes exactly what an uninterrupted one does. An address-space limit is respected, not an abort.
 #include "cli_util.hpp"
 
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <sys/wait.h>
 
 namespace dtsim::testing {
 namespace {
@@ -227,6 +230,22 @@ TEST(Faults, CompareAndSearchResumeToTheSameBytes) {
     EXPECT_EQ(second.out, first.out);
     EXPECT_EQ(std::distance(fs::directory_iterator(keep), fs::directory_iterator{}), kept);
   }
+}
+
+// Under an address-space limit (ulimit -v, as batch schedulers set) each actor's stack reserves its size whether used
+// or not: 128 ranks' streams at SimGrid's default 8 MiB each reserve 7 GiB, and the run aborted (SIGABRT) under 1.5
+// GiB. Stacks are sized to share half the limit, and the run completes.
+TEST(Faults, AnAddressSpaceLimitIsRespectedNotAborted) {
+  TempDir dir;
+  const auto scenario = fs::path(DTSIM_SOURCE_DIR) / "scenarios" / "resnet50-p3.16xlarge-x4.json";
+  const auto out = dir.path() / "out.txt", err = dir.path() / "err.txt";
+  const std::string command = "bash -c \"ulimit -v 1572864 && '" + std::string(DTSIM_BINARY) + "' run '" +
+                              scenario.string() + "' --set cluster.nodes=16\" > '" + out.string() + "' 2> '" +
+                              err.string() + "' < /dev/null";
+  const int raw = std::system(command.c_str());
+  ASSERT_TRUE(WIFEXITED(raw));
+  EXPECT_EQ(WEXITSTATUS(raw), 0) << read_file(err);
+  EXPECT_NE(read_file(out).find("Simulated"), std::string::npos) << read_file(err);
 }
 
 } // namespace
