@@ -3,7 +3,8 @@
 #   tools/setup.sh           Debian's build packages (npm among them: CMake installs the HTML reports' plotting runtime)
 #   tools/setup.sh --tests   also what only the test suite uses: Chromium (the reports opened in a browser),
 #                            valijson (scenarios checked against docs/scenario.schema.json), pytest and matplotlib
-#                            (the Python module's tests and example)
+#                            (the Python module's tests and example), Slurm and munge (a sharded sweep submitted to a
+#                            Slurm cluster the test starts)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,6 +30,8 @@ if [ "${1:-}" = "--tests" ]; then
     libvalijson-dev    # the schema test (tests/schema)
     python3-pytest     # the Python module's tests (tests/python)
     python3-matplotlib # docs/python-sweep-example.py's figure
+    slurm-wlm          # the sharded sweep on a single-node Slurm cluster the test starts (tests/slurm)
+    munge              # Slurm's authentication; the package makes /etc/munge/munge.key
   )
 fi
 
