@@ -53,6 +53,10 @@ std::string unreadable(const engine::ChildOutcome& outcome) {
   if (outcome.output.front() == 'B') return {};
   try {
     (void)report::run_result_from_json(nlohmann::json::parse(outcome.output.substr(1)));
+  } catch (const nlohmann::json::parse_error& e) {
+    return fmt::format("its result is not valid JSON (at byte {})", e.byte);
+  } catch (const nlohmann::json::exception&) {
+    return "its result is not one dtsim wrote (a field missing, or of another type)";
   } catch (const std::exception& e) {
     return fmt::format("its result cannot be read: {}", e.what());
   }

@@ -3,6 +3,8 @@
 // prints and writes exactly what an uninterrupted one does. An address-space limit is respected, not an abort.
 #include "cli_util.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -199,9 +201,15 @@ TEST(Faults, ResumeIgnoresDamagedAndStalePoints) {
     files.push_back(e.path());
   ASSERT_EQ(files.size(), 2u);
   std::ofstream(files[0], std::ios::trunc) << "{\"format\": \"dtsim-resume-1\", \"ok\": tr";
+  // A well-formed file whose result is not: said in words, not as the JSON library's exception.
+  auto kept = nlohmann::json::parse(read_file(files[1]));
+  kept["output"] = "R{\"iteration\": tr";
+  std::ofstream(files[1], std::ios::trunc) << kept.dump();
   const auto second = run_dtsim(base, dir);
   EXPECT_EQ(second.status, 0);
   EXPECT_NE(second.err.find("--resume: ignoring"), std::string::npos) << second.err;
+  EXPECT_NE(second.err.find("its result is not valid JSON"), std::string::npos) << second.err;
+  EXPECT_EQ(second.err.find("json.exception"), std::string::npos) << second.err;
   EXPECT_NE(second.err.find("simulated again"), std::string::npos) << second.err;
   EXPECT_EQ(second.out, first.out);
   // Another scenario (the NIC changed): new keys, the old files stay and are not read.
