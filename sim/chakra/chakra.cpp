@@ -216,6 +216,13 @@ private:
         throw TraceError(file, fmt::format("{}: expected a number >= 0 in attribute {}", where(), name));
       return *v;
     };
+    // A message's bytes: at most 1 PiB, the bound every size in a scenario and collective --sizes keep (beyond it
+    // a trace is not describing a training job, and the replay would run for ever).
+    const auto bytes = [&](std::string_view name) {
+      const double v = need(name);
+      if (v > 0x1p50) throw TraceError(file, fmt::format("{}: {} of {:.4g} bytes is past 1 PiB", where(), name, v));
+      return v;
+    };
     graph::Op op;
     op.name = node.name().empty() ? fmt::format("node {}", node.id()) : node.name();
     switch (node.type()) {
@@ -248,7 +255,7 @@ private:
         throw TraceError(file, fmt::format("{}: collective type {} ({}) has no dtsim counterpart", where(), type,
                                            pb::CollectiveCommType_Name(static_cast<pb::CollectiveCommType>(type))));
       c.op = found->op;
-      c.bytes = c.op == collectives::Operation::barrier ? number(node, "comm_size").value_or(0) : need("comm_size");
+      c.bytes = c.op == collectives::Operation::barrier ? number(node, "comm_size").value_or(0) : bytes("comm_size");
       c.group = group_of(node, rank, file);
       c.root = index_of(number(node, "dtsim_root").value_or(0));
       if (c.root < 0 || c.root >= static_cast<int>(graph_.groups[c.group].size()))
@@ -273,7 +280,7 @@ private:
       if (peer < 0 || peer >= static_cast<int>(files_.size()) || peer == rank)
         throw TraceError(file, fmt::format("{}: {} {} is not another rank of the trace (0 to {})", where(),
                                            send ? "comm_dst" : "comm_src", peer, files_.size() - 1));
-      op.body = graph::SendRecv{peer, need("comm_size"), send};
+      op.body = graph::SendRecv{peer, bytes("comm_size"), send};
       op.stream = graph::Stream::p2p;
       transfers_[{send ? rank : peer, send ? peer : rank, send}] += 1;
       break;

@@ -217,6 +217,11 @@ TEST(ChakraRead, BadTracesAreRefusedSayingWhy) {
     expect_refused(dir, 1, "depends on node 7");
   }
   {
+    TraceDir dir; // 2^62 bytes: past the 1 PiB every size in dtsim keeps to
+    dir.write(0, {all_reduce(1, std::int64_t{1} << 62)});
+    expect_refused(dir, 1, "comm_size of 4.612e+18 bytes is past 1 PiB");
+  }
+  {
     TraceDir dir;
     dir.write(0, {transfer(1, true, 1, 100)});
     dir.write(1, {compute(1, 10)});
