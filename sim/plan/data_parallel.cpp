@@ -251,7 +251,7 @@ bool DataParallelPlanner::sharded_weights() const {
 // Bytes of a weight as the forward uses it: the 16-bit working copy in mixed precision (amp, fp16, bf16, fp8),
 // fp32 otherwise; what ZeRO-3 gathers and ZeRO-1/2 all-gather after the step.
 double DataParallelPlanner::weight_bytes() const {
-  return calibration::activation_bytes(s_.model.precision) == 4 ? 4 : 2;
+  return working_weight_bytes(s_.model.precision);
 }
 // The framework version's rule (calibration::Framework::reduced_gradient_bytes), as under a parallelism section.
 double DataParallelPlanner::grad_bytes() const {

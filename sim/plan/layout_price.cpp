@@ -264,7 +264,7 @@ LayoutPrice LayoutPricer::price(const LayoutSpec& l, const topologies::ClusterSp
   const ParallelLayout grid(spec);
   const int gpn = cluster.gpus_per_node;
   const int sharers = std::max(1, gpn / l.tensor); // each node's ranks coarse fidelity simulates
-  const double nic_share = std::max(1, std::min(l.tensor, gpn / cluster.nics_per_node()));
+  const double nic_share = detail::coarse_nic_share(l.tensor, cluster);
   const auto rank_at = [&](int stage, int dp) {
     GridCoord c;
     c.pp = stage;
@@ -272,23 +272,22 @@ LayoutPrice LayoutPricer::price(const LayoutSpec& l, const topologies::ClusterSp
     return grid.rank(c);
   };
   const auto crossing = [&](int a, int b) { return cluster.node_of(a) != cluster.node_of(b); };
-  const auto reduced = spec.grad_reduce_in_bf16 ? calibration::gradient_bytes(base_.model.precision)
-                                                : base_.framework.reduced_gradient_bytes(base_.model.precision);
+  const double reduced = detail::reduced_gradient_bytes(base_, spec);
+  // A collective at the graph estimate's price, its bytes through the NIC coarse fidelity shares where it leaves the
+  // node, its algorithm NCCL's tuning's (as the planner's requests).
+  const auto closed_form = [&](Operation op, double bytes, const std::vector<int>& group, bool crosses) {
+    graph::Collective c;
+    c.op = op;
+    c.bytes = bytes * (crosses ? nic_share : 1);
+    c.algorithm = collectives::Algorithm::automatic;
+    c.aggregate = true;
+    c.reduce_seconds_per_byte = base_.gpu.reduce_seconds_per_byte();
+    return graph::collective_seconds(cluster, c, group, sharers);
+  };
 
   LayoutPrice price;
   // Memory, stage by stage, by the planner's own function.
-  detail::StageMemoryShape memory;
-  memory.states = model_state_bytes(base_.training.optimizer, base_.model.precision);
-  memory.states.gradients = reduced;
-  memory.data_replicas = memory.expert_replicas = l.data;
-  memory.zero_stage = l.zero_stage;
-  memory.recompute = l.recompute;
-  memory.schedule = l.schedule;
-  memory.pipeline = p;
-  memory.micro_batches = m;
-  memory.virtual_stages = v;
-  memory.tensor = l.tensor;
-  memory.batch = l.micro_batch;
+  auto memory = detail::stage_memory_shape(base_, spec, l.zero_stage, l.recompute, l.micro_batch, l.data, l.data);
   memory.capacity = price.capacity_bytes = base_.gpu.memory_bytes;
   std::vector<detail::UnitFootprint> footprints;
   for (const auto& u : units)
@@ -319,16 +318,10 @@ LayoutPrice LayoutPricer::price(const LayoutSpec& l, const topologies::ClusterSp
       for (int r : group)
         placement[stage].push_back(cluster.node_of(r) - cluster.node_of(group.front()));
     }
-    const bool crosses = placement[stage].back() != 0;
     auto key = std::make_tuple(l.nodes, static_cast<int>(op), bytes, sharers, placement[stage]);
     if (const auto found = collectives_.find(key); found != collectives_.end()) return found->second;
-    graph::Collective c;
-    c.op = op;
-    c.bytes = bytes * (crosses ? nic_share : 1);
-    c.algorithm = collectives::Algorithm::automatic; // as the planner's requests: NCCL's tuning picks
-    c.aggregate = true;
-    c.reduce_seconds_per_byte = base_.gpu.reduce_seconds_per_byte();
-    return collectives_.emplace(std::move(key), graph::collective_seconds(cluster, c, group, sharers)).first->second;
+    const double seconds = closed_form(op, bytes, group, placement[stage].back() != 0);
+    return collectives_.emplace(std::move(key), seconds).first->second;
   };
   // One boundary's transfer, from the last unit of chunk `c` to the next stage.
   const auto transfer = [&](int c) {
@@ -339,7 +332,7 @@ LayoutPrice LayoutPricer::price(const LayoutSpec& l, const topologies::ClusterSp
   // Per virtual stage: one micro-batch's forward and backward at its stage's sustained clock (tensor-parallel
   // collectives included), and its units' backward times and gradient bytes, last unit first.
   const bool sharded = l.zero_stage >= 3 && l.data > 1;
-  const double weight_bytes = calibration::activation_bytes(base_.model.precision) == 4 ? 4 : 2;
+  const double weight_bytes = working_weight_bytes(base_.model.precision);
   std::vector<double> forward(chunks, 0.0), backward(chunks, 0.0), transfers(chunks, 0.0), steps(p, 0.0);
   std::vector<std::vector<std::pair<double, double>>> unit_backward(chunks);
   double sharded_last_backward = 0; // what the reductions add to ZeRO-3's last backward
@@ -422,16 +415,10 @@ LayoutPrice LayoutPricer::price(const LayoutSpec& l, const topologies::ClusterSp
   // Tied embeddings: their gradients all-reduced between the first and the last stage.
   const auto transformer = scenario::transformer_of(base_.model);
   if (p > 1 && transformer && transformer->tied_embeddings) {
-    graph::Collective c;
-    c.op = Operation::all_reduce;
     const int first = rank_at(0, 0), last = rank_at(p - 1, 0);
-    c.bytes = static_cast<double>(transformer->vocabulary * transformer->hidden) / l.tensor * reduced *
-              (crossing(first, last) ? nic_share : 1);
-    c.algorithm = collectives::Algorithm::automatic; // as the planner's requests: NCCL's tuning picks
-    c.aggregate = true;
-    c.reduce_seconds_per_byte = base_.gpu.reduce_seconds_per_byte();
-    const double both =
-        std::max(ends.front(), ends.back()) + graph::collective_seconds(cluster, c, {first, last}, sharers);
+    const double words = static_cast<double>(transformer->vocabulary * transformer->hidden) / l.tensor;
+    const double both = std::max(ends.front(), ends.back()) +
+                        closed_form(Operation::all_reduce, words * reduced, {first, last}, crossing(first, last));
     ends.front() = ends.back() = both;
   }
   // The gradient norm (a 4-byte all-reduce over the model's ranks) holds every stage until the last one is done.

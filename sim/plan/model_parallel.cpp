@@ -430,7 +430,7 @@ void ModelParallelPlanner::add_step() {
   }
   const auto done = flush();
   if (!sharded || s_.training.zero_stage >= 3 || spec_.overlap.param_gather) return;
-  const double weight = calibration::activation_bytes(s_.model.precision) == 4 ? 4 : 2;
+  const double weight = working_weight_bytes(s_.model.precision);
   const auto& g = rank_groups_[rank_];
   const auto gather = [&](double bytes, int group, const char* what) {
     if (bytes <= 0 || group < 0) return;

@@ -64,6 +64,20 @@ struct StageMemoryShape {
   std::int64_t batch = 1;
   double capacity = 0;
 };
+// The shape of `spec`'s layout (its tensor, pipeline, expert sizes, schedule and micro-batches) for `s`'s model and
+// optimizer, with the training settings and replicas given (the planner's, or a layout the search prices).
+StageMemoryShape stage_memory_shape(const scenario::Scenario& s, const scenario::ParallelismSpec& spec, int zero_stage,
+                                    scenario::Recompute recompute, std::int64_t batch, double data_replicas,
+                                    double expert_replicas);
+
+// Gradient bytes per parameter as they are reduced over the data-parallel ranks: the framework version's rule
+// (calibration::Framework::reduced_gradient_bytes), unless the layout reduces in bf16 (--grad-reduce-in-bf16).
+double reduced_gradient_bytes(const scenario::Scenario& s, const scenario::ParallelismSpec& spec);
+
+// Coarse fidelity: the tensor-parallel ranks one simulated rank stands for that share its NIC (their traffic goes
+// through it too); 1 on a rail network, where each GPU has its own NIC.
+double coarse_nic_share(int tensor, const topologies::ClusterSpec& cluster);
+
 // One stage's memory (model_parallel_memory.cpp says what each item counts), its activations' peak read off `order`
 // (the stage's pipeline_order); `with_details` writes each item's description (the search's screen needs the bytes
 // alone).
@@ -90,7 +104,6 @@ private:
     int model = -1;     // the ranks that hold one model copy (tensor x pipeline): the gradient norm's group
   };
 
-  StageMemoryShape memory_shape() const;
   void add_groups(graph::ExecutionGraph& g);
   ParallelInfo parallel_info(const std::vector<MemoryEstimate>& stages) const;
   void build_program(int rank, graph::Program& program);

@@ -161,7 +161,7 @@ void ModelParallelPlanner::reduce_gradients(std::uint32_t after) {
 std::uint32_t ModelParallelPlanner::gather_unit(std::size_t unit) {
   std::vector<std::uint32_t> deps;
   if (unit_compute_.size() >= 2) deps.push_back(unit_compute_[unit_compute_.size() - 2]);
-  const double weight = calibration::activation_bytes(s_.model.precision) == 4 ? 4 : 2;
+  const double weight = working_weight_bytes(s_.model.precision);
   const double bytes = unit_params_[unit].total() * weight;
   const int group = rank_groups_[rank_].data;
   if (group < 0 || bytes <= 0) return flush();
@@ -171,9 +171,12 @@ std::uint32_t ModelParallelPlanner::gather_unit(std::size_t unit) {
 
 // Coarse fidelity: the tensor-parallel ranks one simulated rank stands for that share its NIC (their traffic goes
 // through it too). On a rail network each GPU has its own NIC and the share is 1.
+double coarse_nic_share(int tensor, const topologies::ClusterSpec& c) {
+  return std::max(1, std::min(tensor, c.gpus_per_node / c.nics_per_node()));
+}
+
 double ModelParallelPlanner::nic_share() const {
-  const auto& c = s_.cluster;
-  return std::max(1, std::min(spec_.tensor, c.gpus_per_node / c.nics_per_node()));
+  return coarse_nic_share(spec_.tensor, s_.cluster);
 }
 
 bool ModelParallelPlanner::crosses_nodes(int group) const {
@@ -288,7 +291,7 @@ std::vector<std::uint32_t> ModelParallelPlanner::finalize_gradients() {
 void ModelParallelPlanner::gather_parameters_ahead() {
   gathers_.clear();
   if (!spec_.overlap.param_gather) return;
-  const double weight = calibration::activation_bytes(s_.model.precision) == 4 ? 4 : 2;
+  const double weight = working_weight_bytes(s_.model.precision);
   const auto& g = rank_groups_[rank_];
   for (int c = coord_.pp; c < static_cast<int>(chunk_units_.size()); c += spec_.pipeline)
     for (auto u : chunk_units_[c]) {
@@ -306,10 +309,14 @@ void ModelParallelPlanner::gather_parameters_ahead() {
 // The framework version's rule (calibration::Framework::reduced_gradient_bytes: Megatron-LM reduces bf16 and fp8
 // training's gradients in fp32, arguments.py: "bfloat16 requires gradient accumulation and all-reduce to be done in
 // fp32"), unless told --grad-reduce-in-bf16 (Megatron-Core 0.12).
+double reduced_gradient_bytes(const scenario::Scenario& s, const scenario::ParallelismSpec& spec) {
+  const auto p = s.model.precision;
+  if (spec.grad_reduce_in_bf16) return calibration::gradient_bytes(p);
+  return s.framework.reduced_gradient_bytes(p);
+}
+
 double ModelParallelPlanner::reduced_gradient_bytes() const {
-  const auto p = s_.model.precision;
-  if (spec_.grad_reduce_in_bf16) return calibration::gradient_bytes(p);
-  return s_.framework.reduced_gradient_bytes(p);
+  return detail::reduced_gradient_bytes(s_, spec_);
 }
 
 } // namespace dtsim::plan::detail

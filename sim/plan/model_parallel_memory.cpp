@@ -104,21 +104,23 @@ MemoryEstimate stage_memory_of(int stage, const std::vector<std::vector<std::siz
   return m;
 }
 
-StageMemoryShape ModelParallelPlanner::memory_shape() const {
+StageMemoryShape stage_memory_shape(const scenario::Scenario& s, const scenario::ParallelismSpec& spec, int zero_stage,
+                                    scenario::Recompute recompute, std::int64_t batch, double data_replicas,
+                                    double expert_replicas) {
   StageMemoryShape shape;
-  shape.states = model_state_bytes(s_.training.optimizer, s_.model.precision);
-  shape.states.gradients = reduced_gradient_bytes(); // Megatron-LM's fp32 gradient buffer under bf16
-  shape.data_replicas = layout_.gradient_replicas();
-  shape.expert_replicas = static_cast<double>(layout_.data()) / layout_.expert();
-  shape.zero_stage = s_.training.zero_stage;
-  shape.recompute = s_.training.recompute;
-  shape.schedule = spec_.schedule;
-  shape.pipeline = spec_.pipeline;
-  shape.micro_batches = spec_.micro_batches;
-  shape.virtual_stages = spec_.virtual_stages;
-  shape.tensor = spec_.tensor;
-  shape.expert = spec_.expert;
-  shape.batch = s_.model.batch_per_gpu;
+  shape.states = model_state_bytes(s.training.optimizer, s.model.precision);
+  shape.states.gradients = reduced_gradient_bytes(s, spec); // Megatron-LM's fp32 gradient buffer under bf16
+  shape.data_replicas = data_replicas;
+  shape.expert_replicas = expert_replicas;
+  shape.zero_stage = zero_stage;
+  shape.recompute = recompute;
+  shape.schedule = spec.schedule;
+  shape.pipeline = spec.pipeline;
+  shape.micro_batches = spec.micro_batches;
+  shape.virtual_stages = spec.virtual_stages;
+  shape.tensor = spec.tensor;
+  shape.expert = spec.expert;
+  shape.batch = batch;
   return shape;
 }
 
@@ -127,7 +129,8 @@ std::vector<MemoryEstimate> ModelParallelPlanner::stage_memory() const {
   for (const auto& unit : units_)
     footprints.push_back(unit_footprint(shared_, unit, s_.model.batch_per_gpu, s_.model.precision, s_.model.attention,
                                         s_.training.recompute));
-  auto shape = memory_shape();
+  auto shape = stage_memory_shape(s_, spec_, s_.training.zero_stage, s_.training.recompute, s_.model.batch_per_gpu,
+                                  layout_.gradient_replicas(), static_cast<double>(layout_.data()) / layout_.expert());
   std::vector<MemoryEstimate> stages;
   for (int stage = 0; stage < spec_.pipeline; ++stage) {
     shape.capacity = stage_gpu(stage).memory_bytes;

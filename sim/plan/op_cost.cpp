@@ -377,6 +377,10 @@ ModelStateBytes model_state_bytes(scenario::Optimizer optimizer, Precision preci
   return {4, 4, 0, states};
 }
 
+double working_weight_bytes(calibration::Precision precision) {
+  return calibration::activation_bytes(precision) == 4 ? 4 : 2;
+}
+
 double optimizer_step_bytes(scenario::Optimizer optimizer, Precision precision) {
   const ModelStateBytes m = model_state_bytes(optimizer, precision);
   const double working_copy = m.master > 0 ? calibration::activation_bytes(calibration::Precision::bf16) : 0;

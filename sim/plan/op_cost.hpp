@@ -92,6 +92,9 @@ ModelStateBytes model_state_bytes(scenario::Optimizer optimizer, calibration::Pr
 // (one multi-tensor pass: read the gradient, read and write the fp32 weights and each state, write the 16-bit working
 // copy; SGD 12, momentum 20, Adam 28 bytes per parameter) or PyTorch's foreach (a pass per arithmetic step).
 OpCost iteration_passes(double parameters, int tensors, const scenario::Scenario& s);
+// Bytes of a weight as the forward uses it: the 16-bit working copy in mixed precision (amp, fp16, bf16, fp8), fp32
+// otherwise; what ZeRO-3 gathers and the distributed optimizer all-gathers after the step.
+double working_weight_bytes(calibration::Precision precision);
 // Bytes per parameter of the fused optimizer step alone (what an offloaded step streams on the host).
 double optimizer_step_bytes(scenario::Optimizer optimizer, calibration::Precision precision);
 
