@@ -1,4 +1,5 @@
 #include "sim/simulate.hpp"
+
 #include "sim/child_runs.hpp"
 #include "sim/series.hpp"
 
@@ -93,6 +94,9 @@ Simulation simulate(const scenario::Scenario& scenario, bool with_trace, bool sh
 scenario::Scenario with_nodes(const scenario::Scenario& base, int nodes) {
   auto document = scenario::to_json(base);
   document["cluster"]["nodes"] = nodes;
+  // The data-parallel degree follows the GPUs: the canonical form spells out the one resolved at the base's count,
+  // which no other count has.
+  if (const auto p = document.find("parallelism"); p != document.end()) p->erase("data");
   try {
     return scenario::parse_scenario(document.dump(), base.origin);
   } catch (const scenario::ScenarioError& e) {
