@@ -16,6 +16,10 @@ collectives::NcclSystem nccl_system(const topologies::ClusterSpec& c) {
   s.gpu_bandwidth = c.intra.bandwidth * links * c.fabric_efficiency;
   s.nics = std::max(1, c.nic_ports);
   s.nic_bandwidth = c.slowest_nic().bandwidth / s.nics; // NCCL's ring moves at its slowest link's pace
+  // A channel that leaves the node crosses PCIe between its GPU and the NIC, and NCCL's search takes each channel's
+  // speed from every link on that path (search.cc, ncclTopoSearchTryGpu -> ncclTopoFollowPath; a PCIe link counted
+  // at topo.cc's kvDictPciGen rate, the profile's pcie_efficiency): a NIC faster than PCIe gets no more channels.
+  if (c.pcie.bandwidth > 0) s.nic_bandwidth = std::min(s.nic_bandwidth, c.pcie.bandwidth * c.pcie_efficiency);
   s.nvls = c.nvswitch_reduces;
   s.collnet = c.switch_reduces;
   return s;

@@ -3,6 +3,7 @@
 // what NCCL logged on a real node.
 #include "sim/collectives/closed_form.hpp"
 #include "sim/collectives/nccl.hpp"
+#include "sim/graph/collective_request.hpp"
 
 #include <gtest/gtest.h>
 
@@ -76,6 +77,31 @@ TEST(NcclRingGraph, ASlowNicGetsOneFastChannelNotManySlowOnes) {
   g = nccl_ring_graph(v100, 8);
   EXPECT_EQ(g.channels, 1);
   EXPECT_DOUBLE_EQ(g.inter, 3 * GB);
+}
+
+// A channel that leaves the node crosses PCIe between its GPU and the NIC, and NCCL's search takes the channel's speed
+// from every link on that path (search.cc, ncclTopoSearchTryGpu -> ncclTopoFollowPath): a V100's PCIe 3.0 x16, which
+// NCCL counts at 12 GB/s (15.75 GB/s x 0.762, topo.cc's kvDictPciGen), bounds a 400 Gb/s NIC (50 GB/s) at 12 GB/s,
+// so its graph is a 100 Gb/s NIC's (12.5 GB/s, bounded the same). A 25 Gb/s NIC (3.125 GB/s) is its own bound.
+TEST(NcclRingGraph, ANicFasterThanPcieGetsNoMoreChannels) {
+  topologies::ClusterSpec c;
+  c.nodes = 4;
+  c.gpus_per_node = 8;
+  c.compute_capability = 70;
+  c.intra_kind = topologies::IntraNodeKind::nvlink;
+  c.intra.bandwidth = 150e9;
+  c.pcie.bandwidth = 15.75e9;
+  c.pcie_efficiency = 0.762;
+  c.nic.bandwidth = 50e9;
+  const auto fast = graph::nccl_system(c);
+  EXPECT_DOUBLE_EQ(fast.nic_bandwidth, 15.75e9 * 0.762);
+  c.nic.bandwidth = 12.5e9;
+  const auto g = nccl_ring_graph(graph::nccl_system(c), 4), g_fast = nccl_ring_graph(fast, 4);
+  EXPECT_EQ(g_fast.channels, g.channels);
+  EXPECT_DOUBLE_EQ(g_fast.inter, g.inter);
+  EXPECT_LE(g_fast.channels * g_fast.inter, 12.0 * GB + 1);
+  c.nic.bandwidth = 3.125e9;
+  EXPECT_DOUBLE_EQ(graph::nccl_system(c).nic_bandwidth, 3.125e9);
 }
 
 // A faster NIC never gives a ring graph less bandwidth, from 1 to 400 Gb/s in steps of 1 Gb/s.
