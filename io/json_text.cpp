@@ -1,5 +1,7 @@
 #include "io/json_text.hpp"
 
+#include <functional>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -201,6 +203,38 @@ json parse_json(std::string_view text) {
     throw JsonTextError("", fmt::format("a number beyond the range of a double (about 1.8e308) at line {}, column {}: "
                                         "{}",
                                         line, column, std::string_view(start, static_cast<std::size_t>(end - start))));
+  }
+}
+
+json parse_json_streaming(std::string_view text, std::string_view array_key,
+                          const std::function<void(const json&, std::size_t)>& on_element) {
+  // nlohmann's parser callback: depth is the depth of the event's container (0: the root). An element of the streamed
+  // array ends at depth 2 under the root object's `array_key`, or at depth 1 in a root array; it is handed over and
+  // dropped (the callback returning false), so the tree never holds more than one.
+  std::string key_at_root;
+  bool root_is_array = false;
+  std::size_t index = 0;
+  const auto callback = [&](int depth, json::parse_event_t event, json& parsed) {
+    using Event = json::parse_event_t;
+    if ((event == Event::object_start || event == Event::array_start) && depth >= kMaxJsonDepth)
+      throw JsonTextError(
+          "", fmt::format("arrays and objects nested more than {} deep; a dtsim input needs a few", kMaxJsonDepth));
+    if (depth == 0 && event == Event::array_start) root_is_array = true;
+    if (depth == 1 && event == Event::key) key_at_root = parsed.get<std::string>();
+    const int element_depth = root_is_array ? 1 : 2;
+    const bool in_array = root_is_array || key_at_root == array_key;
+    const bool element_ends =
+        depth == element_depth && (event == Event::object_end || event == Event::array_end || event == Event::value);
+    if (!in_array || !element_ends) return true;
+    on_element(parsed, index++);
+    return false;
+  };
+  try {
+    return json::parse(text.begin(), text.end(), callback);
+  } catch (const json::parse_error& e) {
+    throw JsonTextError("", describe_parse_error(text, e));
+  } catch (const json::out_of_range&) { // 406: a number literal beyond the range of a double (1e400)
+    throw JsonTextError("", "a number beyond the range of a double (about 1.8e308)");
   }
 }
 

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -46,6 +47,15 @@ std::string read_text_file(const std::filesystem::path& path, std::string_view w
 // Parses a whole document. Throws JsonTextError for malformed JSON (with line and column), nesting deeper than
 // kMaxJsonDepth, a number beyond the range of a double, or a key given twice in one object (with both lines).
 nlohmann::json parse_json(std::string_view text);
+
+// Parses a document whose bulk is one array (a Chrome trace's "traceEvents"), handing each of its elements to
+// `on_element` (the element and its index) as soon as it is read and keeping none: memory stays that of one element,
+// not of the document's tree (several times its text). The array is the root object's `array_key`, or the root itself
+// when that is an array. Returns the rest of the document, the array left empty. Throws JsonTextError as parse_json
+// does, for malformed JSON, too deep a nesting or a number beyond a double (a key given twice is not looked for), and
+// whatever `on_element` throws.
+nlohmann::json parse_json_streaming(std::string_view text, std::string_view array_key,
+                                    const std::function<void(const nlohmann::json&, std::size_t)>& on_element);
 
 // One JSON pointer reference token, escaped as RFC 6901 says (~ -> ~0, / -> ~1).
 std::string escape_pointer_token(std::string_view token);

@@ -6,6 +6,7 @@
 #include "sim/engine/child_process.hpp"
 #include "sim/engine/engine.hpp"
 #include "sim/engine/footprint.hpp"
+#include "sim/kineto/kineto.hpp"
 #include "sim/plan/plan.hpp"
 
 #include <fmt/format.h>
@@ -40,6 +41,14 @@ void check_scenario_size(const scenario::Scenario& s, const MemoryLimit& limit, 
     lower.bytes = engine::kProcessBytes + engine::kBytesPerRank * static_cast<double>(lower.ranks) +
                   engine::kBytesPerInterval * lower.intervals;
     engine::check_footprint(lower, options);
+    // A PyTorch-profiler trace is read before any of this, in this process: its text and events are the first cost.
+    if (const auto& trace = s.model.trace; trace && trace->format == "pytorch-profiler")
+      if (const double reading = kineto::reading_bytes(trace->path); reading > limit.memory)
+        throw engine::ResourceError(fmt::format(
+            "reading the PyTorch profiler trace {} would take about {} of memory (its text and the events kept from "
+            "it), over the limit of {}; profile fewer steps (torch.profiler's schedule: active=1) or raise "
+            "--max-memory",
+            trace->path, engine::describe_bytes(reading), limit.memory_text));
   }
 }
 

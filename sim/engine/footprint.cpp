@@ -13,12 +13,13 @@
 #include <vector>
 
 namespace dtsim::engine {
-namespace {
 
-std::string gib(double bytes) {
+std::string describe_bytes(double bytes) {
   return bytes >= double(1 << 30) ? fmt::format("{:.1f} GiB", bytes / double(1 << 30))
                                   : fmt::format("{:.0f} MiB", bytes / double(1 << 20));
 }
+
+namespace {
 
 std::string count(double n) {
   if (n >= 1e9) return fmt::format("{:.3g} billion", n / 1e9);
@@ -73,14 +74,14 @@ double default_memory_limit() {
 std::string describe_limit(double limit, bool from_flag, int jobs) {
   const std::string share =
       jobs > 1 ? fmt::format(", the share of each of {} simulations run at once (--jobs)", jobs) : "";
-  if (from_flag) return fmt::format("{} (--max-memory{})", gib(limit), share);
+  if (from_flag) return fmt::format("{} (--max-memory{})", describe_bytes(limit), share);
   const double space = address_space_limit();
   if (space > 0 && space < physical_memory())
     return fmt::format("{} (3/4 of the {} of address space this process may take, ulimit -v{}; --max-memory sets "
                        "another)",
-                       gib(limit), gib(space), share);
-  return fmt::format("{} (3/4 of this machine's {}{}; --max-memory sets another)", gib(limit), gib(physical_memory()),
-                     share);
+                       describe_bytes(limit), describe_bytes(space), share);
+  return fmt::format("{} (3/4 of this machine's {}{}; --max-memory sets another)", describe_bytes(limit),
+                     describe_bytes(physical_memory()), share);
 }
 
 void check_footprint(const Footprint& f, const ReplayOptions& options) {
@@ -89,20 +90,22 @@ void check_footprint(const Footprint& f, const ReplayOptions& options) {
       kBytesPerRank +
       (f.simulated_ranks > 0 ? kBytesPerInterval * f.intervals / static_cast<double>(f.simulated_ranks) : 0);
   const double ranks_that_fit = std::floor((options.memory_limit - kProcessBytes) / per_rank);
-  std::string message = fmt::format(
-      "the simulation would need about {} of memory, over the limit of {}: {} ranks (cluster.nodes x "
-      "cluster.gpus_per_node) at {:.0f} KiB each, {}",
-      gib(f.bytes), options.memory_limit_text.empty() ? gib(options.memory_limit) : options.memory_limit_text,
-      count(static_cast<double>(f.ranks)), kBytesPerRank / 1024, gib(kBytesPerRank * static_cast<double>(f.ranks)));
+  std::string message =
+      fmt::format("the simulation would need about {} of memory, over the limit of {}: {} ranks (cluster.nodes x "
+                  "cluster.gpus_per_node) at {:.0f} KiB each, {}",
+                  describe_bytes(f.bytes),
+                  options.memory_limit_text.empty() ? describe_bytes(options.memory_limit) : options.memory_limit_text,
+                  count(static_cast<double>(f.ranks)), kBytesPerRank / 1024,
+                  describe_bytes(kBytesPerRank * static_cast<double>(f.ranks)));
   if (f.intervals > 0)
     message += fmt::format(
         "; {} timeline entries ({} op executions per iteration over {} simulated ranks, x {} iterations with the "
         "warm-up: run.iterations + run.warmup_iterations) at {:.0f} B each, {}",
         count(f.intervals), count(f.intervals / std::max(1, f.iterations)), count(double(f.simulated_ranks)),
-        f.iterations, kBytesPerInterval, gib(kBytesPerInterval * f.intervals));
+        f.iterations, kBytesPerInterval, describe_bytes(kBytesPerInterval * f.intervals));
   if (f.group_slots * kBytesPerGroupSlot > 0.1 * f.bytes)
     message += fmt::format("; {} communicator slots (groups x ranks), {}", count(f.group_slots),
-                           gib(kBytesPerGroupSlot * f.group_slots));
+                           describe_bytes(kBytesPerGroupSlot * f.group_slots));
   // What would fit: fewer iterations where the timelines dominate, fewer ranks always.
   std::vector<std::string> remedies;
   const double timelines = kBytesPerInterval * f.intervals;

@@ -45,6 +45,9 @@ public:
   using std::runtime_error::runtime_error;
 };
 
+// Bytes as the memory messages write them: "1.5 GiB", "977 MiB".
+std::string describe_bytes(double bytes);
+
 // How a limit is described in messages: "16.0 GiB (--max-memory)" or "17.9 GiB (3/4 of this machine's 23.9 GiB;
 // --max-memory sets another)", with the share of parallel jobs when there are several.
 std::string describe_limit(double limit, bool from_flag, int jobs);

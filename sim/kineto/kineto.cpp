@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <limits>
 #include <map>
 #include <numeric>
@@ -199,17 +200,13 @@ void Reader::place_gradients(const std::vector<GpuEvent*>& kept, ProfiledStep& o
   }
 }
 
-ProfiledStep Reader::read(const json& root) {
-  const json* events = &root;
-  if (root.is_object()) {
-    if (!root.contains("traceEvents") || !root["traceEvents"].is_array())
+ProfiledStep Reader::finish(const json& rest) {
+  if (rest.is_object()) {
+    if (!rest.contains("traceEvents") || !rest["traceEvents"].is_array())
       fail("no \"traceEvents\" array; expected a Chrome trace as torch.profiler's export_chrome_trace writes it");
-    events = &root["traceEvents"];
-  } else if (!root.is_array()) {
+  } else if (!rest.is_array()) {
     fail("expected a Chrome trace: an object with \"traceEvents\", or an array of events");
   }
-  for (std::size_t i = 0; i < events->size(); ++i)
-    collect((*events)[i], i);
   choose_step();
   std::sort(nccl_.begin(), nccl_.end());
 
@@ -275,18 +272,43 @@ ProfiledStep Reader::read(const json& root) {
 
 } // namespace detail
 
+// The events are collected as the parser reads them, never held as one tree: a step of a large model is hundreds of
+// megabytes of JSON, whose tree would take ten times that.
 ProfiledStep parse_profile(const std::string& text, const std::string& file, const ReadOptions& options) {
-  nlohmann::json root;
+  detail::Reader reader(file, options);
+  nlohmann::json rest;
   try {
-    root = io::parse_json(text);
+    rest = io::parse_json_streaming(
+        text, "traceEvents", [&](const nlohmann::json& event, std::size_t index) { reader.collect(event, index); });
   } catch (const io::JsonTextError& e) {
     throw ProfileError(fmt::format("{}: not a JSON trace: {}", file, e.what()));
   }
-  return detail::Reader(file, options).read(root);
+  return reader.finish(rest);
 }
 
 // A step of a large model is tens to hundreds of megabytes of JSON; its parsed form takes several times that.
 constexpr std::size_t kMaxTraceBytes = std::size_t{512} << 20;
+
+double reading_bytes(const std::filesystem::path& file) {
+  std::error_code error;
+  const auto size = std::filesystem::file_size(file, error);
+  if (error) return 0;
+  double text = static_cast<double>(size), compressed = 0;
+  std::ifstream in(file, std::ios::binary);
+  unsigned char head[2] = {0, 0};
+  if (in.read(reinterpret_cast<char*>(head), 2) && head[0] == 0x1f && head[1] == 0x8b && size >= 18) {
+    // gzip's trailer ends with ISIZE, the text's length modulo 2^32 (RFC 1952, section 2.3.1): under the reader's
+    // 512 MiB limit, the length itself.
+    unsigned char isize[4] = {0, 0, 0, 0};
+    in.seekg(static_cast<std::streamoff>(size) - 4);
+    if (in.read(reinterpret_cast<char*>(isize), 4)) {
+      compressed = text;
+      text = static_cast<double>(std::uint32_t{isize[0]} | std::uint32_t{isize[1]} << 8 |
+                                 std::uint32_t{isize[2]} << 16 | std::uint32_t{isize[3]} << 24);
+    }
+  }
+  return compressed + 2.1 * text;
+}
 
 ProfiledStep read_profile(const std::filesystem::path& file, const ReadOptions& options) {
   std::string text;
@@ -302,7 +324,11 @@ ProfiledStep read_profile(const std::filesystem::path& file, const ReadOptions& 
       throw ProfileError(fmt::format("{}: {}", file.string(), e.what()));
     }
   }
-  return parse_profile(text, file.string(), options);
+  try {
+    return parse_profile(text, file.string(), options);
+  } catch (const std::bad_alloc&) { // under an address-space limit (ulimit -v) tighter than --max-memory's
+    throw ProfileError(fmt::format("{}: reading it needs more memory than this process may take", file.string()));
+  }
 }
 
 } // namespace dtsim::kineto

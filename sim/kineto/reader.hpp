@@ -58,7 +58,10 @@ struct AccumulateGrad {
 class Reader {
 public:
   Reader(const std::string& file, const ReadOptions& options) : file_(file), options_(options) {}
-  ProfiledStep read(const json& root);
+  // Keeps what the reader needs of one trace event (the index-th of "traceEvents"), as the parser reads it.
+  void collect(const json& event, std::size_t index);
+  // The step, from the events collected; `rest` is the document without its events (the form is checked here).
+  ProfiledStep finish(const json& rest);
 
 private:
   [[noreturn]] void fail(const std::string& message, bool about_step = false) const {
@@ -67,7 +70,6 @@ private:
   [[noreturn]] void fail_at(std::size_t index, const std::string& message) const {
     fail(fmt::format("/traceEvents/{}: {}", index, message));
   }
-  void collect(const json& event, std::size_t index);
   void collect_memory(const json& event);
   void collect_comm(const json& args, double start, std::string thread, std::size_t index);
   void collect_annotated_comm(const std::string& name, const json& args, double start, std::string thread,

@@ -144,10 +144,16 @@ TEST(Kineto, GzipTraceReadsAsThePlainOne) {
   const auto dir = std::filesystem::temp_directory_path() / ("dtsim-kineto-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const auto file = dir / "step.pt.trace.json.gz";
-  std::ofstream(file, std::ios::binary) << io::gzip(sample_step().text());
+  const auto text = sample_step().text();
+  const auto compressed = io::gzip(text);
+  std::ofstream(file, std::ios::binary) << compressed;
   const auto step = read_profile(file);
   EXPECT_EQ(step.activities.size(), 6u);
   EXPECT_NEAR(step.busy_seconds(), 480e-6, 1e-12);
+  // Reading it holds the compressed copy, then the text and the events kept from it (2.1 times the text); the text's
+  // length from gzip's trailer.
+  EXPECT_DOUBLE_EQ(reading_bytes(file),
+                   static_cast<double>(compressed.size()) + 2.1 * static_cast<double>(text.size()));
   std::filesystem::remove_all(dir);
 }
 

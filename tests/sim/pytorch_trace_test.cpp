@@ -1,6 +1,8 @@
 // model.trace {"format": "pytorch-profiler"} end to end: the sample step of tests/kineto/trace_builder.hpp (480 us of
 // kernels, 540 us of host gaps, gradients of 4e6 and 2e6 bytes) run on one and on two round GPUs (1 GB/s NICs, 1 us
 // latency, ring all-reduce: tests/sim/round_gpu.hpp), every time below worked out by hand.
+#include "sim/engine/footprint.hpp"
+#include "sim/kineto/kineto.hpp"
 #include "sim/plan/plan.hpp"
 #include "sim/simulate.hpp"
 
@@ -132,6 +134,27 @@ TEST_F(ProfilerTrace, RefusedWhereItCannotBeRun) {
   } catch (const scenario::ScenarioError& e) {
     EXPECT_EQ(e.pointer(), "/model/trace/step");
   }
+}
+
+// A trace is read in this process before anything is planned, so the memory limit bounds its reading first: its text
+// and the events kept from it, 2.1 times the text (kineto::reading_bytes). The sample step padded with whitespace to
+// 64 MiB reads in about 134 MiB: refused under 100 MiB, naming the file, let through under 200 MiB.
+TEST_F(ProfilerTrace, ATraceIsReadWithinTheMemoryLimit) {
+  auto s = scenario_of(test::sample_step(), 1);
+  const double text = 64.0 * (1 << 20);
+  std::ofstream(s.model.trace->path, std::ios::app)
+      << std::string(static_cast<std::size_t>(text) - std::filesystem::file_size(s.model.trace->path), ' ');
+  ASSERT_EQ(std::filesystem::file_size(s.model.trace->path), text);
+  EXPECT_DOUBLE_EQ(kineto::reading_bytes(s.model.trace->path), 2.1 * text);
+  try {
+    check_scenario_size(s, MemoryLimit{100.0 * (1 << 20), "100 MiB (--max-memory)"});
+    FAIL() << "a trace read in 134 MiB under a limit of 100 MiB";
+  } catch (const engine::ResourceError& e) {
+    EXPECT_NE(std::string(e.what()).find(s.model.trace->path), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("134 MiB"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(check_scenario_size(s, MemoryLimit{200.0 * (1 << 20), "200 MiB (--max-memory)"}));
+  EXPECT_NEAR(simulate(s).result.iteration.mean, 1020e-6, 1e-9); // the padding changes nothing
 }
 
 // The shipped traces: torch.profiler traces of real jobs (Holistic Trace Analysis' test data, scenarios/traces/).
