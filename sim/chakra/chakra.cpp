@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
+#include <google/protobuf/stubs/logging.h>
 #include <google/protobuf/util/delimited_message_util.h>
 
 #include <algorithm>
@@ -139,6 +140,9 @@ RankFile read_file(const fs::path& path) {
   if (fd < 0) throw TraceError(out.file, "cannot open it");
   google::protobuf::io::FileInputStream stream(fd);
   stream.SetCloseOnDelete(true);
+  // libprotobuf logs its own ERROR line for what it cannot parse (a string that is not UTF-8, for one) before dtsim
+  // says which node: silenced while the file is read, the TraceError below is the one message.
+  const google::protobuf::LogSilencer quiet;
   pb::GlobalMetadata metadata;
   bool clean_eof = false;
   if (!google::protobuf::util::ParseDelimitedFromZeroCopyStream(&metadata, &stream, &clean_eof))

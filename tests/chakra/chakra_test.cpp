@@ -190,6 +190,15 @@ void expect_refused(const TraceDir& dir, int ranks, const std::string& part) {
 
 TEST(ChakraRead, BadTracesAreRefusedSayingWhy) {
   {
+    TraceDir dir; // a name that is not UTF-8: protobuf cannot parse the node, and says nothing of its own
+    auto named = compute(1, 10);
+    named.set_name(std::string("\xff\xfe", 2));
+    dir.write(0, {named});
+    ::testing::internal::CaptureStderr();
+    expect_refused(dir, 1, "node 1 (after node id 0) does not parse");
+    EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+  }
+  {
     TraceDir dir; // metadata alone in every rank's file: nothing to replay (it would take 0 s)
     for (int r = 0; r < 2; ++r)
       dir.write(r, {});
