@@ -66,6 +66,14 @@ std::string small_search(const TempDir& dir) {
                                              "training": {"optimizer": "momentum"}})"));
 }
 
+// `sweep` (a command line) run as shards 1/2 and 2/2 into DIR/a and DIR/b; their directories.
+std::pair<fs::path, fs::path> two_shards(const TempDir& dir, const std::string& sweep) {
+  const auto a = dir.path() / "a", b = dir.path() / "b";
+  EXPECT_EQ(run_dtsim(sweep + " --shard 1/2 --out " + quoted(a), dir).status, 0);
+  EXPECT_EQ(run_dtsim(sweep + " --shard 2/2 --out " + quoted(b), dir).status, 0);
+  return {a, b};
+}
+
 TEST(Merge, ShardedSweepCompareSearchAndPlanPrintAndWriteWhatTheWholeRunDoes) {
   expect_same_as_whole("sweep " + quoted(kScenarios / "resnet50-p3.2xlarge-sync.json") + " --nodes 1..8", 2, {"csv"});
   expect_same_as_whole("compare " + quoted(kScenarios / "strategies-16-nodes-straggler.json") +
@@ -89,9 +97,7 @@ TEST(Merge, ShardedSweepCompareSearchAndPlanPrintAndWriteWhatTheWholeRunDoes) {
 TEST(Merge, ATamperedManifestIsRefusedAndWritesNothing) {
   TempDir dir;
   const auto sweep = "sweep " + quoted(kScenarios / "resnet50-p3.2xlarge-sync.json") + " --nodes 1..2";
-  const auto a = dir.path() / "a", b = dir.path() / "b";
-  ASSERT_EQ(run_dtsim(sweep + " --shard 1/2 --out " + quoted(a), dir).status, 0);
-  ASSERT_EQ(run_dtsim(sweep + " --shard 2/2 --out " + quoted(b), dir).status, 0);
+  const auto [a, b] = two_shards(dir, sweep);
   const auto manifest = nlohmann::json::parse(read_file(a / "shard.json"));
   const auto tamper = [&](const std::function<void(nlohmann::json&)>& change) {
     auto m = manifest;
@@ -124,12 +130,26 @@ TEST(Merge, ATamperedManifestIsRefusedAndWritesNothing) {
   EXPECT_EQ(run_dtsim("merge " + quoted(a) + " " + quoted(b), dir).status, 0);
 }
 
+// Merged from another directory than the shards ran in: a relative output is written where the merge runs, and named
+// by its absolute path (the command runs again in the shards' directory, from which a relative name points elsewhere).
+TEST(Merge, FromAnotherDirectoryTheOutputsAreWhereTheMergeRuns) {
+  TempDir dir;
+  two_shards(dir, "sweep " + quoted(kScenarios / "quickstart.json") + " --nodes 1,2");
+  const auto elsewhere = dir.path() / "elsewhere";
+  fs::create_directories(elsewhere);
+  const std::string merge = "cd " + quoted(elsewhere) + " && " + DTSIM_BINARY + " merge ../a ../b --csv out.csv > " +
+                            quoted(dir.path() / "merged.txt") + " 2>&1";
+  ASSERT_EQ(std::system(merge.c_str()), 0) << read_file(dir.path() / "merged.txt");
+  EXPECT_TRUE(fs::exists(elsewhere / "out.csv"));
+  EXPECT_NE(read_file(dir.path() / "merged.txt").find("Wrote " + (elsewhere / "out.csv").string()), std::string::npos)
+      << read_file(dir.path() / "merged.txt");
+}
+
 TEST(Merge, ShardsThatAreNotOneWholeRunAreRefusedNamingWhy) {
   TempDir dir;
   const auto sweep = "sweep " + quoted(kScenarios / "resnet50-p3.2xlarge-sync.json") + " --nodes 1..4";
-  const auto a = dir.path() / "a", b = dir.path() / "b", c = dir.path() / "c";
-  ASSERT_EQ(run_dtsim(sweep + " --shard 1/2 --out " + quoted(a), dir).status, 0);
-  ASSERT_EQ(run_dtsim(sweep + " --shard 2/2 --out " + quoted(b), dir).status, 0);
+  const auto [a, b] = two_shards(dir, sweep);
+  const auto c = dir.path() / "c";
   ASSERT_EQ(run_dtsim(sweep + " --set cluster.nodes=2 --shard 2/2 --out " + quoted(c), dir).status, 0);
   auto inv = run_dtsim("merge " + quoted(a), dir);
   EXPECT_EQ(inv.status, 2);
@@ -165,6 +185,11 @@ TEST(Merge, ShardsThatAreNotOneWholeRunAreRefusedNamingWhy) {
   inv = run_dtsim(sweep + " --shard 1/2", dir);
   EXPECT_EQ(inv.status, 2);
   EXPECT_NE(inv.err.find("needs --out DIR"), std::string::npos) << inv.err;
+  // --shard's value forgotten: said of --shard, not of the directory left over.
+  inv = run_dtsim(sweep + " --shard --out " + quoted(dir.path() / "s.json"), dir);
+  EXPECT_EQ(inv.status, 2);
+  EXPECT_NE(inv.err.find("--shard: expected K/N, such as 2/8, got \"--out\""), std::string::npos) << inv.err;
+  EXPECT_FALSE(fs::exists(dir.path() / "s.json"));
   inv = run_dtsim(sweep + " --shard 1/2 --out " + quoted(a) + " --resume " + quoted(b), dir);
   EXPECT_EQ(inv.status, 2);
   EXPECT_NE(inv.err.find("give --out alone"), std::string::npos) << inv.err;

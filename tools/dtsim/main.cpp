@@ -88,9 +88,24 @@ int main(int argc, char** argv) {
   };
 
   auto shard_options = [](CLI::App* cmd, cli::ShardArgs& s) {
+    // A value in the form K/N checked as it is read, so that "--shard --out DIR" (its value forgotten) says so instead
+    // of CLI11's "argument was not expected" about DIR. The range is checked where the store opens.
+    const CLI::Validator fraction(
+        [](const std::string& v) {
+          const auto slash = v.find('/');
+          const auto digits = [](std::string_view part) {
+            return !part.empty() && std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
+          };
+          return slash != std::string::npos && digits(std::string_view(v).substr(0, slash)) &&
+                         digits(std::string_view(v).substr(slash + 1))
+                     ? std::string()
+                     : "expected K/N, such as 2/8, got \"" + v + "\"";
+        },
+        "K/N");
     cmd->add_option("--shard", s.shard,
                     "Simulate only shard K of N of the points (K/N, such as 2/8), kept in --out DIR; dtsim merge puts "
-                    "the N directories together");
+                    "the N directories together")
+        ->check(fraction);
     cmd->add_option("--out", s.out, "With --shard: the directory this shard's points are kept in");
     cmd->add_option("--merge-only", s.merge_shards)->group(""); // dtsim merge's: every point must be kept already
   };

@@ -220,11 +220,12 @@ int merge_command(const MergeArgs& args) {
 
   // The command again, writing the merge's files (absolute paths: it runs in the shards' working directory).
   auto command = first.command;
-  // The merge's files as its working directory sees them, named from the shards' working directory where it runs the
-  // command (the same directory, as under a batch system's job array: the same names).
+  // The merge's files as its working directory sees them: the same names where the shards ran here too (as under a
+  // batch system's job array), absolute ones otherwise, so that what the command says it wrote is where the user
+  // finds it (a name relative to the shards' directory would point elsewhere from here).
   const bool same_directory = fs::current_path() == fs::path(first.cwd);
   const auto absolute = [&](const std::string& path) {
-    return path == "-" || same_directory ? path : fs::proximate(fs::absolute(path), first.cwd).string();
+    return path == "-" || same_directory ? path : fs::absolute(path).lexically_normal().string();
   };
   if (!args.csv_out.empty()) {
     if (verb == "search")
