@@ -131,6 +131,26 @@ TEST(Faults, SigtermToTheParentStopsEveryChildAndSaysSo) {
   }
 }
 
+// Work that will take hours is said early, terminal or not: a million trials of a spot run (about 1 ms each here, so
+// hours in all), projected from the pace of the first ten seconds, then stopped.
+TEST(Faults, HoursOfWorkAreAnnouncedAtTheStart) {
+  TempDir dir;
+  const auto err = dir.path() / "err.txt";
+  const auto run = start_dtsim({"train", std::string(DTSIM_SOURCE_DIR) + "/scenarios/resnet50-p3.2xlarge-spot.json",
+                                "--trials", "1000000", "--jobs", "1"},
+                               err);
+  std::string text;
+  const auto until = std::chrono::steady_clock::now() + 60s;
+  while (text.find("warning: train: trials run:") == std::string::npos && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(200ms);
+    text = read_file(err);
+  }
+  ::kill(run.pid, SIGINT);
+  run.wait();
+  EXPECT_NE(text.find("/1000000 done in"), std::string::npos) << text;
+  EXPECT_NE(text.find("more at this pace"), std::string::npos) << text;
+}
+
 TEST(Faults, ChildrenDieWithAParentKilledOutright) {
   TempDir dir;
   const auto scenario = dir.write("s.json", kSlow);

@@ -214,6 +214,17 @@ ProgressLine::~ProgressLine() {
 }
 
 void ProgressLine::update(std::size_t done, std::size_t total) const {
+  constexpr double kPaceSeconds = 10, kLongSeconds = 600;
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  if (!warned_ && done > 0 && done < total && elapsed >= kPaceSeconds) {
+    warned_ = true;
+    const double left = elapsed * static_cast<double>(total - done) / static_cast<double>(done);
+    if (left > kLongSeconds)
+      std::cerr << (terminal_ ? "\r\033[K" : "")
+                << fmt::format("warning: {}: {}/{} done in {}; the rest will take about {} more at this pace (Ctrl-C "
+                               "stops it; ask for less to finish sooner)\n",
+                               label_, done, total, report::format_duration(elapsed), report::format_duration(left));
+  }
   if (terminal_) std::cerr << fmt::format("\r{}: {}/{} done", label_, done, total) << std::flush;
 }
 

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -202,7 +203,9 @@ int validate_command(const ValidateArgs& args);
 scenario::Scenario load_with_overrides(const std::string& path, const std::vector<std::string>& sets);
 int parallel_jobs(int requested); // 0: one per core
 
-// "label: 3/8 done" on stderr, rewritten in place; only on a terminal, and erased when it goes out of scope.
+// "label: 3/8 done" on stderr, rewritten in place; only on a terminal, and erased when it goes out of scope. Terminal
+// or not, work that will take long is said once, early: when what is left would take over ten minutes at the pace of
+// the first ten seconds (a million trials, a sweep of huge points), a warning with the projected time.
 class ProgressLine {
 public:
   explicit ProgressLine(std::string label);
@@ -214,6 +217,8 @@ public:
 private:
   std::string label_;
   bool terminal_;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  mutable bool warned_ = false;
 };
 
 using report::csv_field;
