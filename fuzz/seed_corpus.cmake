@@ -3,7 +3,7 @@
 #   overrides/     the --set assignments the override tests and the README use, one a file and all in one
 #   measurements/  the measurement files of the measurement tests, and the format document's example
 #   nccl_tests/    the nccl-tests outputs of the parser's tests
-#   chakra/        none (binary traces: libFuzzer builds its inputs from the empty one)
+#   chakra/        none here: tests/fuzz.sh adds the traces `dtsim export` writes (binary, so not kept as files)
 #   kineto/        the PyTorch profiler traces written out in the trace reader's tests
 # The seeds only start the search: a malformed one is fine, a missing one only makes the search slower.
 cmake_minimum_required(VERSION 3.25)

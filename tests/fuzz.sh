@@ -32,6 +32,16 @@ for harness in scenario overrides measurements nccl_tests chakra kineto; do
   corpus="$probe/$harness"
   mkdir -p "$corpus"
   cp -r "$build/fuzz/fuzz/seeds/$harness/." "$corpus/"
+  # Chakra traces are binary: their seeds are what `dtsim export` writes (the build beside this one has the binary),
+  # each rank's file after a leading even byte (the harness reads the rest as one rank's file). An all-reduce between
+  # two single-GPU nodes and a GPT-2 step on one GPU.
+  if [ "$harness" = chakra ] && [ -x "$build/dtsim" ]; then
+    "$build/dtsim" export "$src/scenarios/quickstart.json" --set cluster.nodes=2 --chakra "$probe/export" > /dev/null
+    "$build/dtsim" export "$src/scenarios/gpt2-h100-micro-batch-1.json" --chakra "$probe/export" > /dev/null
+    for trace in "$probe/export"/*.et; do
+      { printf '\0'; cat "$trace"; } > "$corpus/exported-$(basename "$trace")"
+    done
+  fi
   echo "== ${harness}_fuzzer, ${seconds} s"
   if ! (cd "$build/fuzz" && "./fuzz/${harness}_fuzzer" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
     -dict="$src/fuzz/dtsim.dict" -print_final_stats=1 "$corpus" 2>&1 | tail -n 25); then
