@@ -186,6 +186,14 @@ struct RunResult {
 };
 
 RunResult summarize(const scenario::Scenario& scenario, const plan::Plan& plan, const engine::ReplayResult& replay);
+// Asynchronous workers' time per iteration (summarize's): each worker's iterations counted over one window in which
+// every worker runs, from the latest end of warm-up (iteration `first` - 1 of each) to the earliest end of iteration
+// `total` - 1, the iteration under way at each end by its share. A worker that got ahead (the first to reach the
+// servers) is not timed alone over early iterations whose pace the others never shared. Without such a window (the
+// last warm-up ends after the first worker is done) each worker is timed on its own clock, from its warm-up's end to
+// its last iteration. `iteration_ends`: each worker's iteration end times, at least `total` of them.
+std::vector<double> shared_window_periods(const std::vector<std::vector<double>>& iteration_ends, std::size_t first,
+                                          std::size_t total);
 // Makes `compressed` (the scenario's result) a two-stage run with `dense`, the same scenario without compression:
 // its stages, and the epoch, the run's cost and its energy over both.
 void add_warmup_stage(const scenario::Scenario& scenario, const RunResult& dense, RunResult& compressed);

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 namespace dtsim::report {
@@ -47,18 +48,50 @@ struct Pace {
   std::string per = "iteration"; // StrategyMetrics::time_per
 };
 
-// Workers that do not wait for each other each run at their own pace: each one's iterations are timed on its own
-// clock, from the end of its warm-up to the end of its last iteration; the throughput is the sum of their rates.
+// Iterations a worker has completed by time t: whole ones, and the share of the one under way (its start the previous
+// one's end).
+double progress_at(const std::vector<double>& ends, double t) {
+  const auto done = static_cast<std::size_t>(std::upper_bound(ends.begin(), ends.end(), t) - ends.begin());
+  if (done >= ends.size()) return static_cast<double>(ends.size());
+  const double start = done ? ends[done - 1] : 0.0;
+  return static_cast<double>(done) + (ends[done] > start ? (t - start) / (ends[done] - start) : 0.0);
+}
+
+} // namespace
+
+std::vector<double> shared_window_periods(const std::vector<std::vector<double>>& iteration_ends, std::size_t first,
+                                          std::size_t total) {
+  std::vector<double> periods;
+  if (total <= first) return periods;
+  double from = 0, to = std::numeric_limits<double>::infinity();
+  for (const auto& ends : iteration_ends) {
+    from = std::max(from, first ? ends[first - 1] : 0.0);
+    to = std::min(to, ends[total - 1]);
+  }
+  for (const auto& all : iteration_ends) {
+    const std::vector<double> ends(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(total));
+    if (to > from) {
+      const double completed = progress_at(ends, to) - progress_at(ends, from);
+      periods.push_back(completed > 0 ? (to - from) / completed : 0.0);
+    } else {
+      periods.push_back((ends.back() - (first ? ends[first - 1] : 0.0)) / static_cast<double>(total - first));
+    }
+  }
+  return periods;
+}
+
+namespace {
+
+// Workers that do not wait for each other: each one's time per iteration over the window they all run in
+// (shared_window_periods); the throughput is the sum of their rates.
 Pace own_pace(const plan::Plan& plan, const engine::ReplayResult& replay, std::size_t first, std::size_t total) {
   Pace pace{{}, 0, "worker"};
-  std::vector<double> periods;
-  for (const auto& rank : replay.ranks) {
-    if (rank.iteration_end.size() < total || total <= first) continue;
-    const double start = first ? rank.iteration_end[first - 1] : 0.0;
-    const double period = (rank.iteration_end[total - 1] - start) / static_cast<double>(total - first);
-    periods.push_back(period);
+  std::vector<std::vector<double>> workers;
+  for (const auto& rank : replay.ranks)
+    if (rank.iteration_end.size() >= total) workers.push_back(rank.iteration_end);
+  auto periods = shared_window_periods(workers, first, total);
+  for (double period : periods)
     if (period > 0) pace.throughput += plan.samples_per_worker_iteration / period;
-  }
   pace.iteration = distribution(std::move(periods));
   return pace;
 }

@@ -36,6 +36,23 @@ constexpr double kModelBytes = 2e6 * 4; // two layers of 1e6 fp32 parameters
 // D-PSGD on a ring sends its model to two neighbours every iteration, whatever the number of workers (Lian et al.
 // 2017: the point of decentralization); an all-reduce's bytes per worker approach 2 S as n grows, but gossip sends one
 // model with probability p.
+// Asynchronous workers are timed over the window they all run in. Worker A finishes iterations at 1, 2 and 3 s, then
+// waits (its fourth ends at 10 s); worker B ends one every 2 s. One warm-up, four iterations: the window runs from the
+// last warm-up end (B's, 2 s) to the first last end (B's, 8 s). A completes its 3rd iteration and 5/7 of its 4th by
+// 8 s, 2 by 2 s: 1 5/7 iterations in 6 s, 3.5 s each (timed on its own clock it was (10 - 1) / 3 = 3 s, a pace the
+// window never saw); B completes 3 in 6 s, 2 s each. Without a common window (A done before B's warm-up ends), each
+// on its own clock.
+TEST(Strategies, AsynchronousWorkersAreTimedOverTheWindowTheyAllRun) {
+  auto periods = report::shared_window_periods({{1, 2, 3, 10}, {2, 4, 6, 8}}, 1, 4);
+  ASSERT_EQ(periods.size(), 2u);
+  EXPECT_DOUBLE_EQ(periods[0], 6 / (1 + 5.0 / 7));
+  EXPECT_DOUBLE_EQ(periods[0], 3.5);
+  EXPECT_DOUBLE_EQ(periods[1], 2);
+  periods = report::shared_window_periods({{1, 2, 3, 4}, {5, 10, 15, 20}}, 1, 4);
+  EXPECT_DOUBLE_EQ(periods[0], (4 - 1) / 3.0);
+  EXPECT_DOUBLE_EQ(periods[1], (20 - 5) / 3.0);
+}
+
 TEST(Strategies, DecentralizedBytesPerWorkerDoNotGrowWithTheWorkers) {
   for (int n : {4, 16}) {
     const auto dpsgd = simulate(two_layers(n, named("dpsgd"))).result;
