@@ -3,6 +3,7 @@
 #include "sim/child_runs.hpp"
 #include "sim/series.hpp"
 
+#include "sim/chakra/chakra.hpp"
 #include "sim/engine/child_process.hpp"
 #include "sim/engine/engine.hpp"
 #include "sim/engine/footprint.hpp"
@@ -41,14 +42,18 @@ void check_scenario_size(const scenario::Scenario& s, const MemoryLimit& limit, 
     lower.bytes = engine::kProcessBytes + engine::kBytesPerRank * static_cast<double>(lower.ranks) +
                   engine::kBytesPerInterval * lower.intervals;
     engine::check_footprint(lower, options);
-    // A PyTorch-profiler trace is read before any of this, in this process: its text and events are the first cost.
-    if (const auto& trace = s.model.trace; trace && trace->format == "pytorch-profiler")
-      if (const double reading = kineto::reading_bytes(trace->path); reading > limit.memory)
+    // A trace is read before any of this, in this process: its text and what is kept of it are the first cost.
+    if (const auto& trace = s.model.trace) {
+      const bool profiler = trace->format == "pytorch-profiler";
+      const double reading = profiler ? kineto::reading_bytes(trace->path) : chakra::reading_bytes(trace->path);
+      if (reading > limit.memory)
         throw engine::ResourceError(fmt::format(
-            "reading the PyTorch profiler trace {} would take about {} of memory (its text and the events kept from "
-            "it), over the limit of {}; profile fewer steps (torch.profiler's schedule: active=1) or raise "
+            "reading the {} trace {} would take about {} of memory ({}), over the limit of {}; {} or raise "
             "--max-memory",
-            trace->path, engine::describe_bytes(reading), limit.memory_text));
+            profiler ? "PyTorch profiler" : "Chakra", trace->path, engine::describe_bytes(reading),
+            profiler ? "its text and the events kept from it" : "its files and their nodes, planned", limit.memory_text,
+            profiler ? "profile fewer steps (torch.profiler's schedule: active=1)" : "trace fewer iterations"));
+    }
   }
 }
 

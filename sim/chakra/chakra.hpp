@@ -45,6 +45,11 @@ struct ReadOptions {
 // unknown node type, a dependency on a node the file does not have, and sends without their receives).
 graph::ExecutionGraph read_trace(const std::string& path, int ranks, const ReadOptions& options = {});
 
+// The memory reading the trace at `path` takes, bytes: its files and about 600 bytes a node (read, made an op and
+// planned; measured), its nodes counted from their length prefixes without parsing them. 0 where the files cannot be
+// found (read_trace says why).
+double reading_bytes(const std::string& path);
+
 // Writes `graph` as DIR/NAME.RANK.et (one file per rank; DIR is created) and returns the files. Ops Chakra has no node
 // for (parameter-server pushes, gossip, D-PSGD's exchanges, an all-to-all with a size matrix) are an error.
 std::vector<std::filesystem::path> write_trace(const graph::ExecutionGraph& graph, const std::filesystem::path& dir,
