@@ -1,5 +1,6 @@
 #include "sim/resume.hpp"
 
+#include "io/hash.hpp"
 #include "sim/scenario/scenario.hpp"
 
 #include <fmt/format.h>
@@ -19,16 +20,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kFormat = "dtsim-resume-1";
-
-// 64-bit FNV-1a from a given basis. Not for security: two passes from different bases make 128 bits, so that two
-// points' keys never meet by chance; the file also holds its key, and one for another key is not used.
-std::uint64_t fnv1a(std::string_view text, std::uint64_t hash) {
-  for (unsigned char c : text) {
-    hash ^= c;
-    hash *= 0x100000001b3ULL;
-  }
-  return hash;
-}
 
 // Whatever the checks leave unsaid: an error text, or "" when the file is a point's.
 std::string problem_with(const nlohmann::json& doc, const std::string& key, const std::string& version) {
@@ -65,7 +56,9 @@ std::string ResumeStore::shard_text(std::size_t point) const {
 
 std::string ResumeStore::key(std::string_view command, std::string_view canonical) const {
   const auto text = fmt::format("dtsim {}\n{}\n{}", version_, command, canonical);
-  return fmt::format("{:016x}{:016x}", fnv1a(text, 0xcbf29ce484222325ULL), fnv1a(text, 0x84222325cbf29ce4ULL));
+  // Two passes of FNV-1a from different bases make 128 bits, so that two points' keys never meet by chance; the file
+  // also holds its key, and one for another key is not used.
+  return fmt::format("{:016x}{:016x}", io::fnv1a64(text), io::fnv1a64(text, 0x84222325cbf29ce4ULL));
 }
 
 std::optional<engine::ChildOutcome> ResumeStore::load(const std::string& key, const std::string& label,

@@ -1,6 +1,8 @@
 // Every JSON result says what made it and from what: dtsim's version, the git commit it was built from and a hash of
-// the resolved scenario (FNV-1a, 64 bits, of its compact JSON).
+// the resolved scenario (FNV-1a, 64 bits, of its compact JSON: io::fnv1a64, checked against published values in
+// tests/io).
 #include "cli_util.hpp"
+#include "io/hash.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -15,16 +17,6 @@ namespace {
 
 namespace fs = std::filesystem;
 const fs::path kQuickstart = fs::path(DTSIM_SOURCE_DIR) / "scenarios" / "quickstart.json";
-
-// FNV-1a, 64 bits: offset basis 14695981039346656037, prime 1099511628211 (Fowler, Noll and Vo's parameters).
-std::uint64_t fnv1a64(const std::string& text) {
-  std::uint64_t hash = 14695981039346656037ULL;
-  for (unsigned char c : text) {
-    hash ^= c;
-    hash *= 1099511628211ULL;
-  }
-  return hash;
-}
 
 // What a shell command prints, its trailing newline dropped; its exit status in `status`.
 std::string shell(const std::string& command, int* status = nullptr) {
@@ -48,11 +40,6 @@ nlohmann::json run_json(const TempDir& dir, const std::string& sets = "") {
   return nlohmann::json::parse(read_file(file));
 }
 
-TEST(Provenance, FnvTestVectors) { // the published values for "" and "a"
-  EXPECT_EQ(fnv1a64(""), 0xcbf29ce484222325ULL);
-  EXPECT_EQ(fnv1a64("a"), 0xaf63dc4c8601ec8cULL);
-}
-
 TEST(Provenance, ARunsJsonCarriesVersionCommitAndTheResolvedScenariosHash) {
   TempDir dir;
   const auto result = run_json(dir);
@@ -62,7 +49,7 @@ TEST(Provenance, ARunsJsonCarriesVersionCommitAndTheResolvedScenariosHash) {
   EXPECT_EQ("dtsim " + p["dtsim_version"].get<std::string>() + "\n", version);
   char hash[32];
   std::snprintf(hash, sizeof hash, "fnv1a64:%016llx",
-                static_cast<unsigned long long>(fnv1a64(result["scenario"].dump())));
+                static_cast<unsigned long long>(io::fnv1a64(result["scenario"].dump())));
   EXPECT_EQ(p["scenario_hash"], hash);
   // The commit of the source tree the binary was built from (CI builds a clean clone, so it is HEAD).
   int status = 0;
