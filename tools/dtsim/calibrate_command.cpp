@@ -28,10 +28,6 @@ std::string rate(double bytes_per_second) {
   return fmt::format("{:.1f} MB/s", bytes_per_second / 1e6);
 }
 
-std::string percent(double fraction) {
-  return fmt::format("{:.1f}%", fraction * 100);
-}
-
 std::string curve_table(const MeasurementFit& fit) {
   std::vector<std::vector<std::string>> rows{
       {"curve", "points", "held back", "sizes", "knots", "plateau", "held-back error", "efficiency of"},
@@ -40,8 +36,9 @@ std::string curve_table(const MeasurementFit& fit) {
     const auto& f = c.fit;
     rows.push_back({c.label, std::to_string(f.fitted + f.held_back), std::to_string(f.held_back),
                     fmt::format("{:.3g} .. {:.3g} {}", f.min_size, f.max_size, c.size_unit),
-                    std::to_string(f.curve.knots.size()), percent(f.curve.plateau()),
-                    f.median_error ? fmt::format("{} / {}", percent(*f.median_error), percent(*f.max_error))
+                    std::to_string(f.curve.knots.size()), report::format_percent(f.curve.plateau()),
+                    f.median_error ? fmt::format("{} / {}", report::format_percent(*f.median_error),
+                                                 report::format_percent(*f.max_error))
                                    : std::string("n/a (< 5 points)"),
                     c.rate_label});
   }
@@ -57,7 +54,7 @@ std::string figures_table(const MeasurementFit& fit, const GpuProfile& base) {
     rows.push_back({"launch overhead", report::format_seconds(base.launch_overhead),
                     fmt::format("not measured: the base profile's {}", base.name)});
   if (const auto* memory = fit.find(CurveGroup::memory, std::nullopt))
-    rows.push_back({"memory efficiency", percent(std::min(1.0, memory->fit.curve.plateau())),
+    rows.push_back({"memory efficiency", report::format_percent(std::min(1.0, memory->fit.curve.plateau())),
                     fmt::format("plateau of the memory curve, of the datasheet {}{}", rate(base.memory_bandwidth),
                                 memory->fit.curve.plateau() > 1 ? " (capped at 100%)" : "")});
   if (fit.pcie) rows.push_back({"PCIe bandwidth", rate(fit.pcie->bytes_per_second), fit.pcie->how});
@@ -68,7 +65,8 @@ std::string figures_table(const MeasurementFit& fit, const GpuProfile& base) {
                                 rate(c.fit.bandwidth())),
                     fmt::format("least squares of time = alpha + bytes x beta on relative error, {} sizes, error "
                                 "median {} / max {}",
-                                c.fit.points, percent(c.fit.median_error), percent(c.fit.max_error))});
+                                c.fit.points, report::format_percent(c.fit.median_error),
+                                report::format_percent(c.fit.max_error))});
   return aligned_table(rows, 3, "  ");
 }
 
@@ -174,11 +172,13 @@ int calibrate_nccl_tests(const CalibrateArgs& args) {
         {"beta", fmt::format("{:.4g} s/byte (algorithm bandwidth {})", fit.cost.beta, rate(fit.cost.bandwidth()))},
         {"plateau bus bandwidth", fmt::format("{} (at {}; bus/algorithm bandwidth {:.3f})", rate(fit.plateau_busbw),
                                               report::format_bytes(fit.plateau_bytes), fit.busbw_factor)},
-        {"protocol efficiency", fit.protocol_efficiency
-                                    ? fmt::format("{} of the {} link", percent(*fit.protocol_efficiency), rate(*link))
-                                    : std::string("give --link-bandwidth (e.g. 450GB/s) to compare with the link")},
-        {"fit error", fmt::format("median {} / max {} of the measured times ({} times)", percent(fit.cost.median_error),
-                                  percent(fit.cost.max_error), fit.cost.points)}};
+        {"protocol efficiency",
+         fit.protocol_efficiency
+             ? fmt::format("{} of the {} link", report::format_percent(*fit.protocol_efficiency), rate(*link))
+             : std::string("give --link-bandwidth (e.g. 450GB/s) to compare with the link")},
+        {"fit error", fmt::format("median {} / max {} of the measured times ({} times)",
+                                  report::format_percent(fit.cost.median_error),
+                                  report::format_percent(fit.cost.max_error), fit.cost.points)}};
     std::cout << aligned_table(rows, 2, "  ");
   }
   return kExitOk;
