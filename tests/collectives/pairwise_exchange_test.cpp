@@ -26,7 +26,8 @@ TEST(PairwiseExchange, TransfersOnALinkShareItAsMaxMinDoes) {
   const std::vector<double> matrix{0,   1e6, 0,   //
                                    0,   0,   2e6, //
                                    3e6, 0,   0};
-  const auto exchange = OneLink{}.exchange(matrix);
+  const OneLink link; // outlives the exchange, which reads its path
+  const auto exchange = link.exchange(matrix);
   // Round 1 holds them all: 0 -> 1, 1 -> 2, 2 -> 0.
   EXPECT_NEAR(exchange.shared(1, 0), 3e-3, 1e-15);
   EXPECT_NEAR(exchange.shared(1, 1), 5e-3, 1e-15);
@@ -59,7 +60,8 @@ TEST(PairwiseExchange, APathToAnUnknownLinkIsRefused) {
   link.path.links = {3};
   const std::vector<double> matrix(9, 1.0);
   EXPECT_THROW(link.exchange(matrix), std::invalid_argument);
-  EXPECT_THROW(OneLink{}.exchange(matrix).finish_times({0, 0}), std::invalid_argument);
+  const OneLink fresh;
+  EXPECT_THROW(fresh.exchange(matrix).finish_times({0, 0}), std::invalid_argument);
 }
 
 } // namespace
