@@ -218,8 +218,10 @@ void run_launch(Context& ctx) {
     Stats st = summarize(std::move(per_kernel));
     progress("launch (per kernel of a gated burst of 100 empty kernels)", st);
     add(ctx,
-        Record().set("kind", "launch").set("method", "CUDA events around 100 empty kernels queued behind a gate and "
-                                                     "released at once, per kernel (one burst per gate)"),
+        Record()
+            .set("kind", "launch")
+            .set("method", "CUDA events around 100 empty kernels queued behind a gate and "
+                           "released at once, per kernel (one burst per gate)"),
         st);
   });
 }

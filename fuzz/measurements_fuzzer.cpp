@@ -34,7 +34,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!dtsim::fuzz::reads_or_refuses<dtsim::calibration::CalibrationError>(
           "parse_measurements", [&] { file = dtsim::calibration::parse_measurements(text, "fuzz.json"); }))
     return 0;
-  if (file.version != dtsim::calibration::kMeasurementsVersion) finding("accepted version " + std::to_string(file.version));
+  if (file.version != dtsim::calibration::kMeasurementsVersion)
+    finding("accepted version " + std::to_string(file.version));
   if (file.device.name.empty()) finding("accepted a file without device.name");
   if (file.device.sms < 1) finding("accepted device.sms " + std::to_string(file.device.sms));
   check_all(file.gemms, "gemm");

@@ -31,8 +31,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (!std::isfinite(fit.cost.alpha) || !std::isfinite(fit.cost.beta) || !std::isfinite(fit.busbw_factor) ||
           !std::isfinite(fit.plateau_busbw))
         finding("fit_nccl_tests gave a cost that is not finite: alpha " + std::to_string(fit.cost.alpha) + ", beta " +
-                std::to_string(fit.cost.beta) + ", busbw factor " + std::to_string(fit.busbw_factor) +
-                ", plateau " + std::to_string(fit.plateau_busbw));
+                std::to_string(fit.cost.beta) + ", busbw factor " + std::to_string(fit.busbw_factor) + ", plateau " +
+                std::to_string(fit.plateau_busbw));
     }
   }
   return 0;

@@ -4,7 +4,7 @@
 #   tools/setup.sh --tests   also what only the test suite uses: Chromium (the reports opened in a browser),
 #                            valijson (scenarios checked against docs/scenario.schema.json), pytest and matplotlib
 #                            (the Python module's tests and example), Slurm and munge (a sharded sweep submitted to a
-#                            Slurm cluster the test starts)
+#                            Slurm cluster the test starts), clang-format (the format check)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,6 +32,7 @@ if [ "${1:-}" = "--tests" ]; then
     python3-matplotlib # docs/python-sweep-example.py's figure
     slurm-wlm          # the sharded sweep on a single-node Slurm cluster the test starts (tests/slurm)
     munge              # Slurm's authentication; the package makes /etc/munge/munge.key
+    clang-format       # every tracked C++ file formatted as .clang-format says (tools/check_format.sh)
   )
 fi
 

@@ -3,11 +3,15 @@
 
 // GCC 12 sees an optional edge iterator in Boost's adjacency-list edge iteration as maybe uninitialized (a known
 // false positive of boost::optional); the max flow itself is Boost's.
+#if defined(__GNUC__) && !defined(__clang__) // clang has no such warning (and no such false positive)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/boykov_kolmogorov_max_flow.hpp>
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
 #include <fmt/format.h>
 
 #include <algorithm>

@@ -58,10 +58,14 @@ TEST(Profiles, EveryEmbeddedProfileParsesWithSourcesAndProvenance) {
     EXPECT_GT(g->peak(Precision::fp32), 0);
     // A CPU-only node and the Kepler GTX 680 (Coates et al. 2013's GPU): no tensor cores, no NVLink.
     const bool modern = !name.starts_with("cpu-") && name != "gtx680";
-    if (modern) EXPECT_GT(g->peak(Precision::amp), g->peak(Precision::fp32)); // tensor cores on every other GPU
+    if (modern) {
+      EXPECT_GT(g->peak(Precision::amp), g->peak(Precision::fp32));
+    } // tensor cores on every other GPU
     EXPECT_GT(g->memory_bytes, 0);
     EXPECT_GT(g->memory_bandwidth, 0);
-    if (modern) EXPECT_GT(g->nvlink_bandwidth, g->pcie_bandwidth);
+    if (modern) {
+      EXPECT_GT(g->nvlink_bandwidth, g->pcie_bandwidth);
+    }
     EXPECT_GT(g->launch_overhead, 0);
     for (const auto& [p, peak] : g->peak_flops) {
       EXPECT_GT(g->efficiency(KernelClass::gemm, p), 0);

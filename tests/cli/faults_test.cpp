@@ -245,8 +245,8 @@ TEST(Faults, ResumeIgnoresDamagedAndStalePoints) {
 TEST(Faults, CompareAndSearchResumeToTheSameBytes) {
   TempDir dir;
   const auto scenario = dir.write("s.json", kSlow);
-  for (const std::string command : {"compare '" + scenario.string() + "' --strategies allreduce,ps-sync",
-                                    "search '" + scenario.string() + "' --nodes 2,4"}) {
+  for (const std::string& command : {"compare '" + scenario.string() + "' --strategies allreduce,ps-sync",
+                                     "search '" + scenario.string() + "' --nodes 2,4"}) {
     SCOPED_TRACE(command);
     const auto keep = dir.path() / ("kept-" + command.substr(0, 6));
     const auto first = run_dtsim(command + " --resume '" + keep.string() + "'", dir);

@@ -127,8 +127,9 @@ TEST(JsonOutput, ListGivesPublishedFiguresInBaseUnits) {
   ASSERT_EQ(inv.status, 0) << inv.err;
   d = json::parse(inv.out);
   for (const auto& g : d["items"])
-    if (g["name"] == "a100-80gb") // NVIDIA's A100 datasheet: 312 TFLOP/s dense FP16 tensor, 19.5 FP32
+    if (g["name"] == "a100-80gb") { // NVIDIA's A100 datasheet: 312 TFLOP/s dense FP16 tensor, 19.5 FP32
       EXPECT_EQ(g["fp16_flops_per_second"].get<double>(), 312e12);
+    }
   inv = run_dtsim("list instances --json -", dir);
   ASSERT_EQ(inv.status, 0) << inv.err;
   for (const auto& i : json::parse(inv.out)["items"])

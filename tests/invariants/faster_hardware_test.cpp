@@ -28,7 +28,9 @@ TEST(FasterNetwork, ResNetOnP3NodesIsNeverSlowerOnAFasterNic) {
     const auto s = scenario::load_scenario((kScenarios / "resnet50-p3.2xlarge-sync.json").string(),
                                            {{"cluster.nic.bandwidth", std::to_string(gbps) + "Gbps"}});
     const double mean = simulate(s).result.iteration.mean;
-    if (last > 0) EXPECT_LE(mean, last * (1 + 1e-9)) << gbps << " Gb/s";
+    if (last > 0) {
+      EXPECT_LE(mean, last * (1 + 1e-9)) << gbps << " Gb/s";
+    }
     last = mean;
   }
 }

@@ -117,7 +117,9 @@ TEST_P(Invariants, HoldOnAGeneratedScenario) {
   const bool base_fits = fits(base_);
   auto larger = base_;
   larger.gpu.memory_bytes *= 2;
-  if (base_fits) EXPECT_TRUE(fits(larger)) << "twice the GPU memory does not fit" << scenario_text();
+  if (base_fits) {
+    EXPECT_TRUE(fits(larger)) << "twice the GPU memory does not fit" << scenario_text();
+  }
   if (!base_fits) GTEST_SKIP() << "does not fit: only the memory invariant applies" << scenario_text();
 
   const auto result = run(base_);

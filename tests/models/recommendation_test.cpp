@@ -53,7 +53,9 @@ TEST(Dlrm, EmbeddingTablesAreRowsTimesDimWithSparseGradients) {
   }
   EXPECT_EQ(find(w, "emb_l.2").parameters, 162'099'632); // 10,131,227 x 16, the largest table
   for (const auto& l : w.layers)
-    if (l.kind != LayerKind::embedding) EXPECT_FALSE(l.sparse_gradient) << l.name;
+    if (l.kind != LayerKind::embedding) {
+      EXPECT_FALSE(l.sparse_gradient) << l.name;
+    }
 }
 
 TEST(Dlrm, ParameterCountByHand) {

@@ -258,9 +258,12 @@ TEST(TransformerLayers, EveryPresetIsConsistent) {
       EXPECT_DOUBLE_EQ(l.backward_flops, (gemm_work ? 2 : 1) * l.forward_flops) << name << " " << l.name;
       EXPECT_GT(l.forward_flops, 0) << name << " " << l.name;
       EXPECT_GT(l.output_elements, 0) << name << " " << l.name;
-      if (l.kind == LayerKind::matmul && l.moe.experts == 0)
+      if (l.kind == LayerKind::matmul && l.moe.experts == 0) {
         EXPECT_DOUBLE_EQ(l.gemm.flops(), l.forward_flops) << name << " " << l.name;
-      if (l.kind == LayerKind::embedding) EXPECT_FALSE(l.sparse_gradient) << name;
+      }
+      if (l.kind == LayerKind::embedding) {
+        EXPECT_FALSE(l.sparse_gradient) << name;
+      }
     }
     EXPECT_EQ(w.layers.back().name, "loss");
   }

@@ -33,7 +33,9 @@ void expect_round_trip(const Scenario& s) {
   EXPECT_EQ(again.training.strategy, s.training.strategy);
   EXPECT_EQ(again.training.compression, s.training.compression);
   EXPECT_EQ(again.stragglers.any(), s.stragglers.any());
-  if (s.stragglers.any()) EXPECT_EQ(again.stragglers, s.stragglers);
+  if (s.stragglers.any()) {
+    EXPECT_EQ(again.stragglers, s.stragglers);
+  }
   EXPECT_EQ(to_json(again), canonical);
 }
 

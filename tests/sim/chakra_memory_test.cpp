@@ -35,9 +35,15 @@ std::string chain(std::uint64_t nodes) {
   std::string out = delimited("\x0a\x05"
                               "0.0.4"); // GlobalMetadata { version: "0.0.4" }
   for (std::uint64_t id = 1; id <= nodes; ++id) {
-    std::string node = "\x08" + varint(id) + "\x18\x04";                         // id, type COMP_NODE
-    if (id > 1) node += "\x22" + varint(varint(id - 1).size()) + varint(id - 1); // ctrl_deps: [id - 1]
-    node += "\x38\x01";                                                          // duration_micros: 1
+    std::string node = "\x08"; // id
+    node += varint(id);
+    node += "\x18\x04"; // type COMP_NODE
+    if (id > 1) {       // ctrl_deps: [id - 1], packed
+      node += '\x22';
+      node += varint(varint(id - 1).size());
+      node += varint(id - 1);
+    }
+    node += "\x38\x01"; // duration_micros: 1
     out += delimited(node);
   }
   return out;

@@ -29,7 +29,7 @@ using scenario::PipelineSchedule;
 // A layer of 10 ms forward and 20 ms backward at batch 10 on the round GPU (1e11 FLOP at 5 TFLOP/s, plus a 10 us
 // launch), with few parameters so that the optimizer step is negligible.
 models::Layer slab(int i) {
-  return {"slab" + std::to_string(i), models::LayerKind::matmul, 5e9, 10e9, 1000, 1000, 1000};
+  return {std::string("slab") + std::to_string(i), models::LayerKind::matmul, 5e9, 10e9, 1000, 1000, 1000};
 }
 
 // `layers` slabs over a pipeline of `stages` single-GPU nodes with free communication.
@@ -54,7 +54,7 @@ TEST(PipelineSchedule, OneFOneBWarmsUpThenAlternates) {
   const auto order = plan::pipeline_order(PipelineSchedule::one_f_one_b, 4, 1, 6, 1);
   std::string text;
   for (const auto& s : order)
-    text += (s.forward ? "F" : "B") + std::to_string(s.micro_batch) + " ";
+    text += std::string(s.forward ? "F" : "B") + std::to_string(s.micro_batch) + " ";
   EXPECT_EQ(text, "F0 F1 F2 B0 F3 B1 F4 B2 F5 B3 B4 B5 ");
 }
 

@@ -18,7 +18,7 @@ using scenario::PipelineSchedule;
 // A slab of 10 ms forward and 20 ms backward at batch 10 on the round GPU (1e11 FLOP at 5 TFLOP/s), plus a 10 us
 // launch; few parameters, so the optimizer steps and the replica's gradients take microseconds.
 models::Layer slab(int i) {
-  return {"slab" + std::to_string(i), models::LayerKind::matmul, 5e9, 10e9, 1000, 1000, 1000};
+  return {std::string("slab") + std::to_string(i), models::LayerKind::matmul, 5e9, 10e9, 1000, 1000, 1000};
 }
 
 // Four slabs over a GPipe pipeline of two single-GPU nodes (two slabs a stage), four micro-batches, free network.

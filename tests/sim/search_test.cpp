@@ -123,8 +123,12 @@ TEST(SearchEnumerate, Gpt3On8GpusCountedByHand) {
     EXPECT_EQ(c.tensor * c.pipeline * c.data, 8);
     EXPECT_EQ(c.expert, 1);
     EXPECT_EQ(c.micro_batch * c.data * c.micro_batches, 8) << "the global batch stays 8";
-    if (c.pipeline > 1) EXPECT_NE(c.zero_stage, 3);
-    if (c.tensor == 1) EXPECT_FALSE(c.sequence_parallel);
+    if (c.pipeline > 1) {
+      EXPECT_NE(c.zero_stage, 3);
+    }
+    if (c.tensor == 1) {
+      EXPECT_FALSE(c.sequence_parallel);
+    }
     if (c.schedule == PipelineSchedule::interleaved) {
       ++interleaved;
       EXPECT_EQ(c.virtual_stages, 2);
@@ -336,7 +340,9 @@ TEST(Search, SimulatesWhatFitsAndRanksIt) {
     if (i > 0) {
       const auto& previous = *ranked[i - 1];
       EXPECT_GE(previous.throughput, p.throughput);
-      if (previous.throughput == p.throughput) EXPECT_LT(previous.candidate, p.candidate);
+      if (previous.throughput == p.throughput) {
+        EXPECT_LT(previous.candidate, p.candidate);
+      }
     }
   }
   // Selective recomputation changes nothing without attention: each micro-batch's pair ties, none first.
@@ -502,7 +508,9 @@ TEST(SearchScreen, SimulatesTheBestKByTheEstimate) {
   for (std::size_t i = 0; i < result.screened.size(); ++i) {
     EXPECT_EQ(result.screened[i].estimate_rank, static_cast<int>(i) + 6);
     EXPECT_FALSE(result.screened[i].simulated);
-    if (i > 0) EXPECT_GE(result.screened[i].estimate_seconds, result.screened[i - 1].estimate_seconds);
+    if (i > 0) {
+      EXPECT_GE(result.screened[i].estimate_seconds, result.screened[i - 1].estimate_seconds);
+    }
   }
 }
 

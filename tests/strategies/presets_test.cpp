@@ -1,5 +1,5 @@
-// Table 1 of Kako et al. 2021 as presets: every system is there, its row is the table's, and the strategy dtsim runs for it
-// keeps the table's scheduling.
+// Table 1 of Kako et al. 2021 as presets: every system is there, its row is the table's, and the strategy dtsim runs
+// for it keeps the table's scheduling.
 #include "sim/strategies/strategy.hpp"
 
 #include <gtest/gtest.h>
@@ -182,7 +182,9 @@ TEST(Presets, CotsHpcSplitsOneModelOverTheCluster) {
   EXPECT_NE(cots.note.find("tensor"), std::string::npos) << cots.note;
   // No other system splits the model: the table's "MP and DP" systems run here as data parallelism.
   for (const auto& p : presets())
-    if (p.name != "COTS HPC") EXPECT_FALSE(p.splits_model) << p.name;
+    if (p.name != "COTS HPC") {
+      EXPECT_FALSE(p.splits_model) << p.name;
+    }
 }
 
 TEST(Presets, EveryStrategyRoundTripsThroughItsName) {

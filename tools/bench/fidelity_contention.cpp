@@ -5,7 +5,7 @@
 #include "sim/engine/engine.hpp"
 #include <cstdio>
 using namespace dtsim;
-int main(int argc, char** argv) {
+int main() {
   topologies::ClusterSpec c;
   c.nodes = 8;
   c.gpus_per_node = 8;

@@ -31,12 +31,13 @@ std::string table(const std::vector<CollectivePoint>& points, collectives::Opera
         "{:>13} {:>13} {:>7} {:>6} {:>19} {:>8} {:>8} {:>10} {:>8} {:>8} {:>6} {:>10} {:>8} {:>8} {:>6}\n", cells...);
   };
   std::string out = fmt::format("#{:>104}{:>35}\n", "out-of-place", "in-place");
-  out += "#" + row("size", "count", "type", "redop", "algorithm", "protocol", "channels", "time", "algbw", "busbw",
-                   "#wrong", "time", "algbw", "busbw", "#wrong")
-                   .substr(1);
-  out +=
-      "#" + row("(B)", "(elements)", "", "", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "")
-                .substr(1);
+  out += '#';
+  out += row("size", "count", "type", "redop", "algorithm", "protocol", "channels", "time", "algbw", "busbw", "#wrong",
+             "time", "algbw", "busbw", "#wrong")
+             .substr(1);
+  out += '#';
+  out += row("(B)", "(elements)", "", "", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "")
+             .substr(1);
   double busbw_sum = 0;
   int measured = 0;
   for (const auto& p : points) {

@@ -77,8 +77,10 @@ std::string csv_of(const nlohmann::json& rows, const std::vector<std::string>& l
     for (const auto& [key, value] : row.items())
       if (std::find(columns.begin(), columns.end(), key) == columns.end()) columns.push_back(key);
   std::string out;
-  for (std::size_t c = 0; c < columns.size(); ++c)
-    out += (c ? "," : "") + csv_field(columns[c]);
+  for (std::size_t c = 0; c < columns.size(); ++c) {
+    if (c) out += ',';
+    out += csv_field(columns[c]);
+  }
   out += "\n";
   for (const auto& row : rows) {
     for (std::size_t c = 0; c < columns.size(); ++c) {

@@ -2,12 +2,19 @@
 // kernel (dtsim-probe's method), the same launches with no gate (the host issues them as the GPU runs them), and a
 // CUDA graph of them. Empty kernels, and 64 KiB scale kernels (gpu-benches' gpu-small-kernels size).
 // Prints one JSON object. Build: nvcc -O2 -arch=sm_90 kernel_overhead.cu -o kernel_overhead
+#include <algorithm>
 #include <cstdio>
 #include <cuda_runtime.h>
-#include <algorithm>
 #include <vector>
 
-#define CHECK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e)); return 1; } } while (0)
+#define CHECK(x)                                                                                                       \
+  do {                                                                                                                 \
+    cudaError_t e = (x);                                                                                               \
+    if (e != cudaSuccess) {                                                                                            \
+      fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e));                                \
+      return 1;                                                                                                        \
+    }                                                                                                                  \
+  } while (0)
 
 __global__ void empty_kernel() {}
 __global__ void scale_kernel(float* a, int n) {
@@ -46,7 +53,7 @@ int main() {
   for (int scale = 0; scale < 2; ++scale)
     for (int n : {100, 1000}) {
       for (int method = 0; method < 3; ++method) { // 0 gate, 1 no gate, 2 graph
-        if (method == 0 && n > 100) continue; // the host must not block on a full launch queue behind the gate
+        if (method == 0 && n > 100) continue;      // the host must not block on a full launch queue behind the gate
         cudaGraphExec_t exec = nullptr;
         if (method == 2) {
           cudaGraph_t graph;
