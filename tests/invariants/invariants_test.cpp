@@ -120,7 +120,10 @@ TEST_P(Invariants, HoldOnAGeneratedScenario) {
   if (base_fits) {
     EXPECT_TRUE(fits(larger)) << "twice the GPU memory does not fit" << scenario_text();
   }
-  if (!base_fits) GTEST_SKIP() << "does not fit: only the memory invariant applies" << scenario_text();
+  if (!base_fits) {
+    RecordProperty("fits", "no: only the memory invariant applies");
+    return;
+  }
 
   const auto result = run(base_);
   ASSERT_TRUE(result.has_value()) << scenario_text();
