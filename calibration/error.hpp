@@ -2,15 +2,16 @@
 // Bad calibration input (a profile, a measurement file, nccl-tests output): names the file, where in it (the JSON
 // pointer of the offending field, or "line N" in a text file) and what was expected. Like scenario::ScenarioError,
 // its what() reads "file: where: message".
+#include "io/error.hpp"
 #include <stdexcept>
 #include <string>
 
 namespace dtsim::calibration {
 
-class CalibrationError : public std::runtime_error {
+class CalibrationError : public InputError {
 public:
   CalibrationError(std::string file, std::string where, std::string message)
-      : std::runtime_error(compose(file, where, message)), file_(std::move(file)), where_(std::move(where)),
+      : InputError(compose(file, where, message)), file_(std::move(file)), where_(std::move(where)),
         detail_(std::move(message)) {}
   const std::string& file() const { return file_; }
   const std::string& pointer() const { return where_; } // JSON pointer ("/" for the document), or "line N"

@@ -3,6 +3,7 @@
 // profiles, measurements, instances, validation cases), with the limits that keep hostile input from crashing or
 // exhausting the machine: a size limit on the file, a nesting limit, numbers that fit a double, no duplicate keys.
 // Each reader turns these errors into its own error type (file, JSON pointer, message).
+#include "io/error.hpp"
 #include <nlohmann/json.hpp>
 
 #include <cstddef>
@@ -22,17 +23,16 @@ inline constexpr std::size_t kMaxInputBytes = std::size_t{64} << 20;
 inline constexpr int kMaxJsonDepth = 64;
 
 // Why a file could not be read; the message does not repeat the path.
-class FileError : public std::runtime_error {
+class FileError : public InputError {
 public:
-  using std::runtime_error::runtime_error;
+  using InputError::InputError;
 };
 
 // Why a text is not acceptable JSON: the pointer of the offending value ("" for the document or a syntax error)
 // and the message, which gives line and column where the text has them.
-class JsonTextError : public std::runtime_error {
+class JsonTextError : public InputError {
 public:
-  JsonTextError(std::string pointer, const std::string& message)
-      : std::runtime_error(message), pointer_(std::move(pointer)) {}
+  JsonTextError(std::string pointer, const std::string& message) : InputError(message), pointer_(std::move(pointer)) {}
   const std::string& pointer() const { return pointer_; }
 
 private:

@@ -23,7 +23,7 @@ namespace fs = std::filesystem;
 namespace pb = ChakraProtoMsg;
 
 TraceError::TraceError(std::string file, const std::string& message)
-    : std::runtime_error(file + ": " + message), file_(std::move(file)) {}
+    : InputError(file + ": " + message), file_(std::move(file)) {}
 
 namespace {
 

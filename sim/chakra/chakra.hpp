@@ -9,6 +9,7 @@
 // op's deps. dtsim writes its own details as attributes named dtsim_* (exact seconds, the group's members in ring
 // order, the algorithm and protocol, the stream and parallel dimension), which other tools ignore and which make an
 // export read back to the same graph.
+#include "io/error.hpp"
 #include "sim/graph/execution_graph.hpp"
 
 #include <filesystem>
@@ -20,7 +21,7 @@
 namespace dtsim::chakra {
 
 // A trace that cannot be read or written: `file` names the file (or the folder), the message says what is wrong.
-class TraceError : public std::runtime_error {
+class TraceError : public InputError {
 public:
   TraceError(std::string file, const std::string& message);
   const std::string& file() const { return file_; }

@@ -1,6 +1,7 @@
 #pragma once
 // Running work in forked child processes. SimGrid keeps one engine per process, so every simulation
 // runs in a child of its own; independent simulations (sweep points) run side by side this way.
+#include "io/error.hpp"
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -48,9 +49,9 @@ void set_interrupt_note(std::string note);
 
 // run_in_children interrupted by a signal, in a process that asked to go on (set_interrupt_throws): its children are
 // stopped and reaped, and the signal's previous disposition is back.
-class Interrupted : public std::runtime_error {
+class Interrupted : public RunError {
 public:
-  Interrupted(const std::string& message, int signal) : std::runtime_error(message), signal_(signal) {}
+  Interrupted(const std::string& message, int signal) : RunError(message), signal_(signal) {}
   int signal() const { return signal_; }
 
 private:

@@ -1,6 +1,7 @@
 #pragma once
 // Replays an ExecutionGraph on a SimGrid platform built from the cluster description.
 // This header is SimGrid-free: only the engine's .cpp files include SimGrid (DESIGN.md).
+#include "io/error.hpp"
 #include "sim/graph/execution_graph.hpp"
 #include "topologies/cluster.hpp"
 
@@ -103,9 +104,9 @@ struct ReplayResult {
 };
 
 // The replay stalled: some ranks wait for something no other rank will ever do.
-class DeadlockError : public std::runtime_error {
+class DeadlockError : public RunError {
 public:
-  using std::runtime_error::runtime_error;
+  using RunError::RunError;
 };
 
 // Runs the replay in a child process (SimGrid allows one engine per process) and returns its result.

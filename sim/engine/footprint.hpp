@@ -3,6 +3,7 @@
 // simulation past the limit is refused with what drives its size; one that grows past it anyway (the estimate is a
 // model, not a measurement) is stopped by the parent, which watches each child's resident memory
 // (run_in_children). Either way the machine is never exhausted and the user is told why, with exit status 2.
+#include "io/error.hpp"
 #include "sim/engine/engine.hpp"
 
 #include <cstdint>
@@ -40,9 +41,9 @@ double address_space_limit();
 double default_memory_limit();
 
 // A simulation that needs more memory than its limit: the user's to change (exit status 2), like bad input.
-class ResourceError : public std::runtime_error {
+class ResourceError : public InputError {
 public:
-  using std::runtime_error::runtime_error;
+  using InputError::InputError;
 };
 
 // Bytes as the memory messages write them: "1.5 GiB", "977 MiB".

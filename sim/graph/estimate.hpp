@@ -8,6 +8,7 @@
 // What it leaves out: SimGrid's flow sharing (concurrent collectives over one link, several rings' flows crossing a
 // switch uplink), the SMs a collective takes from overlapping kernels, stragglers. It is what `dtsim search` ranks
 // candidates by before it simulates the best.
+#include "io/error.hpp"
 #include "sim/graph/execution_graph.hpp"
 #include "topologies/cluster.hpp"
 
@@ -23,9 +24,9 @@ struct Estimate {
 
 // Throws EstimateError for graphs it cannot price: parameter servers and one-sided pushes (their answers depend on
 // arrival order), and graphs whose ranks wait on one another for ever.
-class EstimateError : public std::runtime_error {
+class EstimateError : public RunError {
 public:
-  using std::runtime_error::runtime_error;
+  using RunError::RunError;
 };
 
 Estimate estimate(const topologies::ClusterSpec& cluster, const ExecutionGraph& graph, int iterations = 2);

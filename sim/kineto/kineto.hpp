@@ -18,6 +18,7 @@
 //  - collectives: a distributed job's trace has a "record_param_comms" cpu_op for each c10d collective it launched
 //    (PyTorch 2.1 and later), with "Collective name", "In msg nelems", "Out msg nelems" and "dtype": DDP's bucket
 //    all-reduces during backward, its buffers' broadcasts before forward.
+#include "io/error.hpp"
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -29,10 +30,10 @@ namespace dtsim::kineto {
 
 // A trace that cannot be used: the message names the file and what is wrong; about_step() when the step asked for is
 // not in it.
-class ProfileError : public std::runtime_error {
+class ProfileError : public InputError {
 public:
   explicit ProfileError(const std::string& message, bool about_step = false)
-      : std::runtime_error(message), about_step_(about_step) {}
+      : InputError(message), about_step_(about_step) {}
   bool about_step() const { return about_step_; }
 
 private:

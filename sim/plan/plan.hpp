@@ -2,6 +2,7 @@
 // The plan: how a scenario's training job maps onto ranks, what each rank executes (the execution
 // graph), and whether it fits in GPU memory.
 #include "calibration/sustained_clock.hpp"
+#include "io/error.hpp"
 #include "sim/graph/execution_graph.hpp"
 #include "sim/scenario/scenario.hpp"
 
@@ -94,9 +95,9 @@ struct Plan {
 };
 
 // The plan cannot run: it does not fit, or the scenario asks for something the planner cannot build.
-class PlanError : public std::runtime_error {
+class PlanError : public InputError {
 public:
-  using std::runtime_error::runtime_error;
+  using InputError::InputError;
 };
 
 Plan make_plan(const scenario::Scenario& scenario);

@@ -82,7 +82,7 @@ Scenario read_document(const std::string& origin, const json& document) {
 } // namespace
 
 ScenarioError::ScenarioError(std::string file, std::string pointer, std::string message)
-    : std::runtime_error(compose(file, pointer, message)), file_(std::move(file)), pointer_(std::move(pointer)),
+    : InputError(compose(file, pointer, message)), file_(std::move(file)), pointer_(std::move(pointer)),
       detail_(std::move(message)) {}
 
 Scenario parse_scenario(const std::string& json_text, const std::string& origin,

@@ -3,6 +3,7 @@
 // validated, with defaults applied and references (model preset, GPU profile) resolved.
 #include "calibration/framework.hpp"
 #include "calibration/profile.hpp"
+#include "io/error.hpp"
 #include "models/layer.hpp"
 #include "models/transformer.hpp"
 #include "sim/collectives/schedule.hpp"
@@ -249,7 +250,7 @@ struct Scenario {
 };
 
 // Bad input: names the file, the JSON pointer of the offending field and what was expected.
-class ScenarioError : public std::runtime_error {
+class ScenarioError : public InputError {
 public:
   ScenarioError(std::string file, std::string pointer, std::string message);
   const std::string& file() const { return file_; }

@@ -1,6 +1,7 @@
 #pragma once
 // The dtsim subcommands. main.cpp parses argv with CLI11 and calls these; they build a Scenario and call
 // the library. Each returns the process exit status.
+#include "io/error.hpp"
 #include "sim/report/format.hpp"
 #include "sim/resume.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -18,10 +19,10 @@
 namespace dtsim::cli {
 
 // Exit statuses: 0 success; 1 the simulation failed (deadlock, internal error); 2 bad input (scenario,
-// overrides, command line, a plan that cannot run).
+// overrides, command line, a plan that cannot run). An error carries its own (io/error.hpp).
 inline constexpr int kExitOk = 0;
-inline constexpr int kExitFailed = 1;
-inline constexpr int kExitBadInput = 2;
+inline constexpr int kExitFailed = static_cast<int>(ExitStatus::failed);
+inline constexpr int kExitBadInput = static_cast<int>(ExitStatus::bad_input);
 
 struct RunArgs {
   std::string scenario;

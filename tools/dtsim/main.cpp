@@ -385,13 +385,14 @@ int main(int argc, char** argv) {
                                "dtsim merge\n",
                                done.index, done.count, done.points, done.dir, done.simulated);
       return cli::kExitOk;
+    } catch (const Error& e) {
+      // Each error says its status: bad input (the scenario, an override, a plan that cannot run, a trace, a limit) is
+      // the user's to fix, 2; a run that failed, 1.
+      std::cerr << "error: " << e.what() << "\n";
+      return static_cast<int>(e.exit_status());
     } catch (const std::exception& e) {
       std::cerr << "error: " << e.what() << "\n";
-      // Bad input (the scenario, an override, a plan that cannot run) is the user's to fix: status 2.
-      const bool bad_input =
-          dynamic_cast<const scenario::ScenarioError*>(&e) || dynamic_cast<const plan::PlanError*>(&e) ||
-          dynamic_cast<const calibration::CalibrationError*>(&e) || dynamic_cast<const engine::ResourceError*>(&e);
-      return bad_input ? cli::kExitBadInput : cli::kExitFailed;
+      return cli::kExitFailed;
     }
     return cli::kExitOk;
   };
