@@ -332,13 +332,13 @@ collectives::Algorithm DataParallelPlanner::resolve_algorithm(graph::Collective 
   // training.algorithm names the gradient all-reduce's; ZeRO's reduce-scatters and all-gathers pick their own.
   const auto chosen = strategy_.algorithm.value_or(s_.training.algorithm);
   c.algorithm = c.op == Operation::all_reduce && group == 0 ? chosen : collectives::Algorithm::automatic;
-  const auto algorithm = resolved_algorithm(c, graph_->groups.at(group), s_.cluster);
+  const auto algorithm = checked_algorithm(c, graph_->groups.at(group), s_.cluster);
   algorithms_.insert(std::string(collectives::to_string(algorithm)));
   return algorithm;
 }
 
-collectives::Algorithm resolved_algorithm(const graph::Collective& c, const std::vector<int>& members,
-                                          const topologies::ClusterSpec& cluster) {
+collectives::Algorithm checked_algorithm(const graph::Collective& c, const std::vector<int>& members,
+                                         const topologies::ClusterSpec& cluster) {
   auto request = graph::collective_request(c, members, cluster);
   try {
     request = collectives::resolve(request);

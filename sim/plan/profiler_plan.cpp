@@ -266,7 +266,7 @@ Plan make_profiler_plan(const scenario::Scenario& s) {
         c.algorithm = s.training.strategy.algorithm.value_or(s.training.algorithm);
       else
         c.algorithm = collectives::Algorithm::automatic;
-      c.algorithm = resolved_algorithm(c, graph.groups.front(), s.cluster);
+      c.algorithm = checked_algorithm(c, graph.groups.front(), s.cluster);
       if (c.op == collectives::Operation::all_reduce)
         algorithms.insert(std::string(collectives::to_string(c.algorithm)));
       c.aggregate = s.run.fidelity == scenario::Fidelity::aggregate;
