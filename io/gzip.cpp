@@ -1,5 +1,7 @@
 #include "io/gzip.hpp"
 
+#include <fstream>
+
 #include <zlib.h>
 
 #include <stdexcept>
@@ -28,6 +30,24 @@ std::string gzip(std::string_view text) {
   deflateEnd(&z);
   if (status != Z_STREAM_END) throw std::runtime_error("gzip: compression did not finish");
   return out;
+}
+
+bool is_gzip(std::string_view bytes) {
+  return bytes.size() >= 2 && static_cast<unsigned char>(bytes[0]) == 0x1f &&
+         static_cast<unsigned char>(bytes[1]) == 0x8b;
+}
+
+std::optional<std::uint64_t> gzip_text_size(const std::filesystem::path& file) {
+  std::error_code error;
+  const auto size = std::filesystem::file_size(file, error);
+  std::ifstream in(file, std::ios::binary);
+  char head[2] = {0, 0};
+  if (error || size < 18 || !in.read(head, 2) || !is_gzip(std::string_view(head, 2))) return std::nullopt;
+  unsigned char isize[4] = {0, 0, 0, 0}; // little-endian, the file's last four bytes
+  in.seekg(static_cast<std::streamoff>(size) - 4);
+  if (!in.read(reinterpret_cast<char*>(isize), 4)) return std::nullopt;
+  return std::uint64_t{isize[0]} | std::uint64_t{isize[1]} << 8 | std::uint64_t{isize[2]} << 16 |
+         std::uint64_t{isize[3]} << 24;
 }
 
 std::string gunzip(std::string_view compressed, std::size_t max_bytes) {

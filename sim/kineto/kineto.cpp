@@ -10,7 +10,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <limits>
 #include <map>
 #include <numeric>
@@ -291,23 +290,10 @@ constexpr std::size_t kMaxTraceBytes = std::size_t{512} << 20;
 
 double reading_bytes(const std::filesystem::path& file) {
   std::error_code error;
-  const auto size = std::filesystem::file_size(file, error);
+  const auto size = static_cast<double>(std::filesystem::file_size(file, error));
   if (error) return 0;
-  double text = static_cast<double>(size), compressed = 0;
-  std::ifstream in(file, std::ios::binary);
-  unsigned char head[2] = {0, 0};
-  if (in.read(reinterpret_cast<char*>(head), 2) && head[0] == 0x1f && head[1] == 0x8b && size >= 18) {
-    // gzip's trailer ends with ISIZE, the text's length modulo 2^32 (RFC 1952, section 2.3.1): under the reader's
-    // 512 MiB limit, the length itself.
-    unsigned char isize[4] = {0, 0, 0, 0};
-    in.seekg(static_cast<std::streamoff>(size) - 4);
-    if (in.read(reinterpret_cast<char*>(isize), 4)) {
-      compressed = text;
-      text = static_cast<double>(std::uint32_t{isize[0]} | std::uint32_t{isize[1]} << 8 |
-                                 std::uint32_t{isize[2]} << 16 | std::uint32_t{isize[3]} << 24);
-    }
-  }
-  return compressed + 2.1 * text;
+  if (const auto text = io::gzip_text_size(file)) return size + 2.1 * static_cast<double>(*text);
+  return 2.1 * size;
 }
 
 ProfiledStep read_profile(const std::filesystem::path& file, const ReadOptions& options) {
@@ -317,7 +303,7 @@ ProfiledStep read_profile(const std::filesystem::path& file, const ReadOptions& 
   } catch (const io::FileError& e) {
     throw ProfileError(fmt::format("{}: {}", file.string(), e.what()));
   }
-  if (text.size() >= 2 && static_cast<unsigned char>(text[0]) == 0x1f && static_cast<unsigned char>(text[1]) == 0x8b) {
+  if (io::is_gzip(text)) {
     try {
       text = io::gunzip(text, kMaxTraceBytes);
     } catch (const std::runtime_error& e) {
