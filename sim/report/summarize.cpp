@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <span>
 
 namespace dtsim::report {
 namespace {
@@ -50,7 +51,7 @@ struct Pace {
 
 // Iterations a worker has completed by time t: whole ones, and the share of the one under way (its start the previous
 // one's end).
-double progress_at(const std::vector<double>& ends, double t) {
+double progress_at(std::span<const double> ends, double t) {
   const auto done = static_cast<std::size_t>(std::upper_bound(ends.begin(), ends.end(), t) - ends.begin());
   if (done >= ends.size()) return static_cast<double>(ends.size());
   const double start = done ? ends[done - 1] : 0.0;
@@ -69,7 +70,7 @@ std::vector<double> shared_window_periods(const std::vector<std::vector<double>>
     to = std::min(to, ends[total - 1]);
   }
   for (const auto& all : iteration_ends) {
-    const std::vector<double> ends(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(total));
+    const auto ends = std::span(all).first(total);
     if (to > from) {
       const double completed = progress_at(ends, to) - progress_at(ends, from);
       periods.push_back(completed > 0 ? (to - from) / completed : 0.0);
