@@ -5,6 +5,8 @@
 #include "fuzz/harness.hpp"
 #include "sim/scenario/scenario.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <exception>
 #include <string>
 

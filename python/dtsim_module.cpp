@@ -6,9 +6,9 @@
 #include "sim/engine/footprint.hpp"
 #include "sim/plan/plan.hpp"
 #include "sim/scenario/scenario.hpp"
-#include "sim/search.hpp"
 #include "sim/simulate.hpp"
-#include "tools/dtsim/documents.hpp"
+#include "sim/studies/documents.hpp"
+#include "sim/studies/search.hpp"
 
 #include <pybind11/eval.h>
 #include <pybind11/pybind11.h>
@@ -215,7 +215,7 @@ py::object py_run(const py::object& scenario, const py::object& overrides) {
   const auto in = input(scenario, overrides);
   const auto document = simulating(in, [&] {
     const auto base = in.load();
-    return cli::run_document(simulate(base, false, false, memory_limit(0, 1)).result);
+    return studies::run_document(simulate(base, false, false, memory_limit(0, 1)).result);
   });
   return to_python(document);
 }
@@ -228,12 +228,12 @@ py::object py_sweep(const py::object& scenario, const py::object& nodes, const p
     const auto base = in.load();
     std::vector<int> counts;
     try {
-      counts = parse_node_counts(text);
+      counts = studies::parse_node_counts(text);
     } catch (const std::invalid_argument& e) {
       throw scenario::ScenarioError("nodes", "", e.what());
     }
     const auto limit = memory_limit(0, std::min<int>(parallel, static_cast<int>(counts.size())));
-    return cli::sweep_document(base, dtsim::sweep(base, counts, parallel, {}, nullptr, limit));
+    return studies::sweep_document(base, dtsim::studies::sweep(base, counts, parallel, {}, nullptr, limit));
   });
   return to_python(document);
 }
@@ -246,12 +246,12 @@ py::object py_compare(const py::object& scenario, const py::object& strategies, 
     const auto base = in.load();
     std::vector<std::string> names;
     try {
-      names = parse_strategy_list(text);
+      names = studies::parse_strategy_list(text);
     } catch (const std::invalid_argument& e) {
       throw scenario::ScenarioError("strategies", "", e.what());
     }
     const auto limit = memory_limit(0, std::min<int>(parallel, static_cast<int>(names.size())));
-    return cli::compare_document(dtsim::compare(base, names, parallel, {}, nullptr, limit));
+    return studies::compare_document(dtsim::studies::compare(base, names, parallel, {}, nullptr, limit));
   });
   return to_python(document);
 }
@@ -267,23 +267,23 @@ py::object py_search(const py::object& scenario, const py::object& overrides, co
   const int parallel = jobs_of(jobs);
   const auto document = simulating(in, [&] {
     const auto base = in.load();
-    search::Options options;
+    studies::search::Options options;
     try {
-      options = cli::search_options(in.sets, node_text, fidelity_text, simulate_text);
+      options = studies::search_options(in.sets, node_text, fidelity_text, simulate_text);
     } catch (const scenario::ScenarioError& e) {
       throw renamed(e);
     }
     options.jobs = parallel;
     options.limit = memory_limit(0, parallel);
-    const auto result = search::search(base, options);
+    const auto result = studies::search::search(base, options);
     // As `dtsim search` (exit status 1): no JSON document for a search in which nothing ran, but why.
-    if (search::by_throughput(result).empty()) {
-      auto why = cli::search_nothing_ran(result, base.model.workload.sample_unit);
+    if (studies::search::by_throughput(result).empty()) {
+      auto why = studies::search_nothing_ran(result, base.model.workload.sample_unit);
       while (!why.empty() && why.back() == '\n')
         why.pop_back();
       throw SimulationFailure(why);
     }
-    return cli::search_document(base, result);
+    return studies::search_document(base, result);
   });
   return to_python(document);
 }

@@ -43,4 +43,9 @@ collectives::Request collective_request(const Collective& c, const std::vector<i
   return r;
 }
 
+collectives::Request resolved_request(const Collective& c, const std::vector<int>& members,
+                                      const topologies::ClusterSpec& cluster) {
+  return collectives::resolve(collective_request(c, members, cluster));
+}
+
 } // namespace dtsim::graph

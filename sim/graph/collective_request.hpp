@@ -1,7 +1,7 @@
 #pragma once
 // The request a collective op over `members` makes of sim/collectives: its sizes, the node each member is on and
-// which switches reduce. The planner (to resolve `auto` and name it), the benchmark and the engine all ask the
-// same question, so they build it here.
+// which switches reduce. The planner (to resolve `auto` and name it), the estimate, the benchmark and the engine all
+// ask the same question, so they build and resolve it here.
 #include "sim/collectives/schedule.hpp"
 #include "sim/graph/execution_graph.hpp"
 #include "topologies/cluster.hpp"
@@ -16,9 +16,10 @@ collectives::NcclSystem nccl_system(const topologies::ClusterSpec& cluster);
 collectives::Request collective_request(const Collective& c, const std::vector<int>& members,
                                         const topologies::ClusterSpec& cluster);
 
-// The algorithm that runs: the request's, or choose_algorithm's pick when it is `automatic`.
-inline collectives::Algorithm resolved_algorithm(const collectives::Request& request) {
-  return collectives::resolve(request).algorithm;
-}
+// The request as it runs: its algorithm and protocol, where `automatic`, chosen as NCCL's tuning would
+// (collectives::resolve). The one place the planner, the estimate, the collective benchmark and the engine resolve a
+// collective, so that all four price and replay the same algorithm.
+collectives::Request resolved_request(const Collective& c, const std::vector<int>& members,
+                                      const topologies::ClusterSpec& cluster);
 
 } // namespace dtsim::graph

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <utility>
 
 namespace dtsim::plan::detail {
 

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <utility>
 
 namespace dtsim::plan::detail {
 
@@ -49,7 +50,7 @@ std::uint32_t ModelParallelPlanner::add_collective(Operation op, double bytes, i
   c.reduce_seconds_per_byte = s_.gpu.reduce_seconds_per_byte();
   // The algorithm does not depend on an all-to-all-v's matrix: resolved without copying it into the request (for
   // each member's op of 128 experts' dispatches, that copy was most of the plan's time).
-  c.algorithm = graph::resolved_algorithm(graph::collective_request(c, graph_->groups.at(group), s_.cluster));
+  c.algorithm = graph::resolved_request(c, graph_->groups.at(group), s_.cluster).algorithm;
   c.matrix = std::move(matrix);
   const auto index = add_op(graph::Op{std::move(name), stream, c, std::move(deps), 1, axis});
   if (stream == Stream::compute) last_compute_ = index;
@@ -90,7 +91,7 @@ TensorClosedForm tensor_collective_closed_form(Operation op, double bytes, int t
   c.bytes = bytes;
   std::vector<int> members(tensor);
   std::iota(members.begin(), members.end(), 0); // a node's first GPUs: every tensor-parallel group looks alike
-  const auto request = collectives::resolve(graph::collective_request(c, members, fabric));
+  const auto request = graph::resolved_request(c, members, fabric);
   // A message crosses two fabric links through an NVSwitch (GPU to switch to GPU), one between mesh or PCIe peers.
   const bool nvswitch = fabric.intra_kind == topologies::IntraNodeKind::nvlink;
   const double alpha = fabric.intra.latency * (nvswitch ? 2 : 1);

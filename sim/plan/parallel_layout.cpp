@@ -1,5 +1,4 @@
 #include "sim/plan/parallel_layout.hpp"
-#include "sim/plan/model_parallel.hpp"
 #include "topologies/network_graph.hpp"
 
 #include <algorithm>
@@ -154,15 +153,6 @@ std::vector<GroupSummary> describe_groups(const scenario::Scenario& s, const top
     add("expert", layout.expert_groups());
     add("expert-data", layout.expert_data_groups());
   }
-  return out;
-}
-
-StageSummary describe_stages(const scenario::Scenario& s) {
-  const detail::ModelParallelPlanner planner(s);
-  StageSummary out;
-  for (const auto& chunk : planner.chunk_units())
-    out.chunk_units.push_back(static_cast<int>(chunk.size()));
-  out.stage_memory = planner.stage_memory();
   return out;
 }
 

@@ -88,11 +88,4 @@ struct GroupSummary {
 std::vector<GroupSummary> describe_groups(const scenario::Scenario& s);
 std::vector<GroupSummary> describe_groups(const scenario::Scenario& s, const topologies::NetworkModel& network);
 
-// The pipeline's stage split and each stage's memory as the planner computes them, without building programs.
-struct StageSummary {
-  std::vector<int> chunk_units;             // pipeline units (transformer blocks) per model chunk, in model order
-  std::vector<MemoryEstimate> stage_memory; // per pipeline stage (device)
-};
-StageSummary describe_stages(const scenario::Scenario& s);
-
 } // namespace dtsim::plan

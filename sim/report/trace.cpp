@@ -3,6 +3,7 @@
 #include "sim/report/trace.hpp"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <map>

@@ -4,7 +4,7 @@
 #include "sim/plan/plan.hpp"
 #include "topologies/cluster.hpp"
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include <vector>
 

@@ -1,5 +1,7 @@
 #include "sim/studies/planning.hpp"
 
+#include "sim/studies/resume.hpp"
+
 #include "topologies/instance.hpp"
 
 #include <fmt/format.h>
@@ -12,7 +14,7 @@
 #include <stdexcept>
 #include <utility>
 
-namespace dtsim::planning {
+namespace dtsim::studies::planning {
 
 std::string_view to_string(Capacity c) {
   return c == Capacity::spot ? "spot" : "on-demand";
@@ -261,6 +263,8 @@ Result plan(const scenario::Scenario& base, const Options& options, const SweepP
     batch.push_back({&on_demand.back(), &prepared[i]});
   }
   search::simulate_chosen(batch, search_options, step);
+  // A shard stops at its layouts: the trials run where the shards are merged.
+  if (search_options.resume && search_options.resume->finished_shard()) return result;
   for (auto i : chosen)
     done += static_cast<std::size_t>(prepared[i].counts.simulated);
   for (auto i : chosen) {
@@ -321,4 +325,4 @@ Result plan(const scenario::Scenario& base, const Options& options, const SweepP
   return result;
 }
 
-} // namespace dtsim::planning
+} // namespace dtsim::studies::planning

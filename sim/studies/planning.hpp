@@ -12,15 +12,15 @@
 // cluster the fastest layout is also the cheapest (the cluster's price per hour is fixed), so one layout per cluster
 // is all the decision needs.
 #include "sim/engine/child_process.hpp"
-#include "sim/search.hpp"
-#include "sim/train.hpp"
+#include "sim/studies/search.hpp"
+#include "sim/studies/train.hpp"
 
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
-namespace dtsim::planning {
+namespace dtsim::studies::planning {
 
 enum class Capacity { on_demand, spot };
 std::string_view to_string(Capacity c);
@@ -102,4 +102,4 @@ std::vector<std::size_t> pareto_front(const std::vector<FrontPoint>& points);
 // scenario::ScenarioError (exit 2) when no layout of any cluster fits or validates, naming the nearest miss.
 Result plan(const scenario::Scenario& base, const Options& options, const SweepProgress& progress = {});
 
-} // namespace dtsim::planning
+} // namespace dtsim::studies::planning

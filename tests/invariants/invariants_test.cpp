@@ -18,6 +18,7 @@
 // A broken invariant prints the scenario that broke it (its file's text), so it can be saved and run by hand.
 #include "sim/plan/plan.hpp"
 #include "sim/simulate.hpp"
+#include "sim/studies/sweep.hpp"
 #include "tests/invariants/scenario_generator.hpp"
 #include "tests/invariants/variants.hpp"
 
@@ -189,9 +190,9 @@ TEST_P(Invariants, HoldOnAGeneratedScenario) {
   // Weak scaling and shards: the sweep over this node count and twice it, two points at once, against each point
   // swept alone (as two shards run them) and against the run above.
   const int nodes = base_.cluster.nodes;
-  const auto whole = sweep(base_, {nodes, 2 * nodes}, 2);
-  const auto first = sweep(base_, {nodes}, 1);
-  const auto second = sweep(base_, {2 * nodes}, 1);
+  const auto whole = studies::sweep(base_, {nodes, 2 * nodes}, 2);
+  const auto first = studies::sweep(base_, {nodes}, 1);
+  const auto second = studies::sweep(base_, {2 * nodes}, 1);
   ASSERT_EQ(whole.size(), 2u);
   ASSERT_TRUE(whole[0].ok) << whole[0].error << scenario_text();
   EXPECT_EQ(dump(whole[0].result), dump(*result)) << "a sweep's point differs from the run" << scenario_text();
@@ -219,7 +220,7 @@ TEST_P(Invariants, HoldOnAGeneratedScenario) {
     for (const auto& name : algorithms) {
       auto pinned = base_;
       pinned.training.algorithm = *collectives::parse_algorithm(name);
-      const auto points = sweep(pinned, {nodes, 2 * nodes}, 1);
+      const auto points = studies::sweep(pinned, {nodes, 2 * nodes}, 1);
       ASSERT_TRUE(points.at(0).ok && points.at(1).ok) << scenario_text();
       EXPECT_LE(points.at(1).efficiency, kOrdering) << "weak scaling with every all-reduce " << name << scenario_text();
     }

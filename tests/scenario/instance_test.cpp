@@ -2,6 +2,7 @@
 #include "sim/scenario/scenario.hpp"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 namespace dtsim::scenario {
 namespace {

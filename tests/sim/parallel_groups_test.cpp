@@ -1,6 +1,7 @@
 // The groups of a model-parallel grid as `dtsim explain` describes them (plan::describe_groups): their sizes,
 // counts, first members, whether they leave the node, and the narrowest ring step, derived by hand.
 #include "sim/plan/parallel_layout.hpp"
+#include "sim/plan/stage_summary.hpp"
 #include "sim/scenario/scenario.hpp"
 
 #include <gtest/gtest.h>

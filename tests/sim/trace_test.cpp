@@ -5,6 +5,7 @@
 #include "../engine/replay_fixtures.hpp"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <map>
 

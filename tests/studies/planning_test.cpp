@@ -12,7 +12,7 @@
 #include <map>
 #include <tuple>
 
-namespace dtsim::planning {
+namespace dtsim::studies::planning {
 namespace {
 
 using nlohmann::json;
@@ -146,4 +146,4 @@ TEST(Plan, NoClusterThatFitsTheModelIsRefusedWithTheNearestMiss) {
 }
 
 } // namespace
-} // namespace dtsim::planning
+} // namespace dtsim::studies::planning

@@ -3,7 +3,7 @@
 // priced once included. Prints the candidates priced, the median wall time of REPEAT runs, the rate and the peak
 // resident memory.
 //   build/dtsim_bench_screen SCENARIO [REPEAT] [NODES]   (target dtsim_bench_screen; tools/bench/run.sh runs it)
-#include "sim/search.hpp"
+#include "sim/studies/search.hpp"
 
 #include <fmt/format.h>
 #include <sys/resource.h>
@@ -23,12 +23,12 @@ int main(int argc, char** argv) try {
   const auto base = dtsim::scenario::load_scenario(argv[1]);
   std::vector<int> nodes;
   if (argc > 3) nodes.push_back(std::stoi(argv[3]));
-  const auto candidates = dtsim::search::enumerate(dtsim::search::space_of(base, nodes));
+  const auto candidates = dtsim::studies::search::enumerate(dtsim::studies::search::space_of(base, nodes));
   std::vector<double> seconds;
   std::size_t priced = 0, fit = 0;
   for (int r = 0; r < repeat; ++r) {
     const auto start = std::chrono::steady_clock::now();
-    const auto prices = dtsim::search::closed_form_prices(base, candidates, {});
+    const auto prices = dtsim::studies::search::closed_form_prices(base, candidates, {});
     seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     priced = fit = 0;
     for (const auto& p : prices) {

@@ -1,9 +1,10 @@
 // `dtsim collective`: one collective over a range of sizes, printed as nccl-tests prints it.
-#include "sim/collective_bench.hpp"
 #include "sim/report/format.hpp"
 #include "sim/simulate.hpp"
+#include "sim/studies/collective_bench.hpp"
+#include "sim/studies/provenance.hpp"
+#include "sim/studies/sweep.hpp"
 #include "tools/dtsim/commands.hpp"
-#include "tools/dtsim/provenance.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -25,7 +26,7 @@ bool reduces(collectives::Operation op) {
 
 // nccl-tests' table: out-of-place and in-place columns (dtsim models no local copy, so both are the same simulation),
 // #wrong "N/A" (no data is checked: nccl-tests prints the same with -c 0), then its average bus bandwidth footer.
-std::string table(const std::vector<CollectivePoint>& points, collectives::Operation op) {
+std::string table(const std::vector<studies::CollectivePoint>& points, collectives::Operation op) {
   const auto row = [](auto... cells) {
     return fmt::format(
         "{:>13} {:>13} {:>7} {:>6} {:>19} {:>8} {:>8} {:>10} {:>8} {:>8} {:>6} {:>10} {:>8} {:>8} {:>6}\n", cells...);
@@ -62,7 +63,7 @@ std::string table(const std::vector<CollectivePoint>& points, collectives::Opera
   return out;
 }
 
-std::string csv(const std::vector<CollectivePoint>& points) {
+std::string csv(const std::vector<studies::CollectivePoint>& points) {
   std::string out =
       "size_bytes,algorithm,protocol,channels,time_seconds,algbw_bytes_per_second,busbw_bytes_per_second,error\n";
   for (const auto& p : points) {
@@ -77,9 +78,9 @@ std::string csv(const std::vector<CollectivePoint>& points) {
 // What the CSV has, in JSON (null where a failed size has no figure), with the run's description and nccl-tests'
 // average bus bandwidth.
 nlohmann::json json_document(const scenario::Scenario& scenario, const topologies::ClusterSpec& cluster,
-                             const CollectiveBench& bench, const std::string& fidelity,
-                             const std::vector<CollectivePoint>& points) {
-  auto document = command_document("collective", scenario::to_json(scenario));
+                             const studies::CollectiveBench& bench, const std::string& fidelity,
+                             const std::vector<studies::CollectivePoint>& points) {
+  auto document = studies::command_document("collective", scenario::to_json(scenario));
   document["operation"] = collectives::to_string(bench.op);
   document["ranks"] = bench.ranks > 0 ? bench.ranks : cluster.gpu_count();
   document["nodes"] = cluster.nodes;
@@ -126,7 +127,7 @@ scenario::Scenario load_cluster(const CollectiveArgs& args) {
   std::vector<scenario::Override> overrides;
   for (const auto& s : args.sets)
     overrides.push_back(scenario::parse_override(s));
-  return instance_scenario(*args.instance, args.nodes.value_or(1), overrides, "--instance");
+  return studies::instance_scenario(*args.instance, args.nodes.value_or(1), overrides, "--instance");
 }
 
 // --sizes, or nccl-tests' -b/-e/-f (not both).
@@ -134,7 +135,7 @@ std::vector<double> sizes_of(const CollectiveArgs& args) {
   const bool nccl_style = !args.min_bytes.empty() || !args.max_bytes.empty() || !args.step_factor.empty();
   if (!nccl_style) {
     try {
-      return parse_sizes(args.sizes.empty() ? "8B..1GiB" : args.sizes);
+      return studies::parse_sizes(args.sizes.empty() ? "8B..1GiB" : args.sizes);
     } catch (const std::invalid_argument& e) {
       throw scenario::ScenarioError("--sizes", "", e.what());
     }
@@ -143,7 +144,7 @@ std::vector<double> sizes_of(const CollectiveArgs& args) {
     throw scenario::ScenarioError("--sizes", "", "give --sizes or nccl-tests' -b/-e/-f, not both");
   if (args.min_bytes.empty())
     throw scenario::ScenarioError("-b", "", "-e and -f need -b, the smallest size, as in nccl-tests");
-  return nccl_tests_sizes(args.min_bytes, args.max_bytes, args.step_factor.empty() ? "2" : args.step_factor);
+  return studies::nccl_tests_sizes(args.min_bytes, args.max_bytes, args.step_factor.empty() ? "2" : args.step_factor);
 }
 
 } // namespace
@@ -151,7 +152,7 @@ std::vector<double> sizes_of(const CollectiveArgs& args) {
 int collective_command(const CollectiveArgs& args) {
   const auto scenario = load_cluster(args);
 
-  CollectiveBench bench;
+  studies::CollectiveBench bench;
   const auto op = collectives::parse_operation(args.op);
   if (!op)
     throw scenario::ScenarioError("--op", "",
@@ -194,7 +195,7 @@ int collective_command(const CollectiveArgs& args) {
     const auto nodes =
         (static_cast<std::int64_t>(bench.ranks) + scenario.cluster.gpus_per_node - 1) / scenario.cluster.gpus_per_node;
     try {
-      (void)with_nodes(scenario, static_cast<int>(nodes));
+      (void)studies::with_nodes(scenario, static_cast<int>(nodes));
     } catch (const scenario::ScenarioError& e) {
       throw scenario::ScenarioError("--ranks", "",
                                     fmt::format("{} ranks need {} nodes of {} GPUs: {}: {}", bench.ranks, nodes,
@@ -202,7 +203,7 @@ int collective_command(const CollectiveArgs& args) {
     }
   }
 
-  const auto cluster = bench_cluster(scenario, bench.ranks);
+  const auto cluster = studies::bench_cluster(scenario, bench.ranks);
   const int ranks = bench.ranks > 0 ? bench.ranks : cluster.gpu_count();
   std::ostream& out = report_stream({args.csv_out, args.json_out, args.html_out});
   out << fmt::format("# dtsim collective: {}, {} ranks on {} nodes of {} x {} ({} fabric, {} NIC), {} "
@@ -210,12 +211,12 @@ int collective_command(const CollectiveArgs& args) {
                      collectives::to_string(bench.op), ranks, cluster.nodes, cluster.gpus_per_node, scenario.gpu.name,
                      topologies::to_string(cluster.intra_kind), report::format_bandwidth(cluster.nic.bandwidth),
                      args.fidelity, scenario::to_string(scenario.network.model));
-  std::vector<CollectivePoint> points;
+  std::vector<studies::CollectivePoint> points;
   {
     const ProgressLine progress("collective: sizes simulated");
     try {
       const int jobs = parallel_jobs(args.jobs);
-      points = bench_collective(
+      points = studies::bench_collective(
           scenario, bench, jobs, [&](std::size_t done, std::size_t total) { progress.update(done, total); },
           memory_limit_of(args.max_memory, std::min<int>(jobs, static_cast<int>(bench.sizes.size()))));
     } catch (const std::invalid_argument& e) { // a forced protocol the cluster's collectives cannot run

@@ -1,16 +1,16 @@
 #include "tools/dtsim/commands.hpp"
 #include "io/gzip.hpp"
-#include "tools/dtsim/documents.hpp"
+#include "sim/studies/documents.hpp"
+#include "sim/studies/provenance.hpp"
 #include "tools/dtsim/html_report.hpp"
-#include "tools/dtsim/provenance.hpp"
 
 #include "sim/engine/child_process.hpp"
 #include "sim/engine/engine.hpp"
 #include "sim/engine/footprint.hpp"
 #include "sim/plan/plan.hpp"
-#include "sim/resume.hpp"
 #include "sim/scenario/units.hpp"
 #include "sim/simulate.hpp"
+#include "sim/studies/resume.hpp"
 
 #include <fmt/format.h>
 
@@ -125,7 +125,7 @@ MemoryLimit memory_limit_of(const std::string& flag, int jobs) {
   return memory_limit(*bytes, jobs);
 }
 
-std::unique_ptr<ResumeStore> open_resume(const std::string& resume_dir, const ShardArgs& sharding) {
+std::unique_ptr<studies::ResumeStore> open_resume(const std::string& resume_dir, const ShardArgs& sharding) {
   if (!sharding.shard.empty() || sharding.merge_shards > 0) {
     const auto& dir = sharding.merge_shards > 0 ? resume_dir : sharding.out;
     if (dir.empty()) throw scenario::ScenarioError("--shard", "", "needs --out DIR, where the shard's points are kept");
@@ -134,7 +134,7 @@ std::unique_ptr<ResumeStore> open_resume(const std::string& resume_dir, const Sh
                                     "a shard keeps its points in --out DIR (and reads back those it kept): give --out "
                                     "alone");
     if (sharding.merge_shards > 0) {
-      auto store = std::make_unique<ResumeStore>(dir, DTSIM_VERSION);
+      auto store = std::make_unique<studies::ResumeStore>(dir, DTSIM_VERSION);
       store->set_merge_only(sharding.merge_shards);
       return store;
     }
@@ -147,7 +147,7 @@ std::unique_ptr<ResumeStore> open_resume(const std::string& resume_dir, const Sh
       throw scenario::ScenarioError(
           "--shard", "",
           fmt::format("expected K/N with 1 <= K <= N <= 100000, such as 2/8, got \"{}\"", sharding.shard));
-    auto store = std::make_unique<ResumeStore>(dir, DTSIM_VERSION);
+    auto store = std::make_unique<studies::ResumeStore>(dir, DTSIM_VERSION);
     store->set_shard(index, count);
     write_shard_manifest(sharding);
     return store;
@@ -157,10 +157,19 @@ std::unique_ptr<ResumeStore> open_resume(const std::string& resume_dir, const Sh
     engine::set_interrupt_note("Run it with --resume DIR to keep finished points across an interruption.");
     return nullptr;
   }
-  auto store = std::make_unique<ResumeStore>(dir, DTSIM_VERSION);
+  auto store = std::make_unique<studies::ResumeStore>(dir, DTSIM_VERSION);
   engine::set_interrupt_note(
       fmt::format("The finished points are kept in {}: run the same command again to finish the rest.", dir));
   return store;
+}
+
+std::optional<int> shard_finished(const studies::ResumeStore* store) {
+  if (!store || !store->finished_shard()) return std::nullopt;
+  const auto& done = *store->finished_shard();
+  std::cout << fmt::format("shard {}/{}: {} points kept in {} ({} simulated now); put the shards together with "
+                           "dtsim merge\n",
+                           done.index, done.count, done.points, done.dir, done.simulated);
+  return kExitOk;
 }
 
 void write_files(const std::vector<OutputFile>& files) {
@@ -314,7 +323,7 @@ int run_command(const RunArgs& args) {
   // With an output on stdout, stdout carries only it; the report goes to stderr.
   std::ostream& out = report_stream({args.json_out, args.html_out, args.trace_out, args.ops_out});
   out << report::format_summary(sim.result);
-  auto document = run_document(sim.result);
+  auto document = studies::run_document(sim.result);
   std::vector<OutputFile> files;
   if (!args.json_out.empty()) files.push_back({args.json_out, document.dump(2) + "\n"});
   if (!args.trace_out.empty()) // Perfetto opens a .json.gz as it is

@@ -3,9 +3,9 @@
 // the library. Each returns the process exit status.
 #include "io/error.hpp"
 #include "sim/report/format.hpp"
-#include "sim/resume.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/simulate.hpp"
+#include "sim/studies/resume.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -277,7 +277,11 @@ int finish_outputs(std::ostream& report, std::vector<OutputFile> files, const nl
 MemoryLimit memory_limit_of(const std::string& flag, int jobs);
 
 // --resume DIR: the store of finished points (none without the flag), and what an interruption says about it.
-std::unique_ptr<ResumeStore> open_resume(const std::string& dir, const ShardArgs& sharding = {});
+std::unique_ptr<studies::ResumeStore> open_resume(const std::string& dir, const ShardArgs& sharding = {});
+
+// A shard's run ends with what it kept, not with the command's results (`dtsim merge` prints those): the line that
+// says so, on stdout, and the exit status; nullopt when the run was not a shard's.
+std::optional<int> shard_finished(const studies::ResumeStore* store);
 
 // `dtsim merge DIR...`: the shards of one sharded command put together, printed and written as the unsharded command
 // prints and writes them (it runs that command again with the shards' points read back; nothing is simulated).

@@ -1,8 +1,9 @@
 // `dtsim compare`: the same scenario under several synchronization strategies, side by side.
 #include "sim/simulate.hpp"
+#include "sim/studies/compare.hpp"
+#include "sim/studies/documents.hpp"
+#include "sim/studies/provenance.hpp"
 #include "tools/dtsim/commands.hpp"
-#include "tools/dtsim/documents.hpp"
-#include "tools/dtsim/provenance.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -30,7 +31,7 @@ bool has_staleness(const report::RunResult& r) {
   return r.strategy.servers > 0;
 }
 
-std::string table(const std::vector<ComparePoint>& points, const scenario::Scenario& base) {
+std::string table(const std::vector<studies::ComparePoint>& points, const scenario::Scenario& base) {
   const bool priced = base.cluster.price_per_node_hour > 0;
   const bool epochs = base.dataset.samples > 0;
   // Two header lines, the figure and its unit, as `dtsim collective` prints them.
@@ -72,7 +73,7 @@ std::string table(const std::vector<ComparePoint>& points, const scenario::Scena
 }
 
 // CSV fields in base units, named with them; empty where a figure does not apply.
-std::string csv(const std::vector<ComparePoint>& points) {
+std::string csv(const std::vector<studies::ComparePoint>& points) {
   std::string out = "strategy,strategy_name,workers,servers,asynchronous,iteration_seconds,iteration_per,"
                     "throughput_samples_per_second,exposed_communication_seconds_per_iteration,"
                     "staleness_mean_iterations,staleness_max_iterations,bytes_sent_per_worker_per_iteration,"
@@ -112,7 +113,7 @@ int compare_command(const CompareArgs& args) {
   const auto base = load_with_overrides(args.scenario, args.sets);
   std::vector<std::string> names;
   try {
-    names = parse_strategy_list(args.strategies);
+    names = studies::parse_strategy_list(args.strategies);
   } catch (const std::invalid_argument& e) {
     throw scenario::ScenarioError("--strategies", "", e.what());
   }
@@ -121,13 +122,14 @@ int compare_command(const CompareArgs& args) {
   const int jobs = parallel_jobs(args.jobs);
   const auto limit = memory_limit_of(args.max_memory, std::min<int>(jobs, static_cast<int>(names.size())));
 
-  std::vector<ComparePoint> points;
+  std::vector<studies::ComparePoint> points;
   {
     const ProgressLine progress("compare: strategies simulated");
-    points = compare(
+    points = studies::compare(
         base, names, jobs, [&](std::size_t done, std::size_t total) { progress.update(done, total); }, resume.get(),
         limit);
   }
+  if (const auto status = shard_finished(resume.get())) return *status;
 
   std::ostream& out = report_stream({args.csv_out, args.json_out, args.html_out});
   out << fmt::format("{}: {} node(s) x {} GPU(s), batch {} per GPU\n\n", base.name, base.cluster.nodes,
@@ -138,8 +140,8 @@ int compare_command(const CompareArgs& args) {
            "(staleness s) moves the model less, so those strategies need more iterations to converge (README, "
            "\"Staleness\").\n";
   // The JSON file is the array of results; the HTML report's document names its command around it.
-  const auto results = compare_document(points);
-  auto document = command_document("compare", scenario::to_json(base));
+  const auto results = studies::compare_document(points);
+  auto document = studies::command_document("compare", scenario::to_json(base));
   document["results"] = results;
   // As in a sweep: a strategy that failed makes the status 1 (2 when its input cannot run), after the others were
   // printed and written.

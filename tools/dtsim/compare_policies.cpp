@@ -2,10 +2,11 @@
 // on-demand capacity, elastic or waiting), side by side: each policy is a list of --set overrides, run as
 // `dtsim train` runs it, with the same seeds, so the differences are the policies' and not the draws'.
 #include "sim/report/format.hpp"
-#include "sim/series.hpp"
-#include "sim/train.hpp"
+#include "sim/studies/provenance.hpp"
+#include "sim/studies/series.hpp"
+#include "sim/studies/train.hpp"
+#include "sim/studies/train_report.hpp"
 #include "tools/dtsim/commands.hpp"
-#include "tools/dtsim/provenance.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -27,17 +28,17 @@ struct Policy {
 // without a label, the overrides name it.
 std::vector<Policy> parse_policies(const std::string& text) {
   std::vector<Policy> out;
-  for (const auto& item : split_list(text, ';')) {
-    const std::string one = trim(item);
+  for (const auto& item : studies::split_list(text, ';')) {
+    const std::string one = studies::trim(item);
     if (one.empty()) continue;
     Policy p;
     std::string sets = one;
     if (const auto colon = one.find(':'); colon != std::string::npos && one.find('=') > colon) {
-      p.label = trim(one.substr(0, colon));
+      p.label = studies::trim(one.substr(0, colon));
       sets = one.substr(colon + 1);
     }
-    for (const auto& set : split_list(sets))
-      if (const auto given = trim(set); !given.empty()) p.sets.push_back(given);
+    for (const auto& set : studies::split_list(sets))
+      if (const auto given = studies::trim(set); !given.empty()) p.sets.push_back(given);
     if (p.label.empty()) p.label = p.sets.empty() ? "as given" : fmt::format("{}", fmt::join(p.sets, ", "));
     for (const auto& set : p.sets)
       if (set.find('=') == std::string::npos)
@@ -60,17 +61,17 @@ int compare_policies_command(const CompareArgs& args) {
     auto sets = args.sets;
     sets.insert(sets.end(), p.sets.begin(), p.sets.end());
     scenarios.push_back(load_with_overrides(args.scenario, sets));
-    run_steps(scenarios.back());
+    studies::run_steps(scenarios.back());
   }
   check_writable({args.csv_out, args.json_out, args.html_out}, {args.scenario});
   const int jobs = parallel_jobs(args.jobs);
   const auto limit = memory_limit_of(args.max_memory, std::min(jobs, args.trials));
   const std::uint64_t seed = args.seed.value_or(scenarios.front().run.seed);
 
-  std::vector<TrainResult> results;
+  std::vector<studies::TrainResult> results;
   for (std::size_t i = 0; i < policies.size(); ++i) {
     const ProgressLine progress(fmt::format("compare: policy {} of {}, trials run", i + 1, policies.size()));
-    results.push_back(train(
+    results.push_back(studies::train(
         scenarios[i], args.trials, seed, jobs,
         [&](std::size_t done, std::size_t total) { progress.update(done, total); }, limit));
   }
@@ -84,11 +85,12 @@ int compare_policies_command(const CompareArgs& args) {
   json all = json::array();
   for (std::size_t i = 0; i < policies.size(); ++i) {
     const auto& r = results[i];
-    const auto wall = trial_stats(r.trials, [](const lifecycle::TrialResult& t) { return t.wall; });
-    const auto good = trial_stats(r.trials, goodput);
-    const auto cost = trial_stats(r.trials, [](const lifecycle::TrialResult& t) { return t.cost; });
-    const auto kwh = trial_stats(r.trials, [](const lifecycle::TrialResult& t) { return t.energy_kwh; });
-    const auto hits = trial_stats(r.trials, [](const lifecycle::TrialResult& t) { return t.failures + t.preemptions; });
+    const auto wall = studies::trial_stats(r.trials, [](const lifecycle::TrialResult& t) { return t.wall; });
+    const auto good = studies::trial_stats(r.trials, studies::goodput);
+    const auto cost = studies::trial_stats(r.trials, [](const lifecycle::TrialResult& t) { return t.cost; });
+    const auto kwh = studies::trial_stats(r.trials, [](const lifecycle::TrialResult& t) { return t.energy_kwh; });
+    const auto hits =
+        studies::trial_stats(r.trials, [](const lifecycle::TrialResult& t) { return t.failures + t.preemptions; });
     const bool priced = r.job.price_per_hour > 0 || r.job.spot.price_per_hour > 0;
     rows.push_back({policies[i].label, report::format_seconds(r.job.iteration), report::format_duration(wall.mean),
                     report::format_duration(wall.p90), report::format_percent(good.mean),
@@ -100,7 +102,7 @@ int compare_policies_command(const CompareArgs& args) {
                        r.job.power.known ? fmt::format("{:.9g}", kwh.mean) : "", hits.mean,
                        r.job.checkpoints ? fmt::format("{:.9g}", r.job.checkpoint_interval) : "");
     auto one = to_json(r);
-    one["provenance"] = provenance(r.scenario);
+    one["provenance"] = studies::provenance(r.scenario);
     one["policy"] = {{"label", policies[i].label}, {"set", policies[i].sets}};
     all.push_back(std::move(one));
   }
@@ -108,7 +110,7 @@ int compare_policies_command(const CompareArgs& args) {
   // With a file written to standard output, the table goes to standard error.
   std::ostream& report = report_stream({args.csv_out, args.json_out, args.html_out});
   report << out;
-  auto document = command_document("compare-policies", scenario::to_json(scenarios.front()));
+  auto document = studies::command_document("compare-policies", scenario::to_json(scenarios.front()));
   document["results"] = all;
   return finish_outputs(report, {{args.csv_out, csv}, {args.json_out, all.dump(2) + "\n"}}, document, "", args.html_out,
                         kExitOk);

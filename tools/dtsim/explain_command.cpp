@@ -3,10 +3,11 @@
 #include "sim/engine/footprint.hpp"
 #include "sim/plan/parallel_layout.hpp"
 #include "sim/plan/plan.hpp"
+#include "sim/plan/stage_summary.hpp"
 #include "sim/report/format.hpp"
 #include "sim/simulate.hpp"
+#include "sim/studies/provenance.hpp"
 #include "tools/dtsim/commands.hpp"
-#include "tools/dtsim/provenance.hpp"
 #include "topologies/instance.hpp"
 #include "topologies/network_graph.hpp"
 
@@ -193,7 +194,7 @@ int explain_command(const ExplainArgs& args) {
   const auto network = topologies::build_network(c);
   const auto summary = topologies::summarize(c, network);
   check_writable({args.json_out}, {args.scenario});
-  auto document = command_document("explain", scenario::to_json(s));
+  auto document = studies::command_document("explain", scenario::to_json(s));
   document["cluster"] = cluster_json(s, network, summary);
   std::string out;
   auto line = [&](std::string_view label, const std::string& value) {

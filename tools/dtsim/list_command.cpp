@@ -5,8 +5,8 @@
 #include "sim/collectives/schedule.hpp"
 #include "sim/report/format.hpp"
 #include "sim/strategies/strategy.hpp"
+#include "sim/studies/provenance.hpp"
 #include "tools/dtsim/commands.hpp"
-#include "tools/dtsim/provenance.hpp"
 #include "topologies/instance.hpp"
 
 #include <fmt/format.h>
@@ -369,7 +369,7 @@ int list_command(const std::string& what, const std::string& json_out, const std
                                               "topologies, strategies, failures or frameworks",
                                               what));
   check_writable({json_out, csv_out});
-  auto document = command_document("list", nlohmann::json());
+  auto document = studies::command_document("list", nlohmann::json());
   document["what"] = what;
   document["items"] = list_json(what);
   std::ostream& out = report_stream({json_out, csv_out});

@@ -380,11 +380,6 @@ int main(int argc, char** argv) {
       if (*coll_cmd) return cli::collective_command(coll);
       if (*calibrate_cmd) return cli::calibrate_command(calibrate);
       if (*validate_cmd) return cli::validate_command(validate);
-    } catch (const ShardFinished& done) {
-      std::cout << fmt::format("shard {}/{}: {} points kept in {} ({} simulated now); put the shards together with "
-                               "dtsim merge\n",
-                               done.index, done.count, done.points, done.dir, done.simulated);
-      return cli::kExitOk;
     } catch (const Error& e) {
       // Each error says its status: bad input (the scenario, an override, a plan that cannot run, a trace, a limit) is
       // the user's to fix, 2; a run that failed, 1.

@@ -1,11 +1,12 @@
 // `dtsim plan`: the cheapest cluster that trains the model by a deadline (or the fastest within a budget), across the
 // instance presets, node counts, on-demand and spot capacity and every layout `dtsim search` covers.
 #include "sim/scenario/units.hpp"
-#include "sim/series.hpp"
+#include "sim/studies/documents.hpp"
 #include "sim/studies/planning.hpp"
+#include "sim/studies/provenance.hpp"
+#include "sim/studies/series.hpp"
+#include "sim/studies/sweep.hpp"
 #include "tools/dtsim/commands.hpp"
-#include "tools/dtsim/documents.hpp"
-#include "tools/dtsim/provenance.hpp"
 #include "topologies/instance.hpp"
 
 #include <fmt/format.h>
@@ -19,14 +20,14 @@ namespace dtsim::cli {
 namespace {
 
 using nlohmann::json;
-using planning::Plan;
+using studies::planning::Plan;
 
 // "15T", "100B", "2.5e11", "250k": a count as ML papers write token counts and budgets (K thousand, M million, B
 // billion, T trillion); `flag` names it in the message.
 double parse_count(const std::string& flag, std::string text) {
-  text = trim(text);
+  text = studies::trim(text);
   if (!text.empty() && text.front() == '$') text.erase(0, 1);
-  if (text.size() > 3 && text.ends_with("USD")) text = trim(text.substr(0, text.size() - 3));
+  if (text.size() > 3 && text.ends_with("USD")) text = studies::trim(text.substr(0, text.size() - 3));
   double scale = 1;
   if (!text.empty()) {
     switch (text.back()) {
@@ -67,7 +68,7 @@ struct TimeUnit {
   double seconds = 86400;
   double of(double s) const { return s / seconds; }
 };
-TimeUnit time_unit(const planning::Result& r) {
+TimeUnit time_unit(const studies::planning::Result& r) {
   double longest = 0;
   for (const auto& p : r.plans)
     longest = std::max(longest, p.seconds.p90);
@@ -76,7 +77,7 @@ TimeUnit time_unit(const planning::Result& r) {
   return longest >= 2 * 86400.0 ? TimeUnit{} : TimeUnit{"h", 3600};
 }
 
-std::string layout_text(const search::Candidate& c) {
+std::string layout_text(const studies::search::Candidate& c) {
   std::string out = fmt::format("tp{} pp{} dp{}", c.tensor, c.pipeline, c.data);
   if (c.expert > 1) out += fmt::format(" ep{}", c.expert);
   out += fmt::format(", {}x{}", c.micro_batch, c.micro_batches);
@@ -87,15 +88,15 @@ std::string layout_text(const search::Candidate& c) {
   return out;
 }
 
-json plan_row(const planning::Result& r, const Plan& p) {
+json plan_row(const studies::planning::Result& r, const Plan& p) {
   const auto& cluster = r.clusters[p.cluster];
   const auto& c = p.layout.candidate;
   const auto& run = p.layout.result;
-  json row = layout_json(c);
+  json row = studies::layout_json(c);
   row.update(json{{"instance", cluster.instance},
                   {"nodes", cluster.nodes},
                   {"gpus", cluster.gpus},
-                  {"capacity", std::string(planning::to_string(p.capacity))},
+                  {"capacity", std::string(studies::planning::to_string(p.capacity))},
                   {"on_front", p.on_front},
                   {"estimate_seconds", p.layout.estimate_seconds},
                   {"iteration_seconds", run.iteration.mean},
@@ -112,8 +113,9 @@ json plan_row(const planning::Result& r, const Plan& p) {
   return row;
 }
 
-json plan_document(const scenario::Scenario& base, const planning::Options& options, const planning::Result& r) {
-  json document = command_document("plan", scenario::to_json(base));
+json plan_document(const scenario::Scenario& base, const studies::planning::Options& options,
+                   const studies::planning::Result& r) {
+  json document = studies::command_document("plan", scenario::to_json(base));
   document["steps"] = r.steps;
   document["steps_from"] = r.steps_from;
   document["global_batch"] = r.global_batch;
@@ -154,7 +156,7 @@ json plan_document(const scenario::Scenario& base, const planning::Options& opti
   return document;
 }
 
-std::string plans_table(const planning::Result& r, const TimeUnit& unit) {
+std::string plans_table(const studies::planning::Result& r, const TimeUnit& unit) {
   const auto in_unit = fmt::format("({})", unit.name);
   std::vector<std::vector<std::string>> rows{
       {"", "instance", "nodes", "GPUs", "capacity", "layout (tp pp dp, micro-batch x count, ...)", "iteration", "MFU",
@@ -163,7 +165,7 @@ std::string plans_table(const planning::Result& r, const TimeUnit& unit) {
   for (const auto& p : r.plans) {
     const auto& c = r.clusters[p.cluster];
     rows.push_back({p.on_front ? "*" : "", c.instance, std::to_string(c.nodes), std::to_string(c.gpus),
-                    std::string(planning::to_string(p.capacity)), layout_text(p.layout.candidate),
+                    std::string(studies::planning::to_string(p.capacity)), layout_text(p.layout.candidate),
                     fmt::format("{:.4f}", p.layout.result.iteration.mean),
                     fmt::format("{:.1f}", 100 * p.layout.result.utilization.mfu), p.bound,
                     fmt::format("{:.2f}", unit.of(p.seconds.mean)), fmt::format("{:.2f}", unit.of(p.seconds.p90)),
@@ -173,18 +175,19 @@ std::string plans_table(const planning::Result& r, const TimeUnit& unit) {
   return aligned_table(rows, 6);
 }
 
-std::string chosen_line(const char* what, const planning::Result& r, const std::optional<std::size_t>& i,
+std::string chosen_line(const char* what, const studies::planning::Result& r, const std::optional<std::size_t>& i,
                         const TimeUnit& unit) {
   if (!i) return {};
   const auto& p = r.plans[*i];
   const auto& c = r.clusters[p.cluster];
   return fmt::format("{}: {} x {} ({} GPUs) {}, {}: {:.2f} {} ({:.2f} in 9 of 10 trials), {:.0f} USD ({:.0f})\n", what,
-                     c.nodes, c.instance, c.gpus, p.capacity == planning::Capacity::spot ? "on spot" : "on demand",
+                     c.nodes, c.instance, c.gpus,
+                     p.capacity == studies::planning::Capacity::spot ? "on spot" : "on demand",
                      layout_text(p.layout.candidate), unit.of(p.seconds.mean), unit.name, unit.of(p.seconds.p90),
                      p.dollars.mean, p.dollars.p90);
 }
 
-std::string clusters_table(const planning::Result& r, const TimeUnit& unit) {
+std::string clusters_table(const studies::planning::Result& r, const TimeUnit& unit) {
   std::vector<std::vector<std::string>> rows{
       {"instance", "nodes", "GPUs", "price", "spot", "layouts", "best estimate", "time to train", "cost", "simulated"},
       {"", "", "", "(USD/h)", "(USD/h)", "(estimated)", "(s/iteration)", fmt::format("({})", unit.name), "(USD)", ""}};
@@ -206,7 +209,7 @@ std::string clusters_table(const planning::Result& r, const TimeUnit& unit) {
   return aligned_table(rows, 1);
 }
 
-std::string plans_csv(const planning::Result& r) {
+std::string plans_csv(const studies::planning::Result& r) {
   json rows = json::array();
   for (const auto& p : r.plans)
     rows.push_back(plan_row(r, p));
@@ -221,18 +224,18 @@ std::string plans_csv(const planning::Result& r) {
 
 int plan_command(const PlanArgs& args) {
   const auto base = load_with_overrides(args.scenario, args.sets);
-  planning::Options options;
-  options.search = search_options(args.sets, "", "", std::to_string(args.layouts));
+  studies::planning::Options options;
+  options.search = studies::search_options(args.sets, "", "", std::to_string(args.layouts));
   if (!args.nodes.empty()) {
     try {
-      options.node_counts = parse_node_counts(args.nodes);
+      options.node_counts = studies::parse_node_counts(args.nodes);
     } catch (const std::invalid_argument& e) {
       throw scenario::ScenarioError("--nodes", "", e.what());
     }
   }
   const auto presets = topologies::instance_names();
-  for (const auto& name : split_list(args.instances)) {
-    const auto given = trim(name);
+  for (const auto& name : studies::split_list(args.instances)) {
+    const auto given = studies::trim(name);
     if (given.empty()) continue;
     if (std::find(presets.begin(), presets.end(), given) == presets.end())
       throw scenario::ScenarioError("--instances", "",
@@ -241,14 +244,14 @@ int plan_command(const PlanArgs& args) {
                                                 given, fmt::join(presets, ", ")));
     options.instances.push_back(given);
   }
-  const auto sample = search::unit_of(base);
+  const auto sample = studies::search::unit_of(base);
   if (!args.tokens.empty() && !args.steps.empty())
     throw scenario::ScenarioError("--tokens", "", "give the run's length once: --tokens or --steps");
   if (!args.tokens.empty()) {
     if (sample.name != "tokens")
       throw scenario::ScenarioError("--tokens", "",
                                     fmt::format("the model counts {} (not tokens): give --steps instead", sample.name));
-    const double per_step = static_cast<double>(search::space_of(base).global_batch) * sample.per_sample;
+    const double per_step = static_cast<double>(studies::search::space_of(base).global_batch) * sample.per_sample;
     options.steps = static_cast<std::int64_t>(std::ceil(parse_count("--tokens", args.tokens) / per_step));
   }
   if (!args.steps.empty()) options.steps = static_cast<std::int64_t>(parse_count("--steps", args.steps));
@@ -274,11 +277,13 @@ int plan_command(const PlanArgs& args) {
   const auto resume = open_resume(args.resume, args.sharding);
   options.search.resume = resume.get();
 
-  planning::Result result;
+  studies::planning::Result result;
   {
     const ProgressLine progress("plan: simulations and trials");
-    result = planning::plan(base, options, [&](std::size_t done, std::size_t total) { progress.update(done, total); });
+    result = studies::planning::plan(base, options,
+                                     [&](std::size_t done, std::size_t total) { progress.update(done, total); });
   }
+  if (const auto status = shard_finished(resume.get())) return *status;
   std::ostream& out = report_stream({args.csv_out, args.json_out, args.html_out});
   int screened = 0, estimated = 0, simulated = 0;
   for (const auto& c : result.clusters) {

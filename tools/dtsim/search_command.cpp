@@ -1,9 +1,9 @@
 // `dtsim search`: the design space of large-model parallelism (tensor, pipeline, data, expert; micro-batch, schedule,
 // ZeRO, recomputation) simulated candidate by candidate, the best by throughput and by cost.
-#include "sim/search.hpp"
 #include "sim/simulate.hpp"
+#include "sim/studies/documents.hpp"
+#include "sim/studies/search.hpp"
 #include "tools/dtsim/commands.hpp"
-#include "tools/dtsim/documents.hpp"
 
 #include <fmt/format.h>
 
@@ -15,8 +15,8 @@
 namespace dtsim::cli {
 namespace {
 
-using search::Candidate;
-using search::Point;
+using studies::search::Candidate;
+using studies::search::Point;
 
 double gib(double bytes) {
   return bytes / (1024.0 * 1024.0 * 1024.0);
@@ -29,8 +29,8 @@ std::string schedule(const Candidate& c) {
 }
 
 // One ranking: a row per candidate, two header lines (the figure, its unit) as `dtsim compare` prints them.
-std::string table(const std::vector<const Point*>& points, const search::Result& result, const std::string& sample_unit,
-                  bool nodes, bool priced) {
+std::string table(const std::vector<const Point*>& points, const studies::search::Result& result,
+                  const std::string& sample_unit, bool nodes, bool priced) {
   const auto& unit = result.unit.name;
   std::vector<std::vector<std::string>> rows{
       {"tp", "pp", "dp", "ep", "micro-batch", "micro-batches", "schedule", "zero", "recompute", "sp", "estimate",
@@ -57,7 +57,7 @@ std::string table(const std::vector<const Point*>& points, const search::Result&
                                  schedule(c),
                                  std::to_string(c.zero_stage),
                                  std::string(scenario::to_string(c.recompute)),
-                                 sequence_parallel_text(c),
+                                 studies::sequence_parallel_text(c),
                                  p->estimate_rank > 0 ? report::significant(p->estimate_seconds) : "-",
                                  report::significant(r.iteration.mean),
                                  report::significant(p->throughput, 5),
@@ -83,7 +83,7 @@ std::string table(const std::vector<const Point*>& points, const search::Result&
 
 // Every candidate in base units: the simulated ones, the successful by throughput, then the failed ones with why;
 // then the estimated ones not simulated, by the estimate.
-std::string csv(const search::Result& result) {
+std::string csv(const studies::search::Result& result) {
   const auto& unit = result.unit.name;
   std::string out = fmt::format(
       "nodes,gpus,tensor,pipeline,data,expert,micro_batch,micro_batches,schedule,"
@@ -121,7 +121,7 @@ std::string csv(const search::Result& result) {
 
 int search_command(const SearchArgs& args) {
   const auto base = load_with_overrides(args.scenario, args.sets);
-  auto options = search_options(args.sets, args.nodes, args.fidelity, args.simulate);
+  auto options = studies::search_options(args.sets, args.nodes, args.fidelity, args.simulate);
   if (args.top < 1) throw scenario::ScenarioError("--top", "", fmt::format("expected >= 1, got {}", args.top));
   check_writable({args.json_out, args.html_out}, {args.scenario});
   options.jobs = parallel_jobs(args.jobs);
@@ -129,22 +129,24 @@ int search_command(const SearchArgs& args) {
   options.resume = resume.get();
   options.limit = memory_limit_of(args.max_memory, options.jobs);
 
-  search::Result result;
+  studies::search::Result result;
   {
     const ProgressLine progress("search: candidates simulated");
-    result = search::search(base, options, [&](std::size_t done, std::size_t total) { progress.update(done, total); });
+    result = studies::search::search(base, options,
+                                     [&](std::size_t done, std::size_t total) { progress.update(done, total); });
   }
-  const auto best = search::by_throughput(result);
+  if (const auto status = shard_finished(resume.get())) return *status;
+  const auto best = studies::search::by_throughput(result);
   const auto& sample_unit = base.model.workload.sample_unit;
   if (best.empty()) {
-    std::cerr << "error: " << search_nothing_ran(result, sample_unit);
+    std::cerr << "error: " << studies::search_nothing_ran(result, sample_unit);
     return kExitFailed;
   }
 
-  const auto document = search_document(base, result);
+  const auto document = studies::search_document(base, result);
   if (args.csv) {
     std::cout << csv(result);
-    std::cerr << search_counts_line(result.counts);
+    std::cerr << studies::search_counts_line(result.counts);
     return finish_outputs(std::cerr, {}, document, args.json_out, args.html_out, kExitOk);
   }
   std::ostream& out = report_stream({args.json_out, args.html_out});
@@ -182,11 +184,11 @@ int search_command(const SearchArgs& args) {
   out << fmt::format("\nBest {} by throughput\n", std::min<std::size_t>(args.top, best.size()));
   out << table(top(best), result, sample_unit, nodes, priced);
   if (priced) {
-    const auto cheapest = search::by_cost(result);
+    const auto cheapest = studies::search::by_cost(result);
     out << fmt::format("\nBest {} by cost\n", std::min<std::size_t>(args.top, cheapest.size()));
     out << table(top(cheapest), result, sample_unit, nodes, priced);
   }
-  out << "\n" << search_counts_line(result.counts) << search_reasons(result, 3);
+  out << "\n" << studies::search_counts_line(result.counts) << studies::search_reasons(result, 3);
   return finish_outputs(out, {}, document, args.json_out, args.html_out, kExitOk);
 }
 

@@ -1,8 +1,9 @@
 // `dtsim sweep`: the same scenario at several node counts, side by side.
 #include "sim/report/format.hpp"
 #include "sim/simulate.hpp"
+#include "sim/studies/documents.hpp"
+#include "sim/studies/sweep.hpp"
 #include "tools/dtsim/commands.hpp"
-#include "tools/dtsim/documents.hpp"
 
 #include <fmt/format.h>
 
@@ -15,7 +16,7 @@
 namespace dtsim::cli {
 namespace {
 
-std::string table(const std::vector<SweepPoint>& points, const std::string& unit, bool epochs, bool priced) {
+std::string table(const std::vector<studies::SweepPoint>& points, const std::string& unit, bool epochs, bool priced) {
   std::string out = fmt::format("{:>6} {:>6} {:>14} {:>22} {:>8} {:>11}", "nodes", "GPUs", "iteration", "throughput",
                                 "speedup", "efficiency");
   out += epochs ? fmt::format(" {:>14}", "time/epoch") : "";
@@ -37,7 +38,7 @@ std::string table(const std::vector<SweepPoint>& points, const std::string& unit
   return out;
 }
 
-std::string csv(const std::vector<SweepPoint>& points) {
+std::string csv(const std::vector<studies::SweepPoint>& points) {
   std::string out = "nodes,gpus,iteration_seconds,throughput_samples_per_second,speedup,efficiency,epoch_seconds,"
                     "exposed_communication_seconds,cost_usd_per_hour,cost_usd_per_epoch,cost_usd_run,error\n";
   for (const auto& p : points) {
@@ -61,7 +62,7 @@ int sweep_command(const SweepArgs& args) {
   const auto base = load_with_overrides(args.scenario, args.sets);
   std::vector<int> nodes;
   try {
-    nodes = parse_node_counts(args.nodes);
+    nodes = studies::parse_node_counts(args.nodes);
   } catch (const std::invalid_argument& e) {
     throw scenario::ScenarioError("--nodes", "", e.what());
   }
@@ -70,20 +71,21 @@ int sweep_command(const SweepArgs& args) {
   const int jobs = parallel_jobs(args.jobs);
   const auto limit = memory_limit_of(args.max_memory, std::min<int>(jobs, static_cast<int>(nodes.size())));
 
-  std::vector<SweepPoint> points;
+  std::vector<studies::SweepPoint> points;
   {
     const ProgressLine progress("sweep: points simulated");
-    points = sweep(
+    points = studies::sweep(
         base, nodes, jobs, [&](std::size_t done, std::size_t total) { progress.update(done, total); }, resume.get(),
         limit);
   }
+  if (const auto status = shard_finished(resume.get())) return *status;
 
   std::ostream& out = report_stream({args.csv_out, args.json_out, args.html_out});
   out << fmt::format("{}: {} per GPU, {} GPU(s) per node\n\n", base.name,
                      fmt::format("batch {}", base.model.batch_per_gpu), base.cluster.gpus_per_node);
   out << table(points, base.model.workload.sample_unit, base.dataset.samples > 0, base.cluster.price_per_node_hour > 0);
-  return finish_outputs(out, {{args.csv_out, csv(points)}}, sweep_document(base, points), args.json_out, args.html_out,
-                        points_status(points));
+  return finish_outputs(out, {{args.csv_out, csv(points)}}, studies::sweep_document(base, points), args.json_out,
+                        args.html_out, points_status(points));
 }
 
 } // namespace dtsim::cli

@@ -1,9 +1,10 @@
 // `dtsim train`: the whole run, from the first step to the last, on hardware that fails and capacity that is taken
 // back: time and cost to train as a distribution over seeded trials.
 #include "sim/scenario/units.hpp"
-#include "sim/train.hpp"
+#include "sim/studies/provenance.hpp"
+#include "sim/studies/train.hpp"
+#include "sim/studies/train_report.hpp"
 #include "tools/dtsim/commands.hpp"
-#include "tools/dtsim/provenance.hpp"
 
 #include <fmt/format.h>
 
@@ -14,7 +15,7 @@ namespace dtsim::cli {
 
 int train_command(const TrainArgs& args) {
   const auto scenario = load_with_overrides(args.scenario, args.sets);
-  run_steps(scenario); // a run without a length is refused before anything runs
+  studies::run_steps(scenario); // a run without a length is refused before anything runs
   check_writable({args.csv_out, args.json_out, args.html_out}, {args.scenario});
   const int jobs = parallel_jobs(args.jobs);
   const auto limit = memory_limit_of(args.max_memory, std::min(jobs, args.trials));
@@ -28,19 +29,20 @@ int train_command(const TrainArgs& args) {
           fmt::format("expected a duration from 1 ms to a day, such as \"6.1s\", got \"{}\"", args.iteration_time));
   }
 
-  TrainResult result;
+  studies::TrainResult result;
   {
     const ProgressLine progress("train: trials run");
-    result = train(
+    result = studies::train(
         scenario, args.trials, seed, jobs, [&](std::size_t done, std::size_t total) { progress.update(done, total); },
         limit, iteration);
   }
   std::ostream& out = report_stream({args.csv_out, args.json_out, args.html_out});
-  out << format_train(result);
+  out << studies::format_train(result);
   auto document = to_json(result);
   document["command"] = "train";
-  document["provenance"] = provenance(result.scenario);
-  return finish_outputs(out, {{args.csv_out, train_csv(result)}}, document, args.json_out, args.html_out, kExitOk);
+  document["provenance"] = studies::provenance(result.scenario);
+  return finish_outputs(out, {{args.csv_out, studies::train_csv(result)}}, document, args.json_out, args.html_out,
+                        kExitOk);
 }
 
 } // namespace dtsim::cli

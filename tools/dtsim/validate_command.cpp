@@ -2,9 +2,9 @@
 // measured, with the median and maximum absolute error.
 #include "calibration/fit.hpp"
 #include "calibration/measurements.hpp"
-#include "sim/validate.hpp"
+#include "sim/studies/provenance.hpp"
+#include "sim/studies/validate.hpp"
 #include "tools/dtsim/commands.hpp"
-#include "tools/dtsim/provenance.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -30,15 +30,15 @@ std::string percent(double value) {
 // installed beside it (PREFIX/bin/dtsim: PREFIX/share/dtsim).
 fs::path repository_root(const std::string& given) {
   if (!given.empty()) {
-    if (!fs::is_directory(validate::cases_directory(given)))
+    if (!fs::is_directory(studies::validate::cases_directory(given)))
       throw scenario::ScenarioError("--root", "", fmt::format("{} has no calibration/validation/ folder", given));
     return fs::absolute(given);
   }
   std::error_code ec;
   const auto executable = fs::read_symlink("/proc/self/exe", ec);
   try {
-    return validate::find_root({fs::current_path(), ec ? fs::path() : executable.parent_path(),
-                                ec ? fs::path() : executable.parent_path().parent_path() / "share" / "dtsim"});
+    return studies::validate::find_root({fs::current_path(), ec ? fs::path() : executable.parent_path(),
+                                         ec ? fs::path() : executable.parent_path().parent_path() / "share" / "dtsim"});
   } catch (const std::runtime_error& e) {
     throw scenario::ScenarioError("--root", "", e.what()); // bad input: status 2
   }
@@ -64,8 +64,8 @@ std::pair<calibration::GpuProfile, std::string> held_back_profile(const std::str
 }
 
 // The cases `which` (indices into cases), one line each; a failed case says why.
-std::string table(const std::vector<validate::Case>& cases, const std::vector<validate::Outcome>& outcomes,
-                  const std::vector<std::size_t>& which) {
+std::string table(const std::vector<studies::validate::Case>& cases,
+                  const std::vector<studies::validate::Outcome>& outcomes, const std::vector<std::size_t>& which) {
   std::vector<std::vector<std::string>> rows{{"case", "metric", "predicted", "measured", "unit", "error"}};
   for (const auto i : which) {
     const auto& c = cases[i];
@@ -93,14 +93,15 @@ std::string table(const std::vector<validate::Case>& cases, const std::vector<va
   return out;
 }
 
-const char* level_name(const validate::Case& c) {
-  return c.level() == validate::Level::op           ? "op"
-         : c.level() == validate::Level::collective ? "collective"
-                                                    : "end-to-end";
+const char* level_name(const studies::validate::Case& c) {
+  return c.level() == studies::validate::Level::op           ? "op"
+         : c.level() == studies::validate::Level::collective ? "collective"
+                                                             : "end-to-end";
 }
 
 // One row per case, the figures in the case's unit, its source and note; empty figures where it failed.
-std::string csv(const std::vector<validate::Case>& cases, const std::vector<validate::Outcome>& outcomes) {
+std::string csv(const std::vector<studies::validate::Case>& cases,
+                const std::vector<studies::validate::Outcome>& outcomes) {
   std::string out = "file,level,anchor,name,metric,predicted,measured,unit,error_percent,source,note,failure\n";
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const auto& c = cases[i];
@@ -116,10 +117,11 @@ std::string csv(const std::vector<validate::Case>& cases, const std::vector<vali
 
 // The CSV's rows in JSON (null figures where a case failed), and the |error| statistics of each level over the cases
 // that are not anchors.
-nlohmann::json json_document(const std::vector<validate::Case>& cases, const std::vector<validate::Outcome>& outcomes,
+nlohmann::json json_document(const std::vector<studies::validate::Case>& cases,
+                             const std::vector<studies::validate::Outcome>& outcomes,
                              const std::vector<std::string>& left_out) {
   using nlohmann::json;
-  auto document = command_document("validate", json());
+  auto document = studies::command_document("validate", json());
   document["left_out"] = left_out;
   auto& rows = document["cases"] = json::array();
   std::map<std::string, std::vector<double>> errors; // by level
@@ -142,7 +144,7 @@ nlohmann::json json_document(const std::vector<validate::Case>& cases, const std
   }
   auto& summary = document["summary"] = json::object();
   for (const auto& [level, values] : errors) {
-    const auto stats = validate::error_stats(values);
+    const auto stats = studies::validate::error_stats(values);
     summary[level] = {{"cases", stats.count},
                       {"median_abs_error_percent", stats.median_abs},
                       {"max_abs_error_percent", stats.max_abs}};
@@ -154,15 +156,15 @@ nlohmann::json json_document(const std::vector<validate::Case>& cases, const std
 
 int validate_command(const ValidateArgs& args) {
   const auto root = repository_root(args.root);
-  const auto directory = validate::cases_directory(root);
+  const auto directory = studies::validate::cases_directory(root);
   std::vector<std::string> left_out; // timings of the training-shape files not taken as cases, and why
-  auto all = validate::load_cases(directory, &left_out);
+  auto all = studies::validate::load_cases(directory, &left_out);
   std::size_t held_back = 0;
   std::string held_back_origin; // the measurement file, as the held-back cases name it
   if (!args.measurements.empty()) {
     const auto m = calibration::load_measurements(args.measurements);
     const auto [profile, label] = held_back_profile(args.profile, m);
-    auto extra = validate::held_back_cases(m, profile, label, args.every_point);
+    auto extra = studies::validate::held_back_cases(m, profile, label, args.every_point);
     held_back = extra.size();
     held_back_origin = m.origin;
     if (extra.empty())
@@ -173,18 +175,18 @@ int validate_command(const ValidateArgs& args) {
     throw scenario::ScenarioError(args.every_point ? "--every-point" : "--profile", "",
                                   "goes with --measurements FILE (the measured points it predicts)");
   }
-  const auto cases = validate::filter_cases(all, args.filter);
+  const auto cases = studies::validate::filter_cases(all, args.filter);
   if (cases.empty())
     throw scenario::ScenarioError(directory.string(), "",
                                   args.filter.empty() ? "no validation cases (*.json) here"
                                                       : fmt::format("no case matches --filter \"{}\"", args.filter));
 
   check_writable({args.json_out});
-  std::vector<validate::Outcome> outcomes;
+  std::vector<studies::validate::Outcome> outcomes;
   {
     const ProgressLine progress("validate: scenario cases simulated");
     const int jobs = parallel_jobs(args.jobs);
-    outcomes = validate::run_cases(
+    outcomes = studies::validate::run_cases(
         cases, root, jobs, [&](std::size_t done, std::size_t total) { progress.update(done, total); },
         memory_limit_of(args.max_memory, jobs));
   }
@@ -211,7 +213,7 @@ int validate_command(const ValidateArgs& args) {
         errors.push_back(outcomes[i].error_percent);
         ran.push_back(i);
       }
-    const auto stats = validate::error_stats(errors);
+    const auto stats = studies::validate::error_stats(errors);
     if (stats.count > 0)
       out << fmt::format("|error| over {} {}: median {:.1f}%, max {:.1f}% ({})\n", stats.count, label, stats.median_abs,
                          stats.max_abs, cases[ran[stats.max_index]].name);
@@ -220,7 +222,7 @@ int validate_command(const ValidateArgs& args) {
   // Cases of a measurement file of many kernels (training shapes) get a line per file unless --filter picks them.
   std::map<std::string, std::vector<std::size_t>> grouped;
   for (std::size_t i = 0; i < cases.size(); ++i) {
-    if (cases[i].level() == validate::Level::collective)
+    if (cases[i].level() == studies::validate::Level::collective)
       collectives.push_back(i);
     else if (!cases[i].op_level())
       end_to_end.push_back(i);
