@@ -56,16 +56,15 @@ double double_binary_tree(int n, double bytes, double alpha, double bw, double g
     std::fill(reduces.begin(), reduces.end(), 0);
     for (const auto& tree : trees) {
       const int d = tree.height[tree.root];
-      const int children = (tree.children[v][0] >= 0) + (tree.children[v][1] >= 0);
+      const int children = static_cast<int>(tree.children[v].size());
       if (tree.parent[v] >= 0) {
         open(sends, tree.height[v], 1);
         open(recvs, d + tree.depth[v] - 1, 1);
       }
-      for (int u : tree.children[v])
-        if (u >= 0) {
-          open(recvs, tree.height[u], 1);
-          open(reduces, tree.height[u], 1);
-        }
+      for (int u : tree.children[v]) {
+        open(recvs, tree.height[u], 1);
+        open(reduces, tree.height[u], 1);
+      }
       if (children > 0) open(sends, d + tree.depth[v], children);
     }
     for (int t = 0; t < steps; ++t)

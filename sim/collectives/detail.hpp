@@ -120,15 +120,31 @@ SchedulePtr binomial_broadcast(int n, double bytes, int root);
 SchedulePtr binomial_reduce(int n, double bytes, int root);
 SchedulePtr binomial_all_reduce(int n, double bytes); // reduce to 0, then broadcast from 0: 2 phases
 
-// double_binary_tree.cpp: NCCL's two complementary binary trees over positions 0..n-1.
-struct BinaryTree {
+// tree_pipeline.cpp: a tree over positions 0..n-1, from each position's parent.
+struct Tree {
   int root = 0;
-  std::vector<int> parent;                  // -1 at the root
-  std::vector<std::array<int, 2>> children; // ascending, -1 where absent
-  std::vector<int> depth;                   // root 0
-  std::vector<int> height;                  // leaves 0
+  std::vector<int> parent;                // -1 at the root
+  std::vector<std::vector<int>> children; // ascending
+  std::vector<int> depth;                 // root 0
+  std::vector<int> height;                // leaves 0
 };
-std::array<BinaryTree, 2> nccl_double_binary_tree(int n);
+Tree tree_from_parents(std::vector<int> parent);
+
+// The reduce-then-broadcast pipeline NCCL runs over trees (both tree all-reduces below): each tree carries its
+// `bytes` in `chunks` chunks; v sends chunk j up in step j + h(v) and the result down in step j + D + d(v), D the
+// height of the highest tree, so the schedule takes chunks + 2D - 1 steps, in phases of `chunks`.
+struct TreeShare {
+  Tree tree;
+  double bytes = 0;
+};
+struct TreeMessages {
+  bool one_per_peer = false;   // a position's transfers to one peer in a step are one message (else one per tree)
+  bool mark_forwarded = false; // sends of data received are Transfer::forwarded (LL and LL128 pass them line by line)
+};
+SchedulePtr tree_pipeline(int n, std::vector<TreeShare> trees, int chunks, TreeMessages messages);
+
+// double_binary_tree.cpp: NCCL's two complementary binary trees over positions 0..n-1.
+std::array<Tree, 2> nccl_double_binary_tree(int n);
 SchedulePtr double_binary_tree_all_reduce(int n, double bytes);
 int double_binary_tree_chunks(double bytes); // chunks per tree for an all-reduce of `bytes`
 

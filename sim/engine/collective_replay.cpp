@@ -220,7 +220,7 @@ const Replay::ScheduleEntry& Replay::schedule_for(const graph::Collective& c) {
                                    c.reduce_seconds_per_byte, static_cast<const void*>(c.matrix.get()));
   auto [entry, inserted] = shared_schedules_.try_emplace(key);
   if (inserted) {
-    const auto request = collectives::resolve(graph::collective_request(c, graph_.groups[c.group], cluster_));
+    const auto request = graph::resolved_request(c, graph_.groups[c.group], cluster_);
     entry->second.algorithm = request.algorithm;
     entry->second.wire = collectives::wire_model(request);
     entry->second.schedule = c.aggregate ? collectives::aggregate(request) : collectives::make_schedule(request);

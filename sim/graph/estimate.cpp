@@ -54,7 +54,7 @@ double point_to_point_seconds(const topologies::ClusterSpec& cluster, const Path
 
 double closed_form_seconds(const topologies::ClusterSpec& cluster, const Paths& paths, const Collective& c,
                            const std::vector<int>& members, const std::function<int(int)>& sharers) {
-  const auto request = collectives::resolve(collective_request(c, members, cluster));
+  const auto request = resolved_request(c, members, cluster);
   std::map<int, int> per_node;
   for (int m : members)
     ++per_node[cluster.node_of(m)];

@@ -339,15 +339,14 @@ collectives::Algorithm DataParallelPlanner::resolve_algorithm(graph::Collective 
 
 collectives::Algorithm checked_algorithm(const graph::Collective& c, const std::vector<int>& members,
                                          const topologies::ClusterSpec& cluster) {
-  auto request = graph::collective_request(c, members, cluster);
   try {
-    request = collectives::resolve(request);
+    const auto request = graph::resolved_request(c, members, cluster);
     collectives::make_schedule(request);
+    return request.algorithm;
   } catch (const std::invalid_argument& e) {
     throw PlanError(fmt::format("training.algorithm \"{}\" cannot run on this cluster: {}",
                                 collectives::to_string(c.algorithm), e.what()));
   }
-  return request.algorithm;
 }
 
 int DataParallelPlanner::parameter_tensors() const {

@@ -41,7 +41,7 @@ Plan make_trace_plan(const scenario::Scenario& s);
 // added.
 Plan make_profiler_plan(const scenario::Scenario& s);
 
-// The algorithm `c` runs over `members` (`automatic` chosen as NCCL would, graph::resolved_algorithm), checked by
+// The algorithm `c` runs over `members` (`automatic` chosen as NCCL would, graph::resolved_request), checked by
 // building its schedule: one the cluster cannot run is a PlanError.
 collectives::Algorithm checked_algorithm(const graph::Collective& c, const std::vector<int>& members,
                                          const topologies::ClusterSpec& cluster);
