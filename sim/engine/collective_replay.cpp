@@ -257,8 +257,7 @@ void Replay::make_eager(sg4::Mailbox* box, int to) {
 
 // Bytes per rank (the data it sent) and per link (what crossed it: the data and the protocol's flags).
 void Replay::account(int from, const Pair& route, double bytes, double wire_bytes, std::uint32_t it) {
-  if ((++transfers_ & 0xffff) == 0 && options_.show_progress) show_progress(it);
-  if (period_ > 0) ++iteration_transfers_[it];
+  count_transfer(it);
   ranks_[from].timeline.bytes_sent[it] += bytes;
   account_links(route, wire_bytes, it);
 }
@@ -281,14 +280,6 @@ collectives::LinkClass Replay::link_class(int from, int to) const {
 
 void Replay::account_links(const Pair& route, double bytes, std::uint32_t it) {
   for (int link : route.links)
-    account_link(link, bytes, it);
-}
-
-void Replay::account_link(int link, double bytes, std::uint32_t it) {
-  link_bytes_[link] += bytes;
-  if (period_ == 0) return;
-  auto& iteration = iteration_link_bytes_[it]; // taken when the iteration's first byte moves
-  if (iteration.empty()) iteration.assign(link_bytes_.size(), 0.0);
-  iteration[link] += bytes;
+    ledger_.add(link, bytes, it);
 }
 } // namespace dtsim::engine::detail

@@ -33,29 +33,23 @@ ReplayResult Replay::run() {
   latency_factor_ = simgrid::config::get_value<double>("network/latency-factor");
   explicit_latency_ = cluster_.compute_capability > 0;
   if (explicit_latency_) sg4::Engine::set_config("network/latency-factor:0");
-  link_bytes_.assign(platform_.links.size(), 0.0);
-  if (options_.sample_links) {
-    for (const auto* link : platform_.links)
-      sg_link_load_track(link);
-    // At most 8 million numbers (64 MB) in all, and 16 to 2,048 samples.
-    sample_cap_ = std::clamp<std::size_t>(8'000'000 / std::max<std::size_t>(1, platform_.links.size()), 16, 2048) & ~1u;
-    sample_links();
-  }
+  ledger_.open(platform_.links.size());
+  if (options_.sample_links) sampler_.start(platform_.links);
   if (static_cast<int>(platform_.gpus.size()) < graph_.rank_count())
     throw std::runtime_error(
         fmt::format("the graph has {} ranks but the cluster only {} GPUs", graph_.rank_count(), platform_.gpus.size()));
   index_programs();
-  look_for_steady_state();
+  steady_.look_for();
   start_actors();
   start_services();
   engine_->run();
-  if (options_.sample_links) sample_links(true);
-  if (options_.show_progress && progress_shown_) std::fputs("\r\033[K", stderr);
+  if (options_.sample_links) sampler_.sample(true);
+  progress_.finish();
   // Once the steady state is found, the streams stop where they are and those waiting on one another stay blocked:
   // the engine returns as on a deadlock, and what they did after the last replayed iteration is dropped.
-  if (finished_streams_ != started_streams_ && !stopped()) throw DeadlockError(deadlock_report());
+  if (finished_streams_ != started_streams_ && !steady_.stopped()) throw DeadlockError(deadlock_report());
   auto result = collect();
-  extend_to_all_iterations(result);
+  steady_.extend(result);
   return result;
 }
 
@@ -149,27 +143,6 @@ void Replay::start_actors() {
   }
 }
 
-void Replay::sample_links(bool last) {
-  auto& s = link_samples_;
-  const double now = sg4::Engine::get_clock();
-  if (!s.times.empty() && (now == s.times.back() || (!last && now - s.times.back() < sample_interval_))) return;
-  const std::size_t links = platform_.links.size();
-  if (s.times.size() >= sample_cap_) {
-    // Full: keep samples 0, 2, 4, ... (each still exact: the loads are cumulative) and sample half as often.
-    for (std::size_t i = 0; 2 * i < s.times.size(); ++i) {
-      s.times[i] = s.times[2 * i];
-      std::copy_n(s.bytes.begin() + static_cast<std::ptrdiff_t>(2 * i * links), links,
-                  s.bytes.begin() + static_cast<std::ptrdiff_t>(i * links));
-    }
-    s.times.resize((s.times.size() + 1) / 2);
-    s.bytes.resize(s.times.size() * links);
-    sample_interval_ *= 2;
-  }
-  s.times.push_back(now);
-  for (const auto* link : platform_.links)
-    s.bytes.push_back(sg_link_get_cum_load(link));
-}
-
 void Replay::stream_loop(int rank, int stream) {
   auto& state = ranks_[rank];
   auto& status = state.status[stream];
@@ -181,7 +154,7 @@ void Replay::stream_loop(int rank, int stream) {
     status.wait = StreamStatus::Wait::previous_iteration;
     wait_for_count(state, stream, it * per_iteration);
     for (std::uint32_t index : ops) {
-      if (stopped()) return; // the rest of the run repeats the steady state (steady_state.cpp)
+      if (steady_.stopped()) return; // the rest of the run repeats the steady state (steady_state.cpp)
       const auto& op = program.ops[index];
       status.op = index;
       status.wait = StreamStatus::Wait::dependencies;
@@ -190,7 +163,7 @@ void Replay::stream_loop(int rank, int stream) {
       if ((it + 1) % op.every == 0) { // else skipped this iteration
         const double busy_from = execute(rank, op, it, status);
         state.timeline.streams[stream].push_back({busy_from, sg4::Engine::get_clock(), index, it});
-        if (options_.sample_links) sample_links();
+        if (options_.sample_links) sampler_.sample();
       }
       mark_done(state, index, it, per_iteration);
     }
@@ -236,7 +209,7 @@ void Replay::mark_done(RankState& state, std::uint32_t op, std::uint32_t it, std
   state.done_iteration[op] = it;
   if (++state.ops_done % per_iteration == 0) {
     state.timeline.iteration_end.push_back(sg4::Engine::get_clock());
-    if (period_ > 0) rank_finished_iteration(it);
+    if (steady_.watching()) steady_.rank_finished_iteration(it);
   }
   for (auto& wait : state.waits)
     if (wait.waiting && (wait.awaited_op == static_cast<std::int64_t>(op) ||
@@ -303,17 +276,6 @@ double Replay::send_recv(int rank, const graph::SendRecv& op, graph::Stream stre
   return std::max(start, sent);
 }
 
-// At most twice a second of wall time: simulated time reached, iteration, flows so far.
-void Replay::show_progress(std::uint32_t iteration) {
-  const auto now = std::chrono::steady_clock::now();
-  if (now - last_progress_ < std::chrono::milliseconds(500)) return;
-  last_progress_ = now;
-  progress_shown_ = true;
-  std::fprintf(stderr, "\rsimulating: iteration %u/%d, %.6f s simulated, %llu transfers", iteration + 1,
-               options_.iterations, sg4::Engine::get_clock(), static_cast<unsigned long long>(transfers_));
-  std::fflush(stderr);
-}
-
 std::string Replay::deadlock_report() const {
   std::string report = "the replay stalled: no rank can make progress (the plan's communication does not match)";
   int shown = 0;
@@ -346,7 +308,7 @@ std::string Replay::deadlock_report() const {
 
 ReplayResult Replay::collect() {
   ReplayResult result;
-  result.transfers = transfers_;
+  result.transfers = ledger_.transfers();
   for (auto& state : ranks_) {
     if (!state.timeline.iteration_end.empty())
       result.simulated_seconds = std::max(result.simulated_seconds, state.timeline.iteration_end.back());
@@ -356,9 +318,9 @@ ReplayResult Replay::collect() {
     result.servers.push_back(std::move(server.stats));
   for (std::size_t i = 0; i < platform_.links.size(); ++i) {
     const auto* link = platform_.links[i];
-    result.links.push_back({link->get_name(), link->get_bandwidth(), link_bytes_[i]});
+    result.links.push_back({link->get_name(), link->get_bandwidth(), ledger_.bytes()[i]});
   }
-  result.link_samples = std::move(link_samples_);
+  result.link_samples = sampler_.take();
   return result;
 }
 } // namespace detail

@@ -1,12 +1,15 @@
 #pragma once
 // Engine-private: the replay of an execution graph on SimGrid, one actor per rank and stream. Its parts:
 // replay.cpp (actors, streams, results), collective_replay.cpp (collectives as flows), switches.cpp (the
-// switches of in-switch reductions), steady_state.cpp (iterations that repeat).
+// switches of in-switch reductions). What watches it is apart (replay_observers.hpp: the link ledger, the link-load
+// samples, the progress line; steady_state.hpp: iterations that repeat), told of what happens as it happens.
 #include "sim/collectives/nccl.hpp"
 #include "sim/collectives/pairwise_exchange.hpp"
 #include "sim/collectives/schedule.hpp"
 #include "sim/engine/engine.hpp"
 #include "sim/engine/platform.hpp"
+#include "sim/engine/replay_observers.hpp"
+#include "sim/engine/steady_state.hpp"
 
 #include <simgrid/s4u.hpp>
 
@@ -71,7 +74,7 @@ double math_share(const graph::Compute& compute);
 class Replay {
 public:
   Replay(const topologies::ClusterSpec& cluster, const graph::ExecutionGraph& graph, const ReplayOptions& options)
-      : cluster_(cluster), graph_(graph), options_(options) {}
+      : cluster_(cluster), graph_(graph), options_(options), progress_(options.show_progress, options.iterations) {}
 
   ReplayResult run();
 
@@ -81,7 +84,6 @@ private:
   void start_actors();
   void start_services(); // parameter servers and gossip inboxes, when the graph has them
   void stream_loop(int rank, int stream);
-  void sample_links(bool last = false); // with options_.sample_links: link_samples_, at least sample_interval_ apart
 
   // Waits until the rank has completed `count` ops in all.
   void wait_for_count(RankState& state, int stream, std::uint64_t count);
@@ -234,22 +236,14 @@ private:
   // may ask for the same pair, so the entry is cached only once complete (both get the same mailbox).
   const Pair& pair(int from, int to);
 
-  // Bytes per rank (the data it sent) and per link (what crossed it: the data and the protocol's flags).
+  // A transfer from rank `from` told to the observers: bytes per rank (the data it sent) and per link (what crossed
+  // it: the data and the protocol's flags).
   void account(int from, const Pair& route, double bytes, double wire_bytes, std::uint32_t it);
   void account_links(const Pair& route, double bytes, std::uint32_t it);
-  void account_link(int link, double bytes, std::uint32_t it);
-
-  // The steady state (steady_state.cpp). A deterministic replay settles into iterations that repeat: once every
-  // rank's last `period_` iterations are the `period_` before them shifted by one time, with the same bytes on every
-  // link, the replay stops and the rest of the run is those iterations again.
-  void look_for_steady_state();                   // sets period_ (0: the graph has a stochastic input)
-  void rank_finished_iteration(std::uint32_t it); // the last rank to finish `it` checks whether it repeats
-  bool repeats(std::uint32_t last, double& shift) const;
-  bool stopped() const { return stop_after_ >= 0; }
-  void extend_to_all_iterations(ReplayResult& result) const; // the replayed iterations, then their repeats
-
-  // At most twice a second of wall time: simulated time reached, iteration, flows so far.
-  void show_progress(std::uint32_t iteration);
+  // One more transfer counted (and every 65,536 the progress line told).
+  void count_transfer(std::uint32_t it) {
+    if (const auto n = ledger_.count_transfer(it); (n & 0xffff) == 0) progress_.on_transfers(it, n);
+  }
 
   std::string deadlock_report() const;
   ReplayResult collect();
@@ -276,20 +270,11 @@ private:
   // connection's consecutive messages pipeline their latency as on real links (NCCL's FIFO keeps 8 in flight) while
   // their bytes leave in order.
   bool explicit_latency_ = false;
-  std::vector<double> link_bytes_; // per tracked link half
-  std::uint64_t transfers_ = 0;
-  int period_ = 0;               // iterations a repeat spans (ops that run every k-th iteration: k); 0: never skip
-  std::int64_t stop_after_ = -1; // the last iteration replayed, once the steady state is found
-  double repeat_shift_ = 0;      // how much later each period repeats the one before it
-  int ranks_with_programs_ = 0;
-  std::vector<int> ranks_through_;                        // per iteration: ranks that have finished it
-  std::vector<std::vector<double>> iteration_link_bytes_; // per iteration, per tracked link half (period_ > 0)
-  LinkSamples link_samples_;
-  double sample_interval_ = 1e-6;                  // seconds; doubles with each thinning
-  std::size_t sample_cap_ = 0;                     // samples kept at most (even)
-  std::vector<std::uint64_t> iteration_transfers_; // per iteration (period_ > 0)
-  std::chrono::steady_clock::time_point last_progress_ = std::chrono::steady_clock::now();
-  bool progress_shown_ = false;
+  // The observers (replay_observers.hpp, steady_state.hpp), told of what happens.
+  LinkLedger ledger_;
+  LinkSampler sampler_; // with options_.sample_links
+  ReplayProgress progress_;
+  SteadyState steady_{graph_, options_, ledger_, ranks_};
   int started_streams_ = 0;
   int finished_streams_ = 0;
   char token_ = 0; // the payload pointer of every message: only sizes are simulated

@@ -11,6 +11,7 @@
 // "precision/timing" and "maxmin/precision"), so a 64-rank ring's ranks were measured drifting 3.4 ns apart an
 // iteration of 263 ms (1.3e-8) for as long as it ran, at the same figures every iteration. A run's report with and
 // without skipping agrees to that order (the ResNet-50 data-parallel scenario on 64 nodes: 1.5e-7 at most).
+#include "sim/engine/steady_state.hpp"
 #include "sim/engine/replay.hpp"
 
 #include <algorithm>
@@ -56,7 +57,11 @@ bool replays_every_iteration(const graph::ExecutionGraph& graph) {
 
 } // namespace
 
-void Replay::look_for_steady_state() {
+SteadyState::SteadyState(const graph::ExecutionGraph& graph, const ReplayOptions& options, LinkLedger& ledger,
+                         const std::vector<RankState>& ranks)
+    : graph_(graph), options_(options), ledger_(ledger), ranks_(ranks) {}
+
+void SteadyState::look_for() {
   if (!options_.skip_repeats || replays_every_iteration(graph_)) return;
   int period = 1;
   for (const auto& program : graph_.programs)
@@ -68,18 +73,16 @@ void Replay::look_for_steady_state() {
   if (options_.warmup_iterations + 2 * period >= options_.iterations) return;
   period_ = period;
   ranks_through_.assign(options_.iterations, 0);
-  iteration_link_bytes_.assign(options_.iterations, {});
-  iteration_transfers_.assign(options_.iterations, 0);
+  ledger_.keep_iterations(options_.iterations);
   for (int r = 0; r < graph_.rank_count(); ++r)
     if (!graph_.program_of(r).ops.empty()) ++ranks_with_programs_;
 }
 
-void Replay::rank_finished_iteration(std::uint32_t it) {
+void SteadyState::rank_finished_iteration(std::uint32_t it) {
   if (stopped() || ++ranks_through_[it] < ranks_with_programs_) return;
   // Every rank is through `it`: the link bytes of iterations older than the two periods compared are no longer needed
-  // one by one (their sum is in link_bytes_).
-  if (it >= static_cast<std::uint32_t>(2 * period_))
-    std::vector<double>().swap(iteration_link_bytes_[it - 2 * period_]);
+  // one by one (their sum is in the ledger's totals).
+  if (it >= static_cast<std::uint32_t>(2 * period_)) ledger_.forget_iteration(it - 2 * period_);
   if (it + 1 >= static_cast<std::uint32_t>(options_.iterations)) return; // the last one: nothing left to skip
   double shift = 0;
   if (repeats(it, shift)) {
@@ -89,15 +92,15 @@ void Replay::rank_finished_iteration(std::uint32_t it) {
 }
 
 // Whether iterations (last - period, last] repeat (last - 2 period, last - period], and by how much later.
-bool Replay::repeats(std::uint32_t last, double& shift) const {
+bool SteadyState::repeats(std::uint32_t last, double& shift) const {
   const auto period = static_cast<std::uint32_t>(period_);
   if (last + 1 < static_cast<std::uint32_t>(options_.warmup_iterations) + 2 * period) return false;
   bool first = true;
   for (std::uint32_t it = last + 1 - period; it <= last; ++it) {
-    if (iteration_transfers_[it] != iteration_transfers_[it - period]) return false;
-    const auto& now = iteration_link_bytes_[it];
-    const auto& before = iteration_link_bytes_[it - period];
-    for (std::size_t l = 0; l < link_bytes_.size(); ++l)
+    if (ledger_.iteration_transfers(it) != ledger_.iteration_transfers(it - period)) return false;
+    const auto& now = ledger_.iteration_bytes(it);
+    const auto& before = ledger_.iteration_bytes(it - period);
+    for (std::size_t l = 0; l < ledger_.bytes().size(); ++l)
       if (!same_bytes(l < now.size() ? now[l] : 0, l < before.size() ? before[l] : 0)) return false;
   }
   for (int r = 0; r < graph_.rank_count(); ++r) {
@@ -125,7 +128,7 @@ bool Replay::repeats(std::uint32_t last, double& shift) const {
   return !first && shift > 0;
 }
 
-void Replay::extend_to_all_iterations(ReplayResult& result) const {
+void SteadyState::extend(ReplayResult& result) const {
   result.replayed_iterations = options_.iterations;
   if (!stopped()) return;
   const auto last = static_cast<std::uint32_t>(stop_after_);
@@ -165,12 +168,12 @@ void Replay::extend_to_all_iterations(ReplayResult& result) const {
   // then each repeat's.
   result.transfers = 0;
   for (std::uint32_t it = 0; it < total; ++it)
-    result.transfers += iteration_transfers_[it <= last ? it : source(it)];
+    result.transfers += ledger_.iteration_transfers(it <= last ? it : source(it));
   for (std::size_t l = 0; l < result.links.size(); ++l) {
-    double bytes = link_bytes_[l];
+    double bytes = ledger_.bytes()[l];
     for (std::uint32_t it = last + 1; it < total; ++it) {
-      const auto& began = iteration_link_bytes_[it];
-      const auto& repeat = iteration_link_bytes_[source(it)];
+      const auto& began = ledger_.iteration_bytes(it);
+      const auto& repeat = ledger_.iteration_bytes(source(it));
       bytes += (l < repeat.size() ? repeat[l] : 0) - (l < began.size() ? began[l] : 0);
     }
     result.links[l].bytes = bytes;

@@ -74,7 +74,7 @@ void Replay::switch_loop(const graph::Collective& c, const collectives::Schedule
           const double wire = t.bytes * schedule_for(c).wire.wire_factor;
           comms.push_back(out.mailbox->put_async(&token_, flow_size(wire)));
           for (int link : out.links)
-            account_link(link, wire, it);
+            ledger_.add(link, wire, it);
         }
     sg4::Comm::wait_all(comms);
     double visible = sg4::Engine::get_clock();

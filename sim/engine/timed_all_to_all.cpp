@@ -40,11 +40,10 @@ double Replay::run_timed_all_to_all(int rank, const graph::Collective& c, std::u
   for (int q = 0; q < n; ++q) {
     const double b = bytes[static_cast<std::size_t>(position) * n + q];
     if (q == position || b <= 0) continue;
-    if ((++transfers_ & 0xffff) == 0 && options_.show_progress) show_progress(it);
-    if (period_ > 0) ++iteration_transfers_[it];
+    count_transfer(it);
     ranks_[rank].timeline.bytes_sent[it] += b;
     for (int link : model.routes->tracked[static_cast<std::size_t>(position) * n + q])
-      account_link(link, b * entry.wire.wire_factor, it);
+      ledger_.add(link, b * entry.wire.wire_factor, it);
   }
   sleep_until(finish + (n > 1 ? entry.wire.base_latency : 0));
   if (sms > 0 || hbm > 0) hold(ranks_[rank], -sms, -hbm);
