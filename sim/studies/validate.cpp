@@ -334,7 +334,7 @@ Case parse_case(const std::string& json_text, const std::string& file) {
   }
   if (!document.is_object()) r.fail("", "expected a JSON object (a validation case)");
   r.only(document, "",
-         {"name", "source", "measured", "note", "scenario", "set", "metric", "op", "collective", "anchor"});
+         {"name", "source", "measured", "note", "scenario", "set", "metric", "op", "collective", "anchor", "disputed"});
   Case c;
   c.file = file;
   c.name = r.text(document, "", "name");
@@ -344,6 +344,7 @@ Case parse_case(const std::string& json_text, const std::string& file) {
     if (!document.at("anchor").is_boolean()) r.fail("/anchor", "expected true or false");
     c.anchor = document.at("anchor").get<bool>();
   }
+  c.disputed = r.optional_text(document, "", "disputed");
   const auto& measured = r.object(document, "", "measured");
   r.only(measured, "/measured", {"value", "unit"});
   c.measured = r.positive(measured, "/measured", "value");

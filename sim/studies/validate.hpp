@@ -91,10 +91,14 @@ struct Case {
   // The profile took a constant from this very measurement ("anchor": true), so the case checks the model's
   // arithmetic on it, not a prediction; reported, but left out of the op-level statistics.
   bool anchor = false;
+  // Why another source contradicts the measurement itself ("disputed": "..."; empty: none): a figure the hardware
+  // cannot have produced as described. Shown, with the reason, and left out of the statistics of its level.
+  std::string disputed;
   // The measurement file it came from with many others (shape_cases: "H100 SXM at training shapes"); empty for a case
   // of its own. Reports may summarize a group in one line.
   std::string group;
   bool op_level() const { return std::holds_alternative<KernelOp>(what); }
+  bool counted() const { return !anchor && disputed.empty(); } // in its level's statistics
   Level level() const {
     return op_level() ? Level::op : std::holds_alternative<CollectiveRun>(what) ? Level::collective : Level::end_to_end;
   }

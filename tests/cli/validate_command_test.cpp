@@ -53,7 +53,9 @@ TEST(ValidateCommand, CsvHasOneRowPerCaseWithItsLevel) {
   const auto inv = run_dtsim("validate --csv --filter op-h100-gemm-8192", dir);
   ASSERT_EQ(inv.status, 0) << inv.err;
   EXPECT_EQ(
-      inv.out.rfind("file,level,anchor,name,metric,predicted,measured,unit,error_percent,source,note,failure\n", 0), 0u)
+      inv.out.rfind(
+          "file,level,anchor,disputed,name,metric,predicted,measured,unit,error_percent,source,note,failure\n", 0),
+      0u)
       << inv.out;
   EXPECT_EQ(std::count(inv.out.begin(), inv.out.end(), '\n'), 6);
   EXPECT_NE(inv.out.find("\"op-h100-gemm-8192-bf16.json\",op,true,"), std::string::npos) << inv.out;

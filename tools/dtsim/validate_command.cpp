@@ -71,9 +71,9 @@ std::string table(const std::vector<studies::validate::Case>& cases,
     const auto& c = cases[i];
     const auto& o = outcomes[i];
     if (o.ok)
-      rows.push_back({c.anchor ? c.name + " [anchor]" : c.name, std::string(to_string(c.metric)),
-                      report::significant(o.predicted), report::significant(c.measured), c.unit,
-                      percent(o.error_percent)});
+      rows.push_back({c.name + (c.anchor ? " [anchor]" : "") + (c.disputed.empty() ? "" : " [disputed]"),
+                      std::string(to_string(c.metric)), report::significant(o.predicted),
+                      report::significant(c.measured), c.unit, percent(o.error_percent)});
   }
   std::vector<std::size_t> widths(rows.front().size(), 0);
   for (const auto i : which)
@@ -102,21 +102,22 @@ const char* level_name(const studies::validate::Case& c) {
 // One row per case, the figures in the case's unit, its source and note; empty figures where it failed.
 std::string csv(const std::vector<studies::validate::Case>& cases,
                 const std::vector<studies::validate::Outcome>& outcomes) {
-  std::string out = "file,level,anchor,name,metric,predicted,measured,unit,error_percent,source,note,failure\n";
+  std::string out =
+      "file,level,anchor,disputed,name,metric,predicted,measured,unit,error_percent,source,note,failure\n";
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const auto& c = cases[i];
     const auto& o = outcomes[i];
-    out += fmt::format("{},{},{},{},{},{},{:.9g},{},{},{},{},{}\n", csv_field(fs::path(c.file).filename().string()),
-                       level_name(c), c.anchor ? "true" : "false", csv_field(c.name), to_string(c.metric),
-                       o.ok ? fmt::format("{:.9g}", o.predicted) : "", c.measured, csv_field(c.unit),
-                       o.ok ? fmt::format("{:.4f}", o.error_percent) : "", csv_field(c.source), csv_field(c.note),
-                       o.ok ? "" : csv_field(o.error));
+    out += fmt::format("{},{},{},{},{},{},{},{:.9g},{},{},{},{},{}\n", csv_field(fs::path(c.file).filename().string()),
+                       level_name(c), c.anchor ? "true" : "false", csv_field(c.disputed), csv_field(c.name),
+                       to_string(c.metric), o.ok ? fmt::format("{:.9g}", o.predicted) : "", c.measured,
+                       csv_field(c.unit), o.ok ? fmt::format("{:.4f}", o.error_percent) : "", csv_field(c.source),
+                       csv_field(c.note), o.ok ? "" : csv_field(o.error));
   }
   return out;
 }
 
 // The CSV's rows in JSON (null figures where a case failed), and the |error| statistics of each level over the cases
-// that are not anchors.
+// that are neither anchors nor disputed.
 nlohmann::json json_document(const std::vector<studies::validate::Case>& cases,
                              const std::vector<studies::validate::Outcome>& outcomes,
                              const std::vector<std::string>& left_out) {
@@ -131,6 +132,7 @@ nlohmann::json json_document(const std::vector<studies::validate::Case>& cases,
     rows.push_back({{"file", fs::path(c.file).filename().string()},
                     {"level", level_name(c)},
                     {"anchor", c.anchor},
+                    {"disputed", c.disputed.empty() ? json() : json(c.disputed)},
                     {"name", c.name},
                     {"metric", to_string(c.metric)},
                     {"predicted", o.ok ? json(o.predicted) : json()},
@@ -140,7 +142,7 @@ nlohmann::json json_document(const std::vector<studies::validate::Case>& cases,
                     {"source", c.source},
                     {"note", c.note},
                     {"failure", o.ok ? json() : json(o.error)}});
-    if (o.ok && !c.anchor) errors[level_name(c)].push_back(o.error_percent);
+    if (o.ok && c.counted()) errors[level_name(c)].push_back(o.error_percent);
   }
   auto& summary = document["summary"] = json::object();
   for (const auto& [level, values] : errors) {
@@ -209,7 +211,7 @@ int validate_command(const ValidateArgs& args) {
     std::vector<double> errors;
     std::vector<std::size_t> ran;
     for (const auto i : which)
-      if (outcomes[i].ok) {
+      if (outcomes[i].ok && cases[i].counted()) { // anchors and disputed cases are shown, never counted
         errors.push_back(outcomes[i].error_percent);
         ran.push_back(i);
       }
@@ -273,10 +275,19 @@ int validate_command(const ValidateArgs& args) {
     summary("collective case(s)", collectives);
   }
   if (!end_to_end.empty()) {
+    std::vector<std::size_t> disputed;
+    for (const auto i : end_to_end)
+      if (!cases[i].disputed.empty()) disputed.push_back(i);
     out << "\nEnd to end: whole training runs simulated against published figures (checks only: no constant "
-           "is fitted to them)\n\n"
+           "is fitted to them)\n"
+        << (disputed.empty() ? ""
+                             : "([disputed]: another source contradicts the published figure itself; shown, and "
+                               "left out of the statistics)\n")
+        << "\n"
         << table(cases, outcomes, end_to_end) << "\n";
-    summary("end-to-end case(s)", end_to_end);
+    for (const auto i : disputed)
+      out << fmt::format("{} is disputed: {}\n", cases[i].name, cases[i].disputed);
+    summary(disputed.empty() ? "end-to-end case(s)" : "end-to-end case(s) (disputed excluded)", end_to_end);
   }
   const auto failed = std::count_if(outcomes.begin(), outcomes.end(), [](const auto& o) { return !o.ok; });
   if (!every_case_ran) out << fmt::format("{} case(s) failed to run\n", failed);
