@@ -154,7 +154,8 @@ std::string format_summary(const RunResult& r) {
   }
 
   out += "\nTraffic\n";
-  line("gradients reduced", format_bytes(r.gradient_bytes) + fmt::format(" in {} buckets", r.buckets));
+  line("gradients reduced",
+       format_bytes(r.gradient_bytes) + fmt::format(" in {} bucket{}", r.buckets, r.buckets == 1 ? "" : "s"));
   if (!r.allreduce_algorithms.empty())
     line("collective algorithms", fmt::format("{}", fmt::join(r.allreduce_algorithms, ", ")));
   line("bytes sent per GPU", format_bytes(r.bytes_sent_per_gpu) + " per iteration");

@@ -2,10 +2,13 @@
 // as Perfetto's JSON importer reads it.
 #include "sim/report/trace.hpp"
 
+#include "sim/graph/collective_request.hpp"
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <numeric>
 #include <tuple>
@@ -25,8 +28,45 @@ int thread_of(int rank, int stream) {
   return rank * graph::kStreamCount + stream;
 }
 
+// Trace times: microseconds, rounded to whole nanoseconds. An interval's duration is the difference of its rounded
+// ends, shortened by the last bits where ts + dur would pass the rounded end in double arithmetic, so the next op on
+// the thread (which starts at or after that end) never starts inside it: speedscope and chrome://tracing nest
+// overlapping slices.
+double micros(double seconds) {
+  return static_cast<double>(std::llround(seconds * 1e9)) / 1e3;
+}
+double duration_micros(double start, double end) {
+  const double from = micros(start), to = micros(end);
+  double dur = std::max(0.0, to - from);
+  while (dur > 0 && from + dur > to)
+    dur = std::nextafter(dur, 0.0);
+  return dur;
+}
+
+// The algorithm and protocol each collective ran, resolved once per op (a trace holds every iteration of it).
+class ResolvedCollectives {
+public:
+  ResolvedCollectives(const graph::ExecutionGraph& graph, const topologies::ClusterSpec& cluster)
+      : graph_(graph), cluster_(cluster) {}
+  const collectives::Request& operator()(const graph::Op& op, const graph::Collective& c) {
+    auto [it, inserted] = resolved_.try_emplace(&op);
+    if (inserted) {
+      auto without_matrix = c; // the algorithm does not depend on an all-to-all-v's matrix: not copied in
+      without_matrix.matrix = nullptr;
+      it->second = graph::resolved_request(without_matrix, graph_.groups[c.group], cluster_);
+    }
+    return it->second;
+  }
+
+private:
+  const graph::ExecutionGraph& graph_;
+  const topologies::ClusterSpec& cluster_;
+  std::map<const graph::Op*, collectives::Request> resolved_;
+};
+
 // What an op did, for the event's args.
-json op_args(const graph::ExecutionGraph& g, const graph::Op& op, std::uint32_t iteration) {
+json op_args(const graph::ExecutionGraph& g, const graph::Op& op, std::uint32_t iteration,
+             ResolvedCollectives& resolved) {
   json args{{"iteration", iteration}};
   std::visit(
       [&](const auto& body) {
@@ -35,9 +75,10 @@ json op_args(const graph::ExecutionGraph& g, const graph::Op& op, std::uint32_t 
           if (body.flops > 0) args["flops"] = body.flops;
           if (body.bytes > 0) args["bytes"] = body.bytes;
         } else if constexpr (std::is_same_v<T, graph::Collective>) {
+          const auto& request = resolved(op, body);
           args["operation"] = collectives::to_string(body.op);
-          args["algorithm"] = collectives::to_string(body.algorithm);
-          args["protocol"] = collectives::to_string(body.protocol);
+          args["algorithm"] = collectives::to_string(request.algorithm);
+          args["protocol"] = collectives::to_string(request.protocol);
           args["bytes"] = body.bytes;
           args["group"] = body.group;
           args["group_size"] = g.groups[body.group].size();
@@ -113,7 +154,7 @@ void add_flows(const plan::Plan& plan, const engine::ReplayResult& replay, const
                         {"id", id},
                         {"pid", cluster.node_of(s.rank)},
                         {"tid", thread_of(s.rank, track)},
-                        {"ts", s.interval->start * 1e6}});
+                        {"ts", micros(s.interval->start)}});
       events.push_back({{"name", "transfer"},
                         {"cat", "p2p"},
                         {"ph", "f"},
@@ -121,7 +162,7 @@ void add_flows(const plan::Plan& plan, const engine::ReplayResult& replay, const
                         {"id", id},
                         {"pid", cluster.node_of(d.rank)},
                         {"tid", thread_of(d.rank, track)},
-                        {"ts", (d.interval->start + d.interval->end) / 2 * 1e6}});
+                        {"ts", micros((d.interval->start + d.interval->end) / 2)}});
     }
   }
 }
@@ -144,26 +185,41 @@ void add_link_counters(const engine::ReplayResult& replay, int pid, double from,
       if (t1 <= from || t0 > to) continue;
       const double bytes = samples.bytes[(i + 1) * links + l] - samples.bytes[i * links + l];
       const double percent = 100 * bytes / (replay.links[l].bandwidth * (t1 - t0));
-      events.push_back({{"name", name}, {"ph", "C"}, {"pid", pid}, {"ts", t0 * 1e6}, {"args", {{"%", percent}}}});
+      events.push_back({{"name", name}, {"ph", "C"}, {"pid", pid}, {"ts", micros(t0)}, {"args", {{"%", percent}}}});
     }
     events.push_back({{"name", name},
                       {"ph", "C"},
                       {"pid", pid},
-                      {"ts", std::min(to, samples.times.back()) * 1e6},
+                      {"ts", micros(std::min(to, samples.times.back()))},
                       {"args", {{"%", 0.0}}}});
   }
 }
 
 } // namespace
 
+std::vector<int> traced_ranks(const engine::ReplayResult& replay, const TraceOptions& options) {
+  std::vector<int> simulated;
+  for (std::size_t r = 0; r < replay.ranks.size(); ++r)
+    if (replay.ranks[r].simulated && kept(options.ranks, static_cast<int>(r))) simulated.push_back(static_cast<int>(r));
+  if (!options.ranks.empty() || options.max_ranks == 0 || simulated.size() <= options.max_ranks) return simulated;
+  if (options.max_ranks == 1) return {simulated.front()};
+  std::vector<int> spread; // the first, the last, and evenly between
+  for (std::size_t i = 0; i < options.max_ranks; ++i)
+    spread.push_back(simulated[i * (simulated.size() - 1) / (options.max_ranks - 1)]);
+  return spread;
+}
+
 json chrome_trace(const plan::Plan& plan, const engine::ReplayResult& replay, const topologies::ClusterSpec& cluster,
                   const TraceOptions& options) {
   json events = json::array();
   std::map<int, std::vector<int>> nodes; // node -> its traced ranks
   double first = std::numeric_limits<double>::infinity(), last = 0;
-  for (std::size_t r = 0; r < replay.ranks.size(); ++r) {
-    const int rank = static_cast<int>(r);
-    if (!replay.ranks[r].simulated || !kept(options.ranks, rank)) continue;
+  ResolvedCollectives resolved(plan.graph, cluster);
+  const auto traced = traced_ranks(replay, options);
+  TraceOptions kept_ranks = options; // the flows' filter: the ranks traced
+  kept_ranks.ranks = traced;
+  for (const int rank : traced) {
+    const auto r = static_cast<std::size_t>(rank);
     const int node = cluster.node_of(rank);
     nodes[node].push_back(rank);
     const auto& program = plan.graph.program_of(rank);
@@ -191,9 +247,9 @@ json chrome_trace(const plan::Plan& plan, const engine::ReplayResult& replay, co
                           {"ph", "X"},
                           {"pid", node},
                           {"tid", thread_of(rank, s)},
-                          {"ts", interval.start * 1e6},
-                          {"dur", (interval.end - interval.start) * 1e6},
-                          {"args", op_args(plan.graph, op, interval.iteration)}});
+                          {"ts", micros(interval.start)},
+                          {"dur", duration_micros(interval.start, interval.end)},
+                          {"args", op_args(plan.graph, op, interval.iteration, resolved)}});
       }
     }
   }
@@ -212,16 +268,21 @@ json chrome_trace(const plan::Plan& plan, const engine::ReplayResult& replay, co
       events.push_back({{"name", "planned memory per GPU (GiB)"},
                         {"ph", "C"},
                         {"pid", node},
-                        {"ts", t * 1e6},
+                        {"ts", micros(t)},
                         {"args", {{"GiB", memory_gib}}}});
   }
-  add_flows(plan, replay, cluster, options, events);
+  add_flows(plan, replay, cluster, kept_ranks, events);
   const int network = cluster.nodes; // after the nodes
   events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", network}, {"args", {{"name", "network links"}}}});
   events.push_back(
       {{"name", "process_sort_index"}, {"ph", "M"}, {"pid", network}, {"args", {{"sort_index", network}}}});
   add_link_counters(replay, network, first, last, events);
-  return {{"traceEvents", events}, {"displayTimeUnit", "ms"}};
+  std::size_t simulated = 0;
+  for (const auto& rank : replay.ranks)
+    simulated += rank.simulated ? 1 : 0;
+  // What the trace holds, for its reader (chrome://tracing shows otherData as the trace's metadata).
+  const json about = {{"ranks_simulated", simulated}, {"ranks_traced", traced.size()}};
+  return {{"traceEvents", events}, {"displayTimeUnit", "ms"}, {"otherData", about}};
 }
 
 } // namespace dtsim::report

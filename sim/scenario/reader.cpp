@@ -12,29 +12,6 @@
 namespace dtsim::scenario::detail {
 namespace {
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (auto& c : out)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j)
-    row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
-
 std::string_view noun(Dimension dim) {
   switch (dim) {
   case Dimension::bandwidth:
@@ -97,51 +74,6 @@ std::string show(const json& value) {
   constexpr std::size_t kMax = 60;
   if (text.size() > kMax) text = text.substr(0, kMax - 3) + "...";
   return text;
-}
-
-std::string quoted_list(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& n : names) {
-    if (!out.empty()) out += ", ";
-    out += '"' + n + '"';
-  }
-  return out;
-}
-
-std::vector<std::string> close_matches(std::string_view word, const std::vector<std::string>& known) {
-  const std::string w = lower(word);
-  if (w.empty()) return {};
-  std::vector<std::string> out;
-  // Names that the word abbreviates ("a100" -> "a100-40gb", "a100-80gb"; "node" -> "nodes").
-  if (w.size() >= 3)
-    for (const auto& k : known)
-      if (lower(k).starts_with(w) && lower(k) != w) out.push_back(k);
-  if (!out.empty() && out.size() <= 3) return out;
-  out.clear();
-  // Otherwise names close in spelling (case ignored): 2 edits for long words, 1 for short ones, and only a
-  // change of case for one or two letters.
-  const std::size_t limit = w.size() <= 2 ? 0 : w.size() <= 4 ? 1 : 2;
-  std::size_t best = limit + 1;
-  for (const auto& k : known) {
-    const std::size_t d = edit_distance(w, lower(k));
-    if (d < best) {
-      best = d;
-      out.clear();
-    }
-    if (d == best) out.push_back(k);
-  }
-  return out;
-}
-
-std::string did_you_mean(std::string_view word, const std::vector<std::string>& known) {
-  const auto matches = close_matches(word, known);
-  if (matches.empty()) return {};
-  std::string out = "; did you mean ";
-  for (std::size_t i = 0; i < matches.size(); ++i) {
-    if (i > 0) out += i + 1 == matches.size() ? " or " : ", ";
-    out += '"' + matches[i] + '"';
-  }
-  return out + "?";
 }
 
 std::string escape_pointer_token(std::string_view token) {

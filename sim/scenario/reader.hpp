@@ -4,10 +4,12 @@
 #include "sim/scenario/scenario.hpp"
 #include "sim/scenario/units.hpp"
 
+#include "io/suggest.hpp"
 #include <algorithm>
 #include <cstdint>
 #include <initializer_list>
 #include <limits>
+
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -20,12 +22,9 @@ using nlohmann::json;
 
 // A JSON value as it appears in a message, cut short if long.
 std::string show(const json& value);
-// "\"a\", \"b\", \"c\"".
-std::string quoted_list(const std::vector<std::string>& names);
-// Known names within a small edit distance of `word` (or extending it), best first; empty if none is close.
-std::vector<std::string> close_matches(std::string_view word, const std::vector<std::string>& known);
-// "; did you mean \"x\"?" or "; did you mean \"x\" or \"y\"?" or "".
-std::string did_you_mean(std::string_view word, const std::vector<std::string>& known);
+using io::close_matches; // io/suggest.hpp
+using io::did_you_mean;
+using io::quoted_list;
 // One JSON pointer token, escaped (~ -> ~0, / -> ~1).
 std::string escape_pointer_token(std::string_view token);
 

@@ -118,5 +118,20 @@ TEST(BadInputFiles, PlanNamesTheFlagItRefuses) {
   }
 }
 
+// A mistyped command or option gets the closest name, where CLI11 alone says "A subcommand is required" or that
+// an argument was not expected. "rn" is one edit from "run"; "--jsn" one from "--json".
+TEST(BadInputFiles, MistypedCommandsAndOptionsGetTheClosestName) {
+  TempDir dir;
+  const auto command = run_dtsim("rn scenarios/quickstart.json", dir);
+  EXPECT_EQ(command.status, 2);
+  EXPECT_NE(command.err.find("unknown command \"rn\"; did you mean \"run\"?"), std::string::npos) << command.err;
+  const auto option =
+      run_dtsim("run '" + std::string(DTSIM_SOURCE_DIR) + "/scenarios/quickstart.json' --jsn x.json", dir);
+  EXPECT_EQ(option.status, 2);
+  EXPECT_NE(option.err.find("dtsim run has no option --jsn; did you mean \"--json\"?"), std::string::npos)
+      << option.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "x.json"));
+}
+
 } // namespace
 } // namespace dtsim::testing

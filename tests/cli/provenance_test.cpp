@@ -46,7 +46,8 @@ TEST(Provenance, ARunsJsonCarriesVersionCommitAndTheResolvedScenariosHash) {
   ASSERT_TRUE(result.contains("provenance")) << result.dump(2).substr(0, 400);
   const auto& p = result["provenance"];
   const auto version = run_dtsim("--version", dir).out;
-  EXPECT_EQ("dtsim " + p["dtsim_version"].get<std::string>() + "\n", version);
+  EXPECT_EQ("dtsim " + p["dtsim_version"].get<std::string>() + "\ncommit " + p["git_commit"].get<std::string>() + "\n",
+            version);
   char hash[32];
   std::snprintf(hash, sizeof hash, "fnv1a64:%016llx",
                 static_cast<unsigned long long>(io::fnv1a64(result["scenario"].dump())));

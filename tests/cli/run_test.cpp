@@ -105,9 +105,14 @@ TEST(Cli, VersionAndHelp) {
   auto inv = run_dtsim("--version", dir);
   EXPECT_EQ(inv.status, 0);
   EXPECT_EQ(inv.out.rfind("dtsim ", 0), 0u);
+  EXPECT_NE(inv.out.find("\ncommit "), std::string::npos) << inv.out; // the commit it was built from
   inv = run_dtsim("run --help", dir);
   EXPECT_EQ(inv.status, 0);
   EXPECT_NE(inv.out.find("--trace"), std::string::npos);
+  // Options say what they take: a file, a size, a field's path and value; never CLI11's bare TEXT for those.
+  for (const auto* shown : {"scenario FILE", "--json FILE", "--trace FILE", "--max-memory SIZE", "--set PATH=VALUE"})
+    EXPECT_NE(inv.out.find(shown), std::string::npos) << shown << " in\n" << inv.out;
+  EXPECT_EQ(inv.out.find("--json TEXT"), std::string::npos) << inv.out;
 }
 
 } // namespace

@@ -54,4 +54,27 @@ TEST(TraceCommand, FiltersOutsideTheRunAreRefused) {
   }
 }
 
+// The trace names what made it, as --json's provenance does: dtsim's version and commit, the scenario and its hash.
+// Quickstart's 4 GPUs are under the default limit of 64, so all are kept and no note is printed; --trace-ranks all
+// keeps them too, and a large job's sampling is report::traced_ranks's (tests/sim/trace_test.cpp).
+TEST(TraceCommand, TheTraceSaysWhatMadeIt) {
+  TempDir dir;
+  const auto trace_path = dir.path() / "t.json", json_path = dir.path() / "r.json";
+  const auto inv = run_dtsim(
+      "run " + kQuickstart + " --trace '" + trace_path.string() + "' --json '" + json_path.string() + "'", dir);
+  ASSERT_EQ(inv.status, 0) << inv.err;
+  EXPECT_EQ(inv.err.find("note: the trace keeps"), std::string::npos) << inv.err;
+  const auto about = json::parse(read_file(trace_path))["otherData"];
+  const auto provenance = json::parse(read_file(json_path))["provenance"];
+  EXPECT_EQ(about["scenario"], "quickstart");
+  EXPECT_EQ(about["dtsim_version"], provenance["dtsim_version"]);
+  EXPECT_EQ(about["git_commit"], provenance["git_commit"]);
+  EXPECT_EQ(about["scenario_hash"], provenance["scenario_hash"]);
+  EXPECT_EQ(about["ranks_simulated"], 4);
+  EXPECT_EQ(about["ranks_traced"], 4);
+  const auto all = run_dtsim("run " + kQuickstart + " --trace-ranks all --trace '" + trace_path.string() + "'", dir);
+  ASSERT_EQ(all.status, 0) << all.err;
+  EXPECT_EQ(json::parse(read_file(trace_path))["otherData"]["ranks_traced"], 4);
+}
+
 } // namespace

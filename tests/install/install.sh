@@ -15,7 +15,9 @@ dtsim="$tmp/prefix/bin/dtsim"
 [ -x "$dtsim" ] || fail "no bin/dtsim under the prefix"
 cd "$tmp" # nothing of the source tree around
 
-"$dtsim" --version | grep -qE '^dtsim [0-9]+\.[0-9]+\.[0-9]+$' || fail "--version"
+"$dtsim" --version > version.txt || fail "--version"
+head -1 version.txt | grep -qE '^dtsim [0-9]+\.[0-9]+\.[0-9]+$' || fail "--version: $(cat version.txt)"
+sed -n 2p version.txt | grep -q '^commit ' || fail "--version names no commit: $(cat version.txt)"
 "$dtsim" run "$tmp/prefix/share/dtsim/scenarios/quickstart.json" > run.txt || fail "running the installed scenario"
 grep -q "time (mean)" run.txt || fail "the run printed no iteration time"
 # validate finds its cases in PREFIX/share/dtsim, the scenarios they name included.
@@ -46,7 +48,7 @@ if grep -q '^DTSIM_HELP2MAN:FILEPATH=/' "$build/CMakeCache.txt"; then
   [ -f "$page" ] || fail "no man page"
   # Every subcommand's options are in it (the COMMANDS section holds each one's --help).
   man -l "$page" > man.txt 2>/dev/null
-  grep -q -- "--nodes TEXT REQUIRED" man.txt || fail "the man page lacks sweep's options"
+  grep -q -- "--nodes COUNTS REQUIRED" man.txt || fail "the man page lacks sweep's options"
 fi
 
 # bash completion: subcommands and options, read from the installed binary's --help.

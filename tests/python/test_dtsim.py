@@ -66,7 +66,8 @@ def scenario_dict(path):
 
 def test_version_and_exceptions():
     done = subprocess.run([BINARY, "--version"], capture_output=True, text=True, check=True)
-    assert done.stdout.split() == ["dtsim", dtsim.__version__]
+    assert done.stdout.splitlines()[0].split() == ["dtsim", dtsim.__version__]
+    assert done.stdout.splitlines()[1].startswith("commit ")
     assert issubclass(dtsim.ScenarioError, ValueError)
     assert issubclass(dtsim.SimulationError, RuntimeError)
 

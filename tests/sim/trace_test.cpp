@@ -1,13 +1,17 @@
 // The Perfetto timeline (report::chrome_trace) of a replay worked out by hand: rank 0 on node 0 computes 1 ms and
 // sends 1 MB to rank 2 on node 1 at 1 GB/s (CM02, no latency), two iterations.
 #include "sim/report/trace.hpp"
+#include "sim/simulate.hpp"
 
 #include "../engine/replay_fixtures.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <map>
+#include <string>
+#include <tuple>
 
 namespace dtsim {
 namespace {
@@ -128,6 +132,55 @@ TEST(ChromeTrace, FiltersKeepTheChosenRanksAndIterations) {
   const auto both = report::chrome_trace(t.plan, t.replay, t.cluster, {.ranks = {0, 2}, .iterations = {1}});
   ASSERT_EQ(of_phase(both, "s").size(), 1u);
   EXPECT_EQ(of_phase(both, "s")[0]["id"], 2); // transfers keep their numbers: the second one
+}
+
+// Ranks beyond the limit are sampled evenly with the first and the last kept: of simulated ranks [0, 1, 2, 3], three
+// are those at i * (4 - 1) / (3 - 1) for i = 0, 1, 2, that is 0, 1 and 3; two are 0 and 3.
+TEST(ChromeTrace, ALargeJobKeepsRanksSpreadOverIt) {
+  const auto t = two_nodes_send();
+  EXPECT_EQ(report::traced_ranks(t.replay, {.max_ranks = 3}), (std::vector<int>{0, 1, 3}));
+  EXPECT_EQ(report::traced_ranks(t.replay, {.max_ranks = 2}), (std::vector<int>{0, 3}));
+  EXPECT_EQ(report::traced_ranks(t.replay, {.max_ranks = 4}), (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(report::traced_ranks(t.replay, {.ranks = {1, 2}, .max_ranks = 1}), (std::vector<int>{1, 2}));
+  const auto trace = report::chrome_trace(t.plan, t.replay, t.cluster, {.max_ranks = 2});
+  EXPECT_EQ(trace["otherData"]["ranks_simulated"], 4);
+  EXPECT_EQ(trace["otherData"]["ranks_traced"], 2);
+  for (const auto& e : of_phase(trace, "X")) {
+    const int rank = e["tid"].get<int>() / graph::kStreamCount;
+    EXPECT_TRUE(rank == 0 || rank == 3) << e.dump();
+  }
+}
+
+// The structure every viewer relies on, on a real replay (GPT-2 on two nodes of 8 A100, NCCL's choices left to it):
+// on each thread no op starts before the one before it ends, in the viewer's own arithmetic (ts + dur); every time is
+// a whole number of nanoseconds; every collective names the algorithm and protocol it ran, never "auto".
+TEST(ChromeTrace, OpsOnAThreadNeverOverlapAndCollectivesNameWhatRan) {
+  auto scenario = scenario::load_scenario(std::string(DTSIM_SOURCE_DIR) + "/scenarios/gpt2-p4d.24xlarge-x2.json",
+                                          {{"run.iterations", "2"}, {"run.warmup_iterations", "1"}});
+  const auto sim = simulate(scenario, true);
+  std::map<std::pair<int, int>, std::vector<std::pair<double, double>>> threads; // (pid, tid) -> (ts, dur)
+  int collectives = 0;
+  for (const auto& e : of_phase(sim.trace, "X")) {
+    const double ts = e["ts"].get<double>(), dur = e["dur"].get<double>();
+    EXPECT_NEAR(ts * 1e3, std::round(ts * 1e3), 1e-6) << e.dump();
+    threads[{e["pid"].get<int>(), e["tid"].get<int>()}].push_back({ts, dur});
+    if (e["args"].contains("algorithm")) {
+      ++collectives;
+      EXPECT_NE(e["args"]["algorithm"], "auto") << e.dump();
+      EXPECT_NE(e["args"]["protocol"], "auto") << e.dump();
+    }
+  }
+  EXPECT_GT(collectives, 0);
+  std::size_t back_to_back = 0;
+  for (auto& [thread, ops] : threads) {
+    std::sort(ops.begin(), ops.end());
+    for (std::size_t i = 1; i < ops.size(); ++i) {
+      EXPECT_GE(ops[i].first, ops[i - 1].first + ops[i - 1].second)
+          << "thread " << thread.second << ": op at " << ops[i].first << " us starts inside the one before";
+      back_to_back += ops[i].first == ops[i - 1].first + ops[i - 1].second;
+    }
+  }
+  EXPECT_GT(back_to_back, 0u); // ops that touch: the case rounding must not turn into an overlap
 }
 
 } // namespace

@@ -236,10 +236,26 @@ void ProgressLine::update(std::size_t done, std::size_t total) const {
                                "stops it; ask for less to finish sooner)\n",
                                label_, done, total, report::format_duration(elapsed), report::format_duration(left));
   }
-  if (terminal_) std::cerr << fmt::format("\r{}: {}/{} done", label_, done, total) << std::flush;
+  if (terminal_) {
+    std::cerr << fmt::format("\r{}: {}/{} done", label_, done, total) << std::flush;
+    return;
+  }
+  // Piped or logged (a batch job's output): a line every few seconds instead of a line redrawn, so that a long run is
+  // seen to move. Lines come as points finish; a single long simulation shows none until it ends (a ticking thread
+  // would share the process with the forks that run the simulations).
+  constexpr auto kLineEvery = std::chrono::seconds(5);
+  const auto now = std::chrono::steady_clock::now();
+  if (done < total && now - last_line_ >= kLineEvery) {
+    last_line_ = now;
+    std::cerr << fmt::format("{}: {}/{} done in {}\n", label_, done, total, report::format_duration(elapsed));
+  }
 }
 
 namespace {
+
+// A trace keeps at most this many GPUs unless --trace-ranks says which: every op of a thousand GPUs makes a trace that
+// viewers open slowly or not at all, and 64 of them, spread over the job, show each stage and group's pattern.
+constexpr std::size_t kDefaultTracedRanks = 64;
 
 // A one-iteration timeline of up to eight of the traced ranks, spread over the job, for the HTML report: the trace's
 // events of its last iteration, times from that iteration's first start. The trace's threads are rank x streams.
@@ -308,7 +324,9 @@ int run_command(const RunArgs& args) {
   check_writable({args.json_out, args.html_out, args.trace_out, args.ops_out}, {args.scenario});
   const auto limit = memory_limit_of(args.max_memory, 1);
   report::TraceOptions trace;
-  if (!args.trace_ranks.empty())
+  if (args.trace_ranks.empty())
+    trace.max_ranks = kDefaultTracedRanks;
+  else if (args.trace_ranks != "all")
     trace.ranks = parse_index_list(args.trace_ranks, scenario.cluster.gpu_count(), "--trace-ranks", "GPU ranks");
   if (!args.trace_iterations.empty())
     trace.iterations = parse_index_list(args.trace_iterations, scenario.run.iterations + scenario.run.warmup_iterations,
@@ -326,6 +344,20 @@ int run_command(const RunArgs& args) {
   auto document = studies::run_document(sim.result);
   std::vector<OutputFile> files;
   if (!args.json_out.empty()) files.push_back({args.json_out, document.dump(2) + "\n"});
+  if (!args.trace_out.empty()) {
+    // The trace says what made it: dtsim's version and commit, the scenario and the hash --json carries.
+    auto& about = sim.trace["otherData"];
+    const auto provenance = studies::provenance(sim.result.scenario);
+    about["dtsim_version"] = provenance["dtsim_version"];
+    about["git_commit"] = provenance["git_commit"];
+    about["scenario"] = scenario.name;
+    about["scenario_hash"] = provenance["scenario_hash"];
+    const auto traced = about.value("ranks_traced", std::size_t{0}), simulated = about.value("ranks_simulated", traced);
+    if (traced < simulated && args.trace_ranks.empty())
+      std::cerr << fmt::format("note: the trace keeps {} of the {} simulated GPUs, spread over the job (--trace-ranks "
+                               "all keeps every one; --trace-ranks 0-7,16 names them)\n",
+                               traced, simulated);
+  }
   if (!args.trace_out.empty()) // Perfetto opens a .json.gz as it is
     files.push_back({args.trace_out,
                      args.trace_out.ends_with(".gz") ? io::gzip(sim.trace.dump() + "\n") : sim.trace.dump() + "\n"});

@@ -1,5 +1,6 @@
 // dtsim: command-line front end. Only this folder parses argv (DESIGN.md).
 #include "calibration/error.hpp"
+#include "io/suggest.hpp"
 #include "sim/engine/engine.hpp"
 #include "sim/engine/footprint.hpp"
 #include "sim/plan/plan.hpp"
@@ -7,8 +8,11 @@
 #include "sim/scenario/scenario.hpp"
 #include "tools/dtsim/commands.hpp"
 
+#include "git_commit.hpp" // generated at build time (tools/cmake/git_commit.cmake)
+
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cerrno>
 #include <charconv>
@@ -17,6 +21,8 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <map>
+#include <optional>
 
 using namespace dtsim;
 
@@ -50,13 +56,94 @@ CLI::Validator price_check() {
       "USD");
 }
 
+// "dtsim rn": CLI11 would say only that a subcommand is required. The message names the commands and the closest.
+std::optional<std::string> unknown_command(CLI::App& app, int argc, char** argv) {
+  if (argc < 2 || argv[1][0] == '-') return std::nullopt;
+  const std::string given = argv[1];
+  std::vector<std::string> names;
+  for (const auto* sub : app.get_subcommands([](CLI::App*) { return true; }))
+    names.push_back(sub->get_name());
+  if (std::find(names.begin(), names.end(), given) != names.end()) return std::nullopt;
+  return fmt::format("error: unknown command \"{}\"{}; the commands are {} (dtsim --help)\n", given,
+                     io::did_you_mean(given, names, 1), fmt::join(names, ", "));
+}
+
+// "dtsim run x.json --jsn out.json": the first option the subcommand does not have, with the closest it has.
+std::optional<std::string> unknown_option(CLI::App& app, int argc, char** argv) {
+  if (argc < 2) return std::nullopt;
+  const CLI::App* sub = nullptr;
+  for (const auto* candidate : app.get_subcommands([](CLI::App*) { return true; }))
+    if (candidate->get_name() == argv[1]) sub = candidate;
+  if (sub == nullptr) return std::nullopt;
+  std::vector<std::string> known;
+  for (const auto* option : sub->get_options())
+    for (const auto& name : option->get_lnames())
+      known.push_back("--" + name);
+  for (int i = 2; i < argc; ++i) {
+    const std::string token = argv[i];
+    if (!token.starts_with("--") || token == "--") continue;
+    const auto name = token.substr(0, token.find('='));
+    if (std::find(known.begin(), known.end(), name) != known.end()) continue;
+    return fmt::format("error: dtsim {} has no option {}{} (dtsim {} --help)\n", sub->get_name(), name,
+                       io::did_you_mean(name, known, 1), sub->get_name());
+  }
+  return std::nullopt;
+}
+
+// What each text option takes, named in --help instead of CLI11's TEXT. Options of other types (INT, FLOAT) keep
+// theirs; a text option not listed keeps TEXT.
+void name_option_types(CLI::App& app) {
+  static const std::map<std::string, std::string> kinds = {{"scenario", "FILE"},
+                                                           {"measurements", "FILE"},
+                                                           {"--csv", "FILE"},
+                                                           {"--json", "FILE"},
+                                                           {"--html", "FILE"},
+                                                           {"--trace", "FILE"},
+                                                           {"--ops", "FILE"},
+                                                           {"--output", "FILE"},
+                                                           {"--base", "PROFILE"},
+                                                           {"--profile", "PROFILE"},
+                                                           {"--measurements", "FILE"},
+                                                           {"--nccl-tests", "FILE"},
+                                                           {"--resume", "DIR"},
+                                                           {"--out", "DIR"},
+                                                           {"--root", "DIR"},
+                                                           {"--chakra", "DIR"},
+                                                           {"dirs", "DIR"},
+                                                           {"--max-memory", "SIZE"},
+                                                           {"--sizes", "SIZES"},
+                                                           {"--minbytes", "SIZE"},
+                                                           {"--maxbytes", "SIZE"},
+                                                           {"--link-bandwidth", "RATE"},
+                                                           {"--set", "PATH=VALUE"},
+                                                           {"--nodes", "COUNTS"},
+                                                           {"--trace-ranks", "RANKS"},
+                                                           {"--trace-iterations", "ITERATIONS"},
+                                                           {"--strategies", "NAMES"},
+                                                           {"--policies", "NAMES"},
+                                                           {"--instances", "NAMES"},
+                                                           {"--shard", "K/N"},
+                                                           {"--deadline", "DURATION"},
+                                                           {"--budget", "USD"},
+                                                           {"--tokens", "COUNT"},
+                                                           {"--iteration-time", "SECONDS"}};
+  for (auto* sub : app.get_subcommands([](CLI::App*) { return true; }))
+    for (auto* option : sub->get_options([](CLI::Option*) { return true; })) {
+      if (option->get_type_name() != "TEXT") continue;
+      const auto& long_names = option->get_lnames();
+      const auto key = !long_names.empty() ? "--" + long_names.front() : option->get_name();
+      if (const auto kind = kinds.find(key); kind != kinds.end()) option->type_name(kind->second);
+    }
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"dtsim: simulate distributed deep-learning training on a modeled cluster before paying for it.\n"
                "Scenario format: docs/scenario-format.md",
                "dtsim"};
-  app.set_version_flag("--version", std::string("dtsim ") + DTSIM_VERSION);
+  // The version, then the commit the binary was built from (as every --json result's provenance carries it).
+  app.set_version_flag("--version", fmt::format("dtsim {}\ncommit {}", DTSIM_VERSION, DTSIM_GIT_COMMIT));
   app.require_subcommand(1);
 
   // Every scenario command takes the scenario file and --set overrides; those that simulate many points take
@@ -120,7 +207,8 @@ int main(int argc, char** argv) {
                       "Write a Chrome trace-event timeline (open in Perfetto) to FILE: a process per node, a thread "
                       "per GPU stream, send-to-receive arrows, link utilization counters; FILE.json.gz: gzip");
   run_cmd->add_option("--trace-ranks", run.trace_ranks,
-                      "Only these GPU ranks in the trace and the report's timeline: 0-7,16");
+                      "Only these GPU ranks in the trace and the report's timeline: 0-7,16, or all (default: every "
+                      "simulated GPU, up to 64 spread over the job)");
   run_cmd->add_option("--trace-iterations", run.trace_iterations,
                       "Only these iterations in the trace (from 0, the warm-up first): 2 or 1-3");
   run_cmd->add_option("--ops", run.ops_out,
@@ -341,9 +429,19 @@ int main(int argc, char** argv) {
     cmd->add_option("--price-per-hour", price, "Price of one node per hour in USD (overrides the instance's)")
         ->check(price_check());
 
+  name_option_types(app);
+  if (const auto mistyped = unknown_command(app, argc, argv)) {
+    std::cerr << *mistyped;
+    return cli::kExitBadInput;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr)
+      if (const auto mistyped = unknown_option(app, argc, argv)) {
+        std::cerr << *mistyped;
+        return cli::kExitBadInput;
+      }
     const int status = app.exit(e);
     return status == 0 ? cli::kExitOk : cli::kExitBadInput;
   }
