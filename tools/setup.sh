@@ -4,7 +4,8 @@
 #   tools/setup.sh --tests   also what only the test suite uses: Chromium (the reports opened in a browser),
 #                            valijson (scenarios checked against docs/scenario.schema.json), pytest and matplotlib
 #                            (the Python module's tests and example), Slurm and munge (a sharded sweep submitted to a
-#                            Slurm cluster the test starts), clang-format (the format check)
+#                            Slurm cluster the test starts), clang-format (the format check), lintian (the Debian
+#                            package checked)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -33,6 +34,7 @@ if [ "${1:-}" = "--tests" ]; then
     slurm-wlm          # the sharded sweep on a single-node Slurm cluster the test starts (tests/slurm)
     munge              # Slurm's authentication; the package makes /etc/munge/munge.key
     clang-format       # every tracked C++ file formatted as .clang-format says (tools/check_format.sh)
+    lintian            # the Debian package cpack makes, checked for errors (tests/install)
   )
 fi
 

@@ -44,7 +44,7 @@ for f in share/doc/dtsim/README.md share/doc/dtsim/LICENSE share/doc/dtsim/scena
   [ -f "$tmp/prefix/$f" ] || fail "$f was not installed"
 done
 if grep -q '^DTSIM_HELP2MAN:FILEPATH=/' "$build/CMakeCache.txt"; then
-  page="$tmp/prefix/share/man/man1/dtsim.1"
+  page="$tmp/prefix/share/man/man1/dtsim.1.gz"
   [ -f "$page" ] || fail "no man page"
   # Every subcommand's options are in it (the COMMANDS section holds each one's --help).
   man -l "$page" > man.txt 2>/dev/null
@@ -68,4 +68,13 @@ if [ -n "$python_module" ]; then
   grep -q ' ./usr/lib/python3/dist-packages/dtsim\.cpython-.*\.so$' contents.txt || fail "the package lacks the Python module"
 fi
 dpkg-deb -f "$deb" Depends | grep -q libsimgrid || fail "the package does not depend on SimGrid's library"
+if [ -n "$python_module" ]; then
+  dpkg-deb -f "$deb" Depends | grep -q 'python3 (>=' || fail "the package holds the Python module but needs no python3"
+fi
+# lintian, where installed (Debian's package checker): no error. Its warnings are printed for the log.
+if command -v lintian > /dev/null; then
+  lintian --tag-display-limit 0 "$deb" > lintian.txt 2>&1 || true
+  grep -v '^running with root privileges' lintian.txt >&2 || true
+  if grep -q '^E:' lintian.txt; then fail "lintian reports errors: $(grep '^E:' lintian.txt | tr '\n' ' ')"; fi
+fi
 echo "install test: installed, ran, completed and packaged"

@@ -17,8 +17,15 @@ if(DTSIM_HELP2MAN)
             --include=${CMAKE_BINARY_DIR}/dtsim.commands.h2m --output=${CMAKE_BINARY_DIR}/dtsim.1 $<TARGET_FILE:dtsim>
     DEPENDS dtsim ${CMAKE_SOURCE_DIR}/tools/cmake/man_commands.sh
     COMMENT "Generating the dtsim(1) man page from dtsim --help")
-  add_custom_target(dtsim_man ALL DEPENDS ${CMAKE_BINARY_DIR}/dtsim.1)
-  install(FILES ${CMAKE_BINARY_DIR}/dtsim.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+  # Installed compressed, as Debian's policy has manual pages (gzip -n: no name or time in the header, so the same
+  # page gives the same bytes).
+  add_custom_command(
+    OUTPUT ${CMAKE_BINARY_DIR}/dtsim.1.gz
+    COMMAND gzip -9nc ${CMAKE_BINARY_DIR}/dtsim.1 > ${CMAKE_BINARY_DIR}/dtsim.1.gz
+    DEPENDS ${CMAKE_BINARY_DIR}/dtsim.1
+    COMMENT "Compressing the dtsim(1) man page")
+  add_custom_target(dtsim_man ALL DEPENDS ${CMAKE_BINARY_DIR}/dtsim.1 ${CMAKE_BINARY_DIR}/dtsim.1.gz)
+  install(FILES ${CMAKE_BINARY_DIR}/dtsim.1.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 else()
   message(STATUS "man page skipped: help2man not found (tools/setup.sh installs it)")
 endif()
@@ -32,14 +39,5 @@ install(DIRECTORY ${CMAKE_SOURCE_DIR}/scenarios DESTINATION ${CMAKE_INSTALL_DATA
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/calibration/validation ${CMAKE_SOURCE_DIR}/calibration/measurements
                   ${CMAKE_SOURCE_DIR}/calibration/profiles DESTINATION ${CMAKE_INSTALL_DATADIR}/dtsim/calibration)
 
-set(CPACK_PACKAGE_NAME dtsim)
-set(CPACK_PACKAGE_VENDOR "The dtsim authors")
-set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "${PROJECT_DESCRIPTION}")
-set(CPACK_RESOURCE_FILE_LICENSE ${CMAKE_SOURCE_DIR}/LICENSE)
-set(CPACK_GENERATOR DEB)
-set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
-set(CPACK_DEBIAN_PACKAGE_MAINTAINER "The dtsim authors")
-set(CPACK_DEBIAN_PACKAGE_SECTION science)
-set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
-set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON) # dpkg-shlibdeps names SimGrid's and fmt's library packages
-include(CPack)
+# The Debian package (cpack -G DEB) is described in tools/cmake/package.cmake, read at the end of CMakeLists.txt once
+# it is known whether the Python module is built (it then depends on the interpreter).

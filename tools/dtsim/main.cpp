@@ -140,7 +140,8 @@ void name_option_types(CLI::App& app) {
 
 int main(int argc, char** argv) {
   CLI::App app{"dtsim: simulate distributed deep-learning training on a modeled cluster before paying for it.\n"
-               "Scenario format: docs/scenario-format.md",
+               "Scenario format: scenario-format.md among dtsim's documents (docs/ in its source, share/doc/dtsim "
+               "where installed)",
                "dtsim"};
   // The version, then the commit the binary was built from (as every --json result's provenance carries it).
   app.set_version_flag("--version", fmt::format("dtsim {}\ncommit {}", DTSIM_VERSION, DTSIM_GIT_COMMIT));
