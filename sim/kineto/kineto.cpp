@@ -208,6 +208,10 @@ ProfiledStep Reader::finish(const json& rest) {
   }
   choose_step();
   std::sort(nccl_.begin(), nccl_.end());
+  std::string device;
+  if (rest.is_object())
+    if (const auto p = rest.find("deviceProperties"); p != rest.end() && p->is_array() && !p->empty())
+      if (const auto name = p->front().find("name"); name != p->front().end() && name->is_string()) device = *name;
 
   std::vector<GpuEvent*> kept;
   std::optional<double> next_first; // the next step's first activity
@@ -230,6 +234,7 @@ ProfiledStep Reader::finish(const json& rest) {
     return a->start != b->start ? a->start < b->start : a->launch < b->launch;
   });
   ProfiledStep out;
+  out.device = device;
   out.step = step_name_;
   double cursor = kept.front()->start;
   for (const auto* g : kept) {

@@ -87,6 +87,9 @@ struct ProfiledStep {
   // With profile_memory=True: the step's peak bytes in PyTorch's CUDA caching allocator ("[memory]" events' "Total
   // Allocated", tensors) and what it held from the device ("Total Reserved"); unset without such events.
   std::optional<double> peak_allocated, peak_reserved;
+  // The GPU the trace was recorded on, as torch.profiler names it ("deviceProperties": "NVIDIA A100-SXM4-80GB"); empty
+  // when the trace does not say.
+  std::string device;
 
   double busy_seconds() const;   // the activities' seconds
   double gap_seconds() const;    // every gap (comm waits included), gap_after included

@@ -90,7 +90,10 @@ struct Plan {
   // Per program: its priced kernels' stretch at burst clocks, and the clock that stretch set (rate 1: not capped).
   std::vector<calibration::Stretch> burst_stretches;
   std::vector<calibration::ClockState> program_clocks;
-  double host_wait_seconds = 0;  // per iteration, rank 0's compute stream waiting for its host to issue kernels
+  double host_wait_seconds = 0; // per iteration, rank 0's compute stream waiting for its host to issue kernels
+  // What a user should know of the plan's inputs before trusting it (a trace recorded on another GPU than the
+  // cluster's); empty for most plans. Carried into RunResult::warnings.
+  std::vector<std::string> warnings;
   std::vector<GroupPlan> groups; // a cluster of mixed GPUs: each group's program (empty otherwise)
 };
 

@@ -19,6 +19,7 @@
 #include <cctype>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -197,6 +198,22 @@ std::vector<CommItem> comm_items(const scenario::Scenario& s, const kineto::Prof
   return items;
 }
 
+// The trace's kernels are replayed at the times they took on the GPU that recorded them: a trace from another GPU
+// than the cluster's says so. The GPUs are compared by the profile's family ("a100" of "a100-80gb") in the name
+// torch.profiler recorded ("NVIDIA A100-SXM4-80GB"), case ignored; a trace that names no GPU is taken as it is.
+std::optional<std::string> other_gpu(const std::string& recorded_on, const calibration::GpuProfile& gpu) {
+  if (recorded_on.empty()) return std::nullopt;
+  const auto lower = [](std::string text) {
+    std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
+    return text;
+  };
+  const auto family = lower(gpu.name.substr(0, gpu.name.find('-')));
+  if (lower(recorded_on).find(family) != std::string::npos) return std::nullopt;
+  return fmt::format("the trace was recorded on {}, but the cluster's GPU is {} ({}): its kernels are replayed at the "
+                     "times they took on {}",
+                     recorded_on, gpu.name, gpu.display_name, recorded_on);
+}
+
 } // namespace
 
 Plan make_profiler_plan(const scenario::Scenario& s) {
@@ -230,6 +247,7 @@ Plan make_profiler_plan(const scenario::Scenario& s) {
       waits[next] = true;
 
   Plan plan;
+  if (const auto other = other_gpu(step.device, s.gpu)) plan.warnings.push_back(*other);
   auto& graph = plan.graph;
   graph.programs.emplace_back();
   graph.rank_program.assign(static_cast<std::size_t>(ranks), 0);

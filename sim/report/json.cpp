@@ -310,6 +310,7 @@ json to_json(const RunResult& r) {
                              {"loader_seconds_per_iteration", r.input.loader_seconds},
                              {"gpu_seconds_per_iteration", r.input.gpu_seconds},
                              {"bounds_iteration", r.input.bounds_iteration()}};
+  if (!r.warnings.empty()) out["warnings"] = r.warnings;
   return out;
 }
 
@@ -323,6 +324,7 @@ RunResult run_result_from_json(const json& j) {
   r.framework = j.at("framework");
   r.fidelity = j.at("fidelity").at("mode");
   if (!j.at("fidelity").at("auto").is_null()) r.fidelity_reason = j.at("fidelity").at("auto");
+  if (const auto w = j.find("warnings"); w != j.end()) r.warnings = w->get<std::vector<std::string>>();
   r.iteration = distribution_from_json(j.at("iteration_seconds"));
   r.throughput = j.at("throughput_samples_per_second");
   if (const auto& st = j.at("compression_stages"); !st.is_null())

@@ -143,11 +143,12 @@ struct RunResult {
   int gpus = 0;
   std::int64_t global_batch = 0;
   std::string sample_unit;
-  std::string framework;       // the framework whose kernels ran (training.framework, "auto" resolved)
-  std::string fidelity;        // how collectives were replayed: step, aggregate, coarse
-  std::string fidelity_reason; // run.fidelity "auto": what dtsim chose and why; empty when the scenario chose
-  Distribution iteration;      // seconds, measured iterations only (the compressed stage's under `stages`)
-  double throughput = 0;       // samples/s
+  std::string framework;             // the framework whose kernels ran (training.framework, "auto" resolved)
+  std::string fidelity;              // how collectives were replayed: step, aggregate, coarse
+  std::string fidelity_reason;       // run.fidelity "auto": what dtsim chose and why; empty when the scenario chose
+  std::vector<std::string> warnings; // the plan's (Plan::warnings): printed first, and in JSON only when there are any
+  Distribution iteration;            // seconds, measured iterations only (the compressed stage's under `stages`)
+  double throughput = 0;             // samples/s
   CompressionStages stages;
   double epoch_seconds = 0; // 0 when the scenario gives no dataset size
   int epochs = 1;           // of the whole training run

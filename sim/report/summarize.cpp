@@ -266,6 +266,7 @@ RunResult summarize(const scenario::Scenario& s, const plan::Plan& plan, const e
   r.memory = plan.memory;
   r.kernels = plan.kernels;
   r.host_wait_seconds = plan.host_wait_seconds;
+  r.warnings = plan.warnings;
   r.clock = plan.clock;
   r.simulated_seconds = replay.simulated_seconds;
   r.transfers = replay.transfers;

@@ -67,6 +67,8 @@ std::string format_summary(const RunResult& r) {
   }
   if (r.epoch_seconds > 0) line("time per epoch", format_duration(r.epoch_seconds));
   line("fidelity", r.fidelity_reason.empty() ? r.fidelity : "auto: " + r.fidelity_reason);
+  for (const auto& warning : r.warnings)
+    line("warning", warning);
 
   const double total = r.iteration.mean > 0 ? r.iteration.mean : 1;
   out += "\nWhere the time goes (per iteration, mean over GPUs)\n";

@@ -182,6 +182,23 @@ TEST(ShippedProfilerTraces, ResNet50DdpAllReducesItsParametersAsTheJobDid) {
   EXPECT_NEAR(simulate(s).result.iteration.mean, measured, 0.01 * measured);
 }
 
+// HTA's trace names the GPU it was recorded on ("NVIDIA A100-PG509-200"): on the scenario's A100 cluster nothing is
+// said; on H100s the plan and the run's report say that the kernels keep the A100's times.
+TEST(ShippedProfilerTraces, ATraceFromAnotherGpuSaysSo) {
+  const auto path = kScenarios + "resnet50-ddp-a100x2-pytorch-trace.json";
+  EXPECT_TRUE(plan::make_plan(scenario::load_scenario(path)).warnings.empty());
+  const auto h100 = scenario::load_scenario(path, {{"cluster.gpu", "h100-sxm"}});
+  const auto plan = plan::make_plan(h100);
+  ASSERT_EQ(plan.warnings.size(), 1u);
+  EXPECT_NE(plan.warnings[0].find("recorded on NVIDIA A100-PG509-200, but the cluster's GPU is h100-sxm"),
+            std::string::npos)
+      << plan.warnings[0];
+  const auto result = simulate(h100).result;
+  EXPECT_EQ(result.warnings, plan.warnings);
+  EXPECT_NE(report::format_summary(result).find("recorded on NVIDIA A100-PG509-200"), std::string::npos);
+  EXPECT_EQ(report::run_result_from_json(report::to_json(result)).warnings, plan.warnings); // across processes too
+}
+
 TEST(ShippedProfilerTraces, OneGpuReplaysTheMeasuredStepWithoutItsCommunication) {
   auto s = scenario::load_scenario(kScenarios + "resnet50-ddp-a100x2-pytorch-trace.json");
   s.cluster.gpus_per_node = 1;
