@@ -137,6 +137,15 @@ def test_search_options_equal_flags(tmp_path):
     assert document["counts"]["simulated"] == 2
 
 
+def test_search_rankings_index_the_candidates():
+    # As the README's example reads them: best_by_throughput holds indices into "candidates", the fastest first.
+    found = dtsim.search(SEARCH_SMALL, simulate=4, jobs=2)
+    best = [found["candidates"][i] for i in found["best_by_throughput"]]
+    assert len(best) == 4
+    rates = [c["throughput_samples_per_second"] for c in best]
+    assert rates == sorted(rates, reverse=True)
+
+
 @pytest.mark.parametrize("where, value, pointer", [
     (("cluster", "nodes"), "eight", "/cluster/nodes"),
     (("cluster", "nodes"), 0, "/cluster/nodes"),
