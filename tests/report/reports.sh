@@ -31,7 +31,7 @@ q=$root/scenarios/quickstart.json
 "$dtsim" run "$q" --html run.html > /dev/null
 "$dtsim" run "$root/scenarios/gpt2-v100-a100-hetpipe.json" --html pipeline.html > /dev/null
 "$dtsim" sweep "$q" --nodes 1,2,4 --html sweep.html > /dev/null
-"$dtsim" compare "$q" --strategies allreduce,ps-sync,dpsgd --html compare.html > /dev/null
+"$dtsim" compare "$q" --strategies allreduce,ps-sync,dpsgd --price-per-hour 3 --html compare.html > /dev/null
 "$dtsim" compare train.json --policies 'sync: ; every 2h: checkpoint.interval=2h' --trials 4 --html policies.html \
   > /dev/null
 "$dtsim" train train.json --trials 6 --html train.html > /dev/null
@@ -78,7 +78,9 @@ cat > expectations.json <<JSON
   {"file": "$out/compare.html", "title": "dtsim compare: quickstart", "figures": {
     "breakdown": [["strategy", "time per iteration (ms)"], 9],
     "throughput": [["throughput (samples/s)"], 3],
-    "traffic": [["bytes sent per GPU per iteration (GB)"], 3]}},
+    "traffic": [["bytes sent per GPU per iteration (GB)"], 3],
+    "epoch": [["time per epoch (s)"], 3],
+    "cost-epoch": [["cost per epoch (USD)"], 3]}},
   {"file": "$out/policies.html", "title": "dtsim compare-policies: train-small", "figures": {
     "time-to-train": [["time to train (days)"], 2],
     "goodput": [["goodput (%)"], 2],

@@ -271,8 +271,27 @@
       ok.map((r) => ({ strategy: r.strategy.name, throughput: r.throughput_samples_per_second })));
     bar("traffic", "Bytes each GPU sends per iteration", "From the simulated transfers.", "gb", "bytes sent per GPU per iteration (GB)",
       ok.map((r) => ({ strategy: r.strategy.name, gb: r.bytes_sent_per_gpu_per_iteration / 1e9 })));
+    // What the choice is made on: how long an epoch (and the whole run) takes and what it costs. The price per hour
+    // alone is the same for every strategy but those that add server nodes, so it is drawn only when the scenario
+    // gives neither a dataset nor a run length.
+    const epochs = ok.filter((r) => r.epoch_seconds > 0);
+    if (epochs.length > 0) {
+      const longest = Math.max(...epochs.map((r) => r.epoch_seconds));
+      const [per, unitName] = longest < 120 ? [1, "s"] : longest < 7200 ? [60, "min"] : [3600, "h"];
+      bar("epoch", "Time per epoch by strategy", "One pass over the dataset at the simulated throughput.", "time", `time per epoch (${unitName})`,
+        epochs.map((r) => ({ strategy: r.strategy.name, time: r.epoch_seconds / per })));
+    }
+    const perEpoch = ok.filter((r) => r.cost_usd.per_epoch !== null && r.epoch_seconds > 0);
+    // The run's cost where the scenario's length is not one epoch (else it is the bar beside it again).
+    const perRun = ok.filter((r) => r.cost_usd.run !== null && r.cost_usd.run > 0 && r.cost_usd.run !== r.cost_usd.per_epoch);
+    if (perEpoch.length > 0)
+      bar("cost-epoch", "Cost per epoch by strategy", "At the cluster's price per node-hour (parameter servers add their nodes).", "usd", "cost per epoch (USD)",
+        perEpoch.map((r) => ({ strategy: r.strategy.name, usd: r.cost_usd.per_epoch })));
+    if (perRun.length > 0)
+      bar("cost-run", "Cost of the run by strategy", "The scenario's training length at the simulated iteration time and the cluster's price.", "usd", "cost of the run (USD)",
+        perRun.map((r) => ({ strategy: r.strategy.name, usd: r.cost_usd.run })));
     const priced = ok.filter((r) => r.cost_usd.per_hour !== null);
-    if (priced.length > 0)
+    if (priced.length > 0 && perEpoch.length === 0 && perRun.length === 0)
       bar("cost", "Cost per hour by strategy", "At the cluster's price per node-hour (parameter servers add their nodes).", "usd", "cost per hour (USD)",
         priced.map((r) => ({ strategy: r.strategy.name, usd: r.cost_usd.per_hour })));
     for (const r of d.results.filter((r) => r.error)) paragraph(`${r.strategy.name} failed: ${r.error}`, "error");
