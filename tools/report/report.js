@@ -200,15 +200,17 @@
     const xNodes = { field: "nodes", type: "quantitative", title: "nodes", scale: { type: "log", base: 2 }, axis: { values: ok.map((p) => p.nodes) } };
     const line = { type: "line", point: true, tooltip: true };
     const series = { field: "series", type: "nominal", title: "", sort: ["simulated"] };
+    // The dash follows the colour's series: one legend (the colour's), not a second one in black for the dashes.
+    const dash = { ...series, legend: null };
     figure("throughput", "Throughput against nodes", `Simulated throughput beside the ideal, linear in GPUs from the first point.`, {
       data: { values: rows },
       mark: line,
-      encoding: { x: xNodes, y: { field: "throughput", type: "quantitative", title: `throughput (${unit}/s)` }, color: series, strokeDash: series },
+      encoding: { x: xNodes, y: { field: "throughput", type: "quantitative", title: `throughput (${unit}/s)` }, color: series, strokeDash: dash },
     });
     figure("speedup", "Speedup against nodes", "Throughput over the first point's, beside the ideal (the GPU ratio).", {
       data: { values: rows },
       mark: line,
-      encoding: { x: xNodes, y: { field: "speedup", type: "quantitative", title: "speedup (x)" }, color: series, strokeDash: series },
+      encoding: { x: xNodes, y: { field: "speedup", type: "quantitative", title: "speedup (x)" }, color: series, strokeDash: dash },
     });
     figure("efficiency", "Scaling efficiency", "Speedup over the GPU ratio: 100% is linear scaling.", {
       data: { values: ok.map((p) => ({ nodes: p.nodes, percent: 100 * p.efficiency })) },
