@@ -388,11 +388,19 @@
     const cost = priced ? "usd" : "gib";
     const costTitle = priced ? `cost (USD per million ${unit})` : "memory per GPU (GiB)";
     const best = new Set(d.best_by_throughput.slice(0, 5).map((i) => layout(d.candidates[i])));
-    const labelled = simulated.filter((p) => best.has(p.layout));
+    // One label per spot: layouts that simulate to the same throughput and cost (recomputation that costs nothing
+    // where memory is not short) share it, instead of printing over each other.
+    const spots = new Map();
+    for (const p of simulated.filter((p) => best.has(p.layout))) {
+      const key = `${p[cost]}|${p.throughput}`;
+      if (spots.has(key)) spots.get(key).layout += " / " + p.layout;
+      else spots.set(key, { ...p });
+    }
+    const labelled = [...spots.values()];
     figure(
       "front",
       priced ? "Throughput against cost" : "Throughput against memory per GPU",
-      `Every simulated layout; the line joins those no other beats on both; the best five by throughput are labelled.` +
+      `Every simulated layout; in red those no other beats on both (joined by a line where there are several); the best five by throughput are labelled.` +
         (priced ? "" : " (No price: memory per GPU stands in for cost.)"),
       {
         layer: [
@@ -406,7 +414,7 @@
           },
           {
             data: { values: front(simulated, cost) },
-            mark: { type: "line", color: "#d62728" },
+            mark: { type: "line", color: "#d62728", point: { color: "#d62728", size: 70 } },
             encoding: { x: { field: cost, type: "quantitative" }, y: { field: "throughput", type: "quantitative" } },
           },
           {
