@@ -88,8 +88,8 @@ cat > expectations.json <<JSON
     "goodput": [["goodput (%)"], 2],
     "cost": [["cost (USD)"], 2]}},
   {"file": "$out/train.html", "title": "dtsim train: train-small", "figures": {
-    "time-to-train": [["time to train (days)", "trials"], -1],
-    "wall-time": [["time (hours)"], 4],
+    "time-to-train": [["time to train (min)", "trials"], -1],
+    "wall-time": [["time (min)"], 4],
     "cost": [["cost (USD)", "trials"], -1]}},
   {"file": "$out/search.html", "title": "dtsim search: search-small", "figures": {
     "front": [["cost (USD per million samples)", "throughput (samples/s)"], 8],

@@ -320,42 +320,59 @@
   }
 
   // ---- train ----
+  // A duration's unit as the CLI's report::format_duration picks it: seconds under 2 minutes, minutes under 2 hours,
+  // hours under 2 days, days beyond; [seconds per unit, name].
+  function durationUnit(seconds) {
+    if (seconds < 120) return [1, "s"];
+    if (seconds < 7200) return [60, "min"];
+    if (seconds < 172800) return [3600, "hours"];
+    return [86400, "days"];
+  }
+  // Bins over the values' range widened by 5% of their size each side, so that trials alike (a run without
+  // interruptions) make narrow bars around their value rather than one bar across the whole axis.
+  function histogramBin(values) {
+    const lo = Math.min(...values), hi = Math.max(...values);
+    const pad = Math.max((hi - lo) * 0.05, Math.abs(hi) * 0.05, 1e-9);
+    return { maxbins: 30, extent: [lo - pad, hi + pad] };
+  }
   function trainFigures(d) {
-    const trials = d.trials.map((t, i) => ({ trial: i, days: t.wall_seconds / 86400, usd: t.cost_usd, goodput: 100 * t.goodput }));
+    const [per, unitName] = durationUnit(Math.max(...d.trials.map((t) => t.wall_seconds)));
+    const trials = d.trials.map((t, i) => ({ trial: i, time: t.wall_seconds / per, usd: t.cost_usd, goodput: 100 * t.goodput }));
     paragraph(
-      `${d.trials.length} trials of ${d.steps} steps on ${d.nodes} node(s): time to train ${fixed(d.summary.wall_seconds.mean / 86400, 2)} days on average ` +
-        `(p90 ${fixed(d.summary.wall_seconds.p90 / 86400, 2)}), goodput ${fixed(100 * d.summary.goodput.mean, 1)}%.`,
+      `${d.trials.length} trials of ${d.steps} steps on ${d.nodes} node(s): time to train ${fixed(d.summary.wall_seconds.mean / per, 2)} ${unitName} on average ` +
+        `(p90 ${fixed(d.summary.wall_seconds.p90 / per, 2)}), goodput ${fixed(100 * d.summary.goodput.mean, 1)}%.`,
       "summary"
     );
+    const counts = { aggregate: "count", type: "quantitative", title: "trials", axis: { tickMinStep: 1, format: "d" } };
     figure("time-to-train", "Time to train over the trials", "Each seeded trial draws its own failures and interruptions.", {
       data: { values: trials },
       mark: { type: "bar", tooltip: true },
       encoding: {
-        x: { field: "days", type: "quantitative", bin: { maxbins: 30 }, title: "time to train (days)" },
-        y: { aggregate: "count", type: "quantitative", title: "trials" },
+        x: { field: "time", type: "quantitative", bin: histogramBin(trials.map((t) => t.time)), title: `time to train (${unitName})` },
+        y: counts,
       },
     });
-    const mean = (key) => d.trials.reduce((s, t) => s + t[key], 0) / Math.max(1, d.trials.length) / 3600;
+    const mean = (key) => d.trials.reduce((s, t) => s + t[key], 0) / Math.max(1, d.trials.length) / per;
     figure("wall-time", "Where the wall time goes", "Mean over the trials.", {
       data: {
         values: [
-          { part: "useful steps", hours: mean("useful_seconds") },
-          { part: "checkpoints", hours: mean("checkpoint_seconds") },
-          { part: "lost work", hours: mean("lost_seconds") },
-          { part: "down (restarts, waits)", hours: mean("down_seconds") },
+          { part: "useful steps", time: mean("useful_seconds") },
+          { part: "checkpoints", time: mean("checkpoint_seconds") },
+          { part: "lost work", time: mean("lost_seconds") },
+          { part: "down (restarts, waits)", time: mean("down_seconds") },
         ],
       },
       height: { step: 28 },
       mark: { type: "bar", tooltip: true },
-      encoding: { y: { field: "part", type: "nominal", title: "", sort: null }, x: { field: "hours", type: "quantitative", title: "time (hours)" } },
+      encoding: { y: { field: "part", type: "nominal", title: "", sort: null }, x: { field: "time", type: "quantitative", title: `time (${unitName})` } },
     });
     if (d.trials.some((t) => t.cost_usd > 0))
       figure("cost", "Cost over the trials", "At the cluster's prices.", {
         data: { values: trials },
         mark: { type: "bar", tooltip: true },
         encoding: {
-          x: { field: "usd", type: "quantitative", bin: { maxbins: 30 }, title: "cost (USD)" },
-          y: { aggregate: "count", type: "quantitative", title: "trials" },
+          x: { field: "usd", type: "quantitative", bin: histogramBin(trials.map((t) => t.usd)), title: "cost (USD)" },
+          y: counts,
         },
       });
   }
