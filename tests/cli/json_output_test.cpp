@@ -81,6 +81,12 @@ TEST(JsonOutput, CollectiveBusBandwidthIsTheAlgorithmBandwidthTimesTheAllReduceF
     sum += p["busbw_bytes_per_second"].get<double>();
   }
   EXPECT_NEAR(d["average_busbw_bytes_per_second"].get<double>(), sum / 3, 1e-6 * sum);
+  // The peaks bus bandwidth is held against (AWS's p4d.24xlarge datasheet): 4 x 100 Gbit/s EFA per node = 50 GB/s,
+  // and NVLink at 300 GB/s a GPU each way; every point stays under the network's.
+  EXPECT_DOUBLE_EQ(d["link_peaks_bytes_per_second"]["network"].get<double>(), 4 * 100e9 / 8);
+  EXPECT_DOUBLE_EQ(d["link_peaks_bytes_per_second"]["fabric"].get<double>(), 300e9);
+  for (const auto& p : d["points"])
+    EXPECT_LT(p["busbw_bytes_per_second"].get<double>(), 50e9);
 }
 
 TEST(JsonOutput, ExplainGivesTheClusterInBaseUnitsAndThePath) {

@@ -86,6 +86,12 @@ nlohmann::json json_document(const scenario::Scenario& scenario, const topologie
   document["nodes"] = cluster.nodes;
   document["gpu"] = scenario.gpu.name;
   document["fidelity"] = fidelity;
+  // The links' datasheet peaks a bus bandwidth is held against: a GPU's port into the node's fabric bounds a
+  // collective inside a node; across nodes a ring's every byte crosses each node's NICs once each way, so busbw is at
+  // most the node's NIC bandwidth (all its rails together). Null where it does not apply.
+  const double network = cluster.nic.bandwidth * (cluster.rail.rails > 0 ? cluster.rail.rails : 1);
+  document["link_peaks_bytes_per_second"] = {
+      {"fabric", cluster.intra.bandwidth}, {"network", cluster.nodes > 1 ? nlohmann::json(network) : nlohmann::json()}};
   auto& rows = document["points"] = nlohmann::json::array();
   double busbw_sum = 0;
   int measured = 0;

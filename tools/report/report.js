@@ -533,10 +533,25 @@
       axis: { values: [...new Set(rows.map((r) => r.bytes))], labelExpr: binary },
     };
     const color = { field: "algorithm", type: "nominal", title: "algorithm / protocol" };
-    figure("busbw", "Bus bandwidth against size", "nccl-tests' bus bandwidth: algorithm bandwidth times its operation's factor.", {
-      data: { values: rows },
-      mark: { type: "line", point: true, tooltip: true },
-      encoding: { x, y: { field: "busbw", type: "quantitative", title: "bus bandwidth (GB/s)" }, color },
+    // The peak that binds: across nodes the node's NICs, inside one node a GPU's port into the fabric (datasheet).
+    const peaks = d.link_peaks_bytes_per_second || {};
+    const peak = peaks.network ? { label: "the node's NICs", gbs: peaks.network / 1e9 } : peaks.fabric ? { label: "a GPU's fabric port", gbs: peaks.fabric / 1e9 } : null;
+    const busbw = { x, y: { field: "busbw", type: "quantitative", title: "bus bandwidth (GB/s)" } };
+    figure("busbw", "Bus bandwidth against size", "nccl-tests' bus bandwidth: algorithm bandwidth times its operation's factor." +
+      (peak ? ` The dashed line is ${peak.label}' datasheet bandwidth, which bus bandwidth cannot pass.` : ""), {
+      layer: [
+        { data: { values: rows }, mark: { type: "line", point: true, tooltip: true }, encoding: { ...busbw, color } },
+        ...(peak
+          ? [
+              { data: { values: [peak] }, mark: { type: "rule", strokeDash: [6, 4], color: "#555" }, encoding: { y: { field: "gbs", type: "quantitative" } } },
+              {
+                data: { values: [peak] },
+                mark: { type: "text", align: "left", dx: 4, dy: -6, color: "#555" },
+                encoding: { y: { field: "gbs", type: "quantitative" }, x: { value: 0 }, text: { value: `${peak.label}: ${fixed(peak.gbs, 0)} GB/s` } },
+              },
+            ]
+          : []),
+      ],
     });
     figure("time", "Time against size", "One collective, from the first rank's start to the last rank's end.", {
       data: { values: rows },
