@@ -69,11 +69,24 @@
   function runFigures(r, label) {
     const b = r.breakdown_seconds_per_iteration;
     const unit = r.sample_unit || "samples";
+    // The figures a decision is made on, in one line each: how fast, how well the GPUs are used, what it costs.
+    const mfu = r.model_flops && r.model_flops.mfu > 0
+      ? `; model FLOPs utilization ${fixed(100 * r.model_flops.mfu, 1)}% (${fixed(r.model_flops.tflops_per_gpu, 1)} TFLOP/s per GPU)`
+      : "";
     paragraph(
       `${r.nodes} node(s), ${r.gpus} GPU(s); iteration ${fixed(ms(r.iteration_seconds.mean), 2)} ms; ` +
-        `throughput ${fixed(r.throughput_samples_per_second, 1)} ${unit}/s; fidelity ${r.fidelity.mode}.`,
+        `throughput ${fixed(r.throughput_samples_per_second, 1)} ${unit}/s${mfu}; fidelity ${r.fidelity.mode}.`,
       "summary"
     );
+    const c = r.cost_usd || {};
+    if (c.per_hour !== null && c.per_hour !== undefined)
+      paragraph(
+        `Cost: $${fixed(c.per_hour, 2)} per hour` +
+          (c.per_epoch !== null && r.epoch_seconds > 0 ? `, $${fixed(c.per_epoch, 2)} per epoch` : "") +
+          (c.run !== null && c.run > 0 && c.run !== c.per_epoch ? `, $${fixed(c.run, 2)} for the run` : "") +
+          ".",
+        "summary"
+      );
     // Where the time goes: the whole job by dimension, then each GPU group.
     const parts = [{ group: "all GPUs", part: "compute", ms: ms(b.compute) }];
     for (const [dimension, seconds] of Object.entries(b.exposed_by_dimension || {}))
