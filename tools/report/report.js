@@ -151,14 +151,15 @@
       figure(
         "links",
         "Busiest links",
-        "Share of the simulated time each link carried data at its bandwidth.",
+        "Share of the simulated time each link carried data at its bandwidth, coloured by the kind of link (the names the platform gives them).",
         {
-          data: { values: links.map((l) => ({ link: l.link, percent: 100 * l.utilization, gb: l.bytes / 1e9 })) },
+          data: { values: links.map((l) => ({ link: l.link, kind: linkKind(l.link), percent: 100 * l.utilization, gb: l.bytes / 1e9 })) },
           height: { step: 20 },
           mark: { type: "bar", tooltip: true },
           encoding: {
             y: { field: "link", type: "nominal", title: "link", sort: "-x" },
             x: { field: "percent", type: "quantitative", title: "utilization (%)", scale: { domain: [0, 100] } },
+            color: { field: "kind", type: "nominal", title: "kind of link" },
           },
         }
       );
@@ -195,6 +196,16 @@
         }
       );
     }
+  }
+
+  // The kind of a link from the name the platform gives it (sim/engine/platform.cpp, topologies/network_graph.cpp):
+  // "gpu3-nvlink", "node0-nvswitch...", "gpu3-pcie", "node1-nic", "leaf2-uplink", "leaf0-spine1".
+  function linkKind(name) {
+    if (/nvlink|nvswitch/.test(name)) return "NVLink";
+    if (/pcie/.test(name)) return "PCIe";
+    if (/-nic/.test(name)) return "NIC";
+    if (/uplink|spine|leaf|core|switch/.test(name)) return "network switches";
+    return "other";
   }
 
   // ---- sweep ----
