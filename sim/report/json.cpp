@@ -64,6 +64,18 @@ StrategyMetrics strategy_from_json(const json& j) {
   return m;
 }
 
+// Each pipeline stage's memory items, as memory_per_gpu lists one GPU's.
+json stage_items_json(const std::vector<std::vector<plan::MemoryItem>>& stages) {
+  json out = json::array();
+  for (const auto& items : stages) {
+    json stage = json::array();
+    for (const auto& item : items)
+      stage.push_back({{"name", item.name}, {"bytes", item.bytes}, {"detail", item.detail}});
+    out.push_back(std::move(stage));
+  }
+  return out;
+}
+
 json to_json(const ParallelMetrics& p) {
   return {{"tensor", p.tensor},
           {"context", p.context},
@@ -77,6 +89,7 @@ json to_json(const ParallelMetrics& p) {
           {"chunk_units", p.chunk_units},
           {"bubble_fraction", p.bubble_fraction},
           {"stage_memory_bytes", p.stage_memory},
+          {"stage_memory_items", stage_items_json(p.stage_items)},
           {"peak_micro_batches_first_stage", p.peak_micro_batches},
           {"moe_routed_tokens_per_iteration", p.routed_tokens},
           {"moe_dropped_tokens_per_iteration", p.dropped_tokens}};
@@ -97,6 +110,11 @@ ParallelMetrics parallel_from_json(const json& j) {
   p.chunk_units = j.at("chunk_units").get<std::vector<int>>();
   p.bubble_fraction = j.at("bubble_fraction");
   p.stage_memory = j.at("stage_memory_bytes").get<std::vector<double>>();
+  for (const auto& stage : j.at("stage_memory_items")) {
+    auto& items = p.stage_items.emplace_back();
+    for (const auto& item : stage)
+      items.push_back({item.at("name"), item.at("bytes"), item.value("detail", "")});
+  }
   p.peak_micro_batches = j.at("peak_micro_batches_first_stage");
   p.routed_tokens = j.at("moe_routed_tokens_per_iteration");
   p.dropped_tokens = j.at("moe_dropped_tokens_per_iteration");

@@ -93,9 +93,10 @@ struct ParallelMetrics {
   std::vector<int> chunk_units;     // transformer blocks per model chunk
   double bubble_fraction = 0;       // pipeline: the idle share of the iteration (waiting on other stages)
   std::vector<double> stage_memory; // bytes per GPU, per pipeline stage
-  int peak_micro_batches = 0;       // micro-batches of activations the first stage holds at its peak
-  double routed_tokens = 0;         // MoE: token-expert assignments per iteration ...
-  double dropped_tokens = 0;        // ... over capacity, dropped
+  std::vector<std::vector<plan::MemoryItem>> stage_items; // per pipeline stage: what its GPUs hold (sums stage_memory)
+  int peak_micro_batches = 0; // micro-batches of activations the first stage holds at its peak
+  double routed_tokens = 0;   // MoE: token-expert assignments per iteration ...
+  double dropped_tokens = 0;  // ... over capacity, dropped
 };
 
 // What the run draws (sim/report/energy.hpp); `known` false where the GPU profile has no power figures.

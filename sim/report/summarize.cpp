@@ -177,8 +177,10 @@ ParallelMetrics parallel_metrics(const plan::Plan& plan, const RunResult& r) {
   m.sequence_parallel = p.sequence_parallel;
   m.chunk_units = p.chunk_units;
   if (p.pipeline > 1 && r.iteration.mean > 0) m.bubble_fraction = r.breakdown.idle / r.iteration.mean;
-  for (const auto& stage : p.stage_memory)
+  for (const auto& stage : p.stage_memory) {
     m.stage_memory.push_back(stage.total());
+    m.stage_items.push_back(stage.items);
+  }
   m.peak_micro_batches = p.peak_micro_batches;
   m.routed_tokens = p.routed_tokens;
   m.dropped_tokens = p.dropped_tokens;

@@ -91,6 +91,27 @@ TEST(RedundantComputation, EachStageHoldsItsSuccessorsModelState) {
   }
 }
 
+// The run's result carries each stage's items as the plan has them (the report draws them by kind), the same after a
+// trip through JSON as child processes make; two slabs of 1,000 fp32 parameters with SGD: 4,000 B of weights each.
+TEST(RedundantComputation, TheResultCarriesEachStagesItems) {
+  const auto result = simulate(two_stages(true)).result;
+  const auto plan = plan::make_plan(two_stages(true));
+  ASSERT_EQ(result.parallel.stage_items.size(), 2u);
+  for (std::size_t stage = 0; stage < 2; ++stage) {
+    double sum = 0;
+    for (const auto& item : result.parallel.stage_items[stage])
+      sum += item.bytes;
+    EXPECT_DOUBLE_EQ(sum, result.parallel.stage_memory[stage]);
+    EXPECT_DOUBLE_EQ(sum, plan.parallel.stage_memory[stage].total());
+    EXPECT_EQ(result.parallel.stage_items[stage].front().name, "weights");
+    EXPECT_DOUBLE_EQ(result.parallel.stage_items[stage].front().bytes, 2 * 1000 * 4.0);
+  }
+  const auto back = report::run_result_from_json(report::to_json(result)).parallel.stage_items;
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_EQ(back[1].back().name, result.parallel.stage_items[1].back().name);
+  EXPECT_DOUBLE_EQ(back[1].back().bytes, result.parallel.stage_items[1].back().bytes);
+}
+
 TEST(RedundantComputation, TheSuccessorsGradientsCrossToItsShadow) {
   const auto plan = plan::make_plan(two_stages(true));
   // Each stage sends its 2,000 parameters' fp32 gradients to the stage before it (ring: stage 0's to stage 1).

@@ -120,7 +120,8 @@
     const stages = r.parallelism && r.parallelism.stage_memory_bytes;
     const bars =
       stages && stages.length > 1
-        ? stages.map((bytes, i) => ({ what: "stage " + i, item: "total", gib: gib(bytes) }))
+        ? (r.parallelism.stage_memory_items || stages.map((bytes) => [{ name: "total", bytes }])).flatMap((items, i) =>
+            items.filter((item) => item.bytes > 0).map((item) => ({ what: "stage " + i, item: item.name, gib: gib(item.bytes) })))
         : m.items.map((item) => ({ what: "one GPU", item: item.name, gib: gib(item.bytes) }));
     figure(
       "memory",
