@@ -6,13 +6,6 @@
 namespace dtsim::io {
 namespace {
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (auto& c : out)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 std::size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<std::size_t> row(b.size() + 1);
   for (std::size_t j = 0; j <= b.size(); ++j)
@@ -31,6 +24,13 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 
 } // namespace
 
+std::string lowercase(std::string_view text) {
+  std::string out(text);
+  for (auto& c : out)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
 std::string quoted_list(const std::vector<std::string>& names) {
   std::string out;
   for (const auto& n : names) {
@@ -42,13 +42,13 @@ std::string quoted_list(const std::vector<std::string>& names) {
 
 std::vector<std::string> close_matches(std::string_view word, const std::vector<std::string>& known,
                                        std::size_t min_edits) {
-  const std::string w = lower(word);
+  const std::string w = lowercase(word);
   if (w.empty()) return {};
   std::vector<std::string> out;
   // Names that the word abbreviates ("a100" -> "a100-40gb", "a100-80gb"; "node" -> "nodes").
   if (w.size() >= 3)
     for (const auto& k : known)
-      if (lower(k).starts_with(w) && lower(k) != w) out.push_back(k);
+      if (lowercase(k).starts_with(w) && lowercase(k) != w) out.push_back(k);
   if (!out.empty() && out.size() <= 3) return out;
   out.clear();
   // Otherwise names close in spelling (case ignored): 2 edits for long words, 1 for short ones, and only a
@@ -56,7 +56,7 @@ std::vector<std::string> close_matches(std::string_view word, const std::vector<
   const std::size_t limit = std::max<std::size_t>(min_edits, w.size() <= 2 ? 0 : w.size() <= 4 ? 1 : 2);
   std::size_t best = limit + 1;
   for (const auto& k : known) {
-    const std::size_t d = edit_distance(w, lower(k));
+    const std::size_t d = edit_distance(w, lowercase(k));
     if (d < best) {
       best = d;
       out.clear();

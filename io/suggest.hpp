@@ -8,6 +8,8 @@
 
 namespace dtsim::io {
 
+// The text with ASCII letters in lower case (names compared case ignored).
+std::string lowercase(std::string_view text);
 // "\"a\", \"b\", \"c\"".
 std::string quoted_list(const std::vector<std::string>& names);
 // Known names within a small edit distance of `word` (or extending it), best first; empty if none is close. The

@@ -8,6 +8,7 @@
 // Kernels and copies keep their measured durations on the compute stream, in the order the GPU ran them. The time the
 // GPU waited for its host between them (launch gaps, the data loader and Python between steps) runs on the input
 // stream, the host's, as a dependency of the next kernel: the compute stream is idle meanwhile, as it was.
+#include "io/suggest.hpp"
 #include "models/zoo.hpp"
 #include "sim/kineto/kineto.hpp"
 #include "sim/plan/data_parallel.hpp"
@@ -16,7 +17,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <map>
 #include <numeric>
 #include <optional>
@@ -203,12 +203,8 @@ std::vector<CommItem> comm_items(const scenario::Scenario& s, const kineto::Prof
 // torch.profiler recorded ("NVIDIA A100-SXM4-80GB"), case ignored; a trace that names no GPU is taken as it is.
 std::optional<std::string> other_gpu(const std::string& recorded_on, const calibration::GpuProfile& gpu) {
   if (recorded_on.empty()) return std::nullopt;
-  const auto lower = [](std::string text) {
-    std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
-    return text;
-  };
-  const auto family = lower(gpu.name.substr(0, gpu.name.find('-')));
-  if (lower(recorded_on).find(family) != std::string::npos) return std::nullopt;
+  const auto family = io::lowercase(gpu.name.substr(0, gpu.name.find('-')));
+  if (io::lowercase(recorded_on).find(family) != std::string::npos) return std::nullopt;
   return fmt::format("the trace was recorded on {}, but the cluster's GPU is {} ({}): its kernels are replayed at the "
                      "times they took on {}",
                      recorded_on, gpu.name, gpu.display_name, recorded_on);

@@ -89,7 +89,7 @@ nlohmann::json json_document(const scenario::Scenario& scenario, const topologie
   // The links' datasheet peaks a bus bandwidth is held against: a GPU's port into the node's fabric bounds a
   // collective inside a node; across nodes a ring's every byte crosses each node's NICs once each way, so busbw is at
   // most the node's NIC bandwidth (all its rails together). Null where it does not apply.
-  const double network = cluster.nic.bandwidth * (cluster.rail.rails > 0 ? cluster.rail.rails : 1);
+  const double network = cluster.nic.bandwidth * cluster.nics_per_node();
   document["link_peaks_bytes_per_second"] = {
       {"fabric", cluster.intra.bandwidth}, {"network", cluster.nodes > 1 ? nlohmann::json(network) : nlohmann::json()}};
   auto& rows = document["points"] = nlohmann::json::array();

@@ -347,11 +347,8 @@ int run_command(const RunArgs& args) {
   if (!args.trace_out.empty()) {
     // The trace says what made it: dtsim's version and commit, the scenario and the hash --json carries.
     auto& about = sim.trace["otherData"];
-    const auto provenance = studies::provenance(sim.result.scenario);
-    about["dtsim_version"] = provenance["dtsim_version"];
-    about["git_commit"] = provenance["git_commit"];
+    about.update(studies::provenance(sim.result.scenario)); // dtsim_version, git_commit, scenario_hash
     about["scenario"] = scenario.name;
-    about["scenario_hash"] = provenance["scenario_hash"];
     const auto traced = about.value("ranks_traced", std::size_t{0}), simulated = about.value("ranks_simulated", traced);
     if (traced < simulated && args.trace_ranks.empty())
       std::cerr << fmt::format("note: the trace keeps {} of the {} simulated GPUs, spread over the job (--trace-ranks "

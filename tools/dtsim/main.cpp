@@ -57,11 +57,16 @@ CLI::Validator price_check() {
 }
 
 // "dtsim rn": CLI11 would say only that a subcommand is required. The message names the commands and the closest.
+// Every subcommand of the app (CLI11 lists them through a filter).
+std::vector<CLI::App*> subcommands(CLI::App& app) {
+  return app.get_subcommands([](CLI::App*) { return true; });
+}
+
 std::optional<std::string> unknown_command(CLI::App& app, int argc, char** argv) {
   if (argc < 2 || argv[1][0] == '-') return std::nullopt;
   const std::string given = argv[1];
   std::vector<std::string> names;
-  for (const auto* sub : app.get_subcommands([](CLI::App*) { return true; }))
+  for (const auto* sub : subcommands(app))
     names.push_back(sub->get_name());
   if (std::find(names.begin(), names.end(), given) != names.end()) return std::nullopt;
   return fmt::format("error: unknown command \"{}\"{}; the commands are {} (dtsim --help)\n", given,
@@ -71,10 +76,11 @@ std::optional<std::string> unknown_command(CLI::App& app, int argc, char** argv)
 // "dtsim run x.json --jsn out.json": the first option the subcommand does not have, with the closest it has.
 std::optional<std::string> unknown_option(CLI::App& app, int argc, char** argv) {
   if (argc < 2) return std::nullopt;
-  const CLI::App* sub = nullptr;
-  for (const auto* candidate : app.get_subcommands([](CLI::App*) { return true; }))
-    if (candidate->get_name() == argv[1]) sub = candidate;
-  if (sub == nullptr) return std::nullopt;
+  const auto all = subcommands(app);
+  const auto found =
+      std::find_if(all.begin(), all.end(), [&](const CLI::App* sub) { return sub->get_name() == argv[1]; });
+  if (found == all.end()) return std::nullopt;
+  const CLI::App* sub = *found;
   std::vector<std::string> known;
   for (const auto* option : sub->get_options())
     for (const auto& name : option->get_lnames())
@@ -127,7 +133,7 @@ void name_option_types(CLI::App& app) {
                                                            {"--budget", "USD"},
                                                            {"--tokens", "COUNT"},
                                                            {"--iteration-time", "SECONDS"}};
-  for (auto* sub : app.get_subcommands([](CLI::App*) { return true; }))
+  for (auto* sub : subcommands(app))
     for (auto* option : sub->get_options([](CLI::Option*) { return true; })) {
       if (option->get_type_name() != "TEXT") continue;
       const auto& long_names = option->get_lnames();

@@ -265,6 +265,21 @@
     );
   }
 
+  // A duration's unit as the CLI's report::format_duration picks it: seconds under 2 minutes, minutes under 2 hours,
+  // hours under 2 days, days beyond; [seconds per unit, name].
+  function durationUnit(seconds) {
+    if (seconds < 120) return [1, "s"];
+    if (seconds < 7200) return [60, "min"];
+    if (seconds < 172800) return [3600, "hours"];
+    return [86400, "days"];
+  }
+  // Bins over the values' range widened by 5% of their size each side, so that trials alike (a run without
+  // interruptions) make narrow bars around their value rather than one bar across the whole axis.
+  function histogramBin(values) {
+    const lo = Math.min(...values), hi = Math.max(...values);
+    const pad = Math.max((hi - lo) * 0.05, Math.abs(hi) * 0.05, 1e-9);
+    return { maxbins: 30, extent: [lo - pad, hi + pad] };
+  }
   // ---- compare ----
   function compareFigures(d) {
     const ok = d.results.filter((r) => !r.error);
@@ -303,8 +318,7 @@
     // gives neither a dataset nor a run length.
     const epochs = ok.filter((r) => r.epoch_seconds > 0);
     if (epochs.length > 0) {
-      const longest = Math.max(...epochs.map((r) => r.epoch_seconds));
-      const [per, unitName] = longest < 120 ? [1, "s"] : longest < 7200 ? [60, "min"] : [3600, "h"];
+      const [per, unitName] = durationUnit(Math.max(...epochs.map((r) => r.epoch_seconds)));
       bar("epoch", "Time per epoch by strategy", "One pass over the dataset at the simulated throughput.", "time", `time per epoch (${unitName})`,
         epochs.map((r) => ({ strategy: r.strategy.name, time: r.epoch_seconds / per })));
     }
@@ -345,21 +359,6 @@
   }
 
   // ---- train ----
-  // A duration's unit as the CLI's report::format_duration picks it: seconds under 2 minutes, minutes under 2 hours,
-  // hours under 2 days, days beyond; [seconds per unit, name].
-  function durationUnit(seconds) {
-    if (seconds < 120) return [1, "s"];
-    if (seconds < 7200) return [60, "min"];
-    if (seconds < 172800) return [3600, "hours"];
-    return [86400, "days"];
-  }
-  // Bins over the values' range widened by 5% of their size each side, so that trials alike (a run without
-  // interruptions) make narrow bars around their value rather than one bar across the whole axis.
-  function histogramBin(values) {
-    const lo = Math.min(...values), hi = Math.max(...values);
-    const pad = Math.max((hi - lo) * 0.05, Math.abs(hi) * 0.05, 1e-9);
-    return { maxbins: 30, extent: [lo - pad, hi + pad] };
-  }
   function trainFigures(d) {
     const [per, unitName] = durationUnit(Math.max(...d.trials.map((t) => t.wall_seconds)));
     const trials = d.trials.map((t, i) => ({ trial: i, time: t.wall_seconds / per, usd: t.cost_usd, goodput: 100 * t.goodput }));
