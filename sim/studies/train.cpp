@@ -6,6 +6,7 @@
 #include "sim/plan/op_cost.hpp"
 #include "sim/report/energy.hpp"
 #include "sim/report/format.hpp"
+#include "sim/scenario/units.hpp"
 
 #include <fmt/format.h>
 
@@ -308,6 +309,16 @@ TrainResult train(const scenario::Scenario& s, int trials, std::uint64_t seed, i
     r.trials.push_back(trial_from_json(json::parse(outcomes[i].output)));
   }
   return r;
+}
+
+std::optional<double> measured_iteration_time(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  const auto seconds = scenario::parse_quantity(text, scenario::Dimension::duration);
+  if (!seconds || *seconds < 1e-3 || *seconds > 86400)
+    throw scenario::ScenarioError(
+        "--iteration-time", "",
+        fmt::format("expected a duration from 1 ms to a day, such as \"6.1s\", got \"{}\"", text));
+  return seconds;
 }
 
 } // namespace dtsim::studies

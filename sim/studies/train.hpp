@@ -69,6 +69,10 @@ lifecycle::JobTimes job_times(const scenario::Scenario& s, double iteration, dou
 // Also returns the drain's rate per node in `drain_rate` (bytes/s).
 scenario::Scenario while_draining(const scenario::Scenario& s, double* drain_rate = nullptr);
 
+// --iteration-time: a measured step time ("6.1s") from 1 ms to a day, or nullopt for an empty text (simulated).
+// Throws scenario::ScenarioError naming the flag.
+std::optional<double> measured_iteration_time(const std::string& text);
+
 // Simulates the iteration (and, for an asynchronous checkpoint over the NICs, the iteration while it drains), then
 // runs `trials` seeded trials of the whole run, `jobs` at a time in child processes.
 // `iteration`: seconds per iteration measured elsewhere (a real run's step time), used instead of simulating it; an

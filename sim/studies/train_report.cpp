@@ -2,6 +2,7 @@
 #include "sim/studies/train_report.hpp"
 
 #include "sim/report/format.hpp"
+#include "sim/studies/provenance.hpp"
 
 #include <fmt/format.h>
 
@@ -208,6 +209,13 @@ std::string train_csv(const TrainResult& r) {
                        t.restarts, t.resizes, t.failovers, t.degraded, t.cost, t.energy_kwh, t.co2_kg, goodput(t));
   }
   return out;
+}
+
+json train_document(const TrainResult& result) {
+  auto document = to_json(result);
+  document["command"] = "train";
+  document["provenance"] = provenance(result.scenario);
+  return document;
 }
 
 } // namespace dtsim::studies

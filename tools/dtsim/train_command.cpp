@@ -1,7 +1,5 @@
 // `dtsim train`: the whole run, from the first step to the last, on hardware that fails and capacity that is taken
 // back: time and cost to train as a distribution over seeded trials.
-#include "sim/scenario/units.hpp"
-#include "sim/studies/provenance.hpp"
 #include "sim/studies/train.hpp"
 #include "sim/studies/train_report.hpp"
 #include "tools/dtsim/commands.hpp"
@@ -20,14 +18,7 @@ int train_command(const TrainArgs& args) {
   const int jobs = parallel_jobs(args.jobs);
   const auto limit = memory_limit_of(args.max_memory, std::min(jobs, args.trials));
   const std::uint64_t seed = args.seed.value_or(scenario.run.seed);
-  std::optional<double> iteration;
-  if (!args.iteration_time.empty()) {
-    iteration = scenario::parse_quantity(args.iteration_time, scenario::Dimension::duration);
-    if (!iteration || *iteration < 1e-3 || *iteration > 86400)
-      throw scenario::ScenarioError(
-          "--iteration-time", "",
-          fmt::format("expected a duration from 1 ms to a day, such as \"6.1s\", got \"{}\"", args.iteration_time));
-  }
+  const auto iteration = studies::measured_iteration_time(args.iteration_time);
 
   studies::TrainResult result;
   {
@@ -38,11 +29,8 @@ int train_command(const TrainArgs& args) {
   }
   std::ostream& out = report_stream({args.csv_out, args.json_out, args.html_out});
   out << studies::format_train(result);
-  auto document = to_json(result);
-  document["command"] = "train";
-  document["provenance"] = studies::provenance(result.scenario);
-  return finish_outputs(out, {{args.csv_out, studies::train_csv(result)}}, document, args.json_out, args.html_out,
-                        kExitOk);
+  return finish_outputs(out, {{args.csv_out, studies::train_csv(result)}}, studies::train_document(result),
+                        args.json_out, args.html_out, kExitOk);
 }
 
 } // namespace dtsim::cli
