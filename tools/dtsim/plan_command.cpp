@@ -2,7 +2,7 @@
 // instance presets, node counts, on-demand and spot capacity and every layout `dtsim search` covers.
 #include "sim/scenario/units.hpp"
 #include "sim/studies/documents.hpp"
-#include "sim/studies/planning.hpp"
+#include "sim/studies/plan_report.hpp"
 #include "sim/studies/provenance.hpp"
 #include "sim/studies/series.hpp"
 #include "sim/studies/sweep.hpp"
@@ -21,46 +21,6 @@ namespace {
 
 using nlohmann::json;
 using studies::planning::Plan;
-
-// "15T", "100B", "2.5e11", "250k": a count as ML papers write token counts and budgets (K thousand, M million, B
-// billion, T trillion); `flag` names it in the message.
-double parse_count(const std::string& flag, std::string text) {
-  text = studies::trim(text);
-  if (!text.empty() && text.front() == '$') text.erase(0, 1);
-  if (text.size() > 3 && text.ends_with("USD")) text = studies::trim(text.substr(0, text.size() - 3));
-  double scale = 1;
-  if (!text.empty()) {
-    switch (text.back()) {
-    case 'K':
-    case 'k':
-      scale = 1e3;
-      break;
-    case 'M':
-      scale = 1e6;
-      break;
-    case 'B':
-      scale = 1e9;
-      break;
-    case 'T':
-      scale = 1e12;
-      break;
-    default:
-      break;
-    }
-    if (scale != 1) text.pop_back();
-  }
-  std::size_t used = 0;
-  double value = 0;
-  try {
-    value = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != text.size() || !std::isfinite(value) || value <= 0)
-    throw scenario::ScenarioError(
-        flag, "", fmt::format("expected a positive count such as 100B, 2.5e11 or 250k, got \"{}\"", text));
-  return value * scale;
-}
 
 // One unit of time for a whole report: days when the longest time shown is two days or more, else hours.
 struct TimeUnit {
@@ -86,74 +46,6 @@ std::string layout_text(const studies::search::Candidate& c) {
   if (c.recompute != scenario::Recompute::none) out += fmt::format(", {} recompute", scenario::to_string(c.recompute));
   if (c.sequence_parallel) out += ", sp";
   return out;
-}
-
-json plan_row(const studies::planning::Result& r, const Plan& p) {
-  const auto& cluster = r.clusters[p.cluster];
-  const auto& c = p.layout.candidate;
-  const auto& run = p.layout.result;
-  json row = studies::layout_json(c);
-  row.update(json{{"instance", cluster.instance},
-                  {"nodes", cluster.nodes},
-                  {"gpus", cluster.gpus},
-                  {"capacity", std::string(studies::planning::to_string(p.capacity))},
-                  {"on_front", p.on_front},
-                  {"estimate_seconds", p.layout.estimate_seconds},
-                  {"iteration_seconds", run.iteration.mean},
-                  {"mfu", run.utilization.mfu},
-                  {"bound", p.bound},
-                  {"memory_bytes_per_gpu", run.memory.total()},
-                  {"time_to_train_seconds_mean", p.seconds.mean},
-                  {"time_to_train_seconds_p90", p.seconds.p90},
-                  {"cost_usd_mean", p.dollars.mean},
-                  {"cost_usd_p90", p.dollars.p90},
-                  {"energy_kwh_mean", p.energy_kwh.mean},
-                  {"goodput", p.goodput},
-                  {"interruptions_mean", p.interruptions}});
-  return row;
-}
-
-json plan_document(const scenario::Scenario& base, const studies::planning::Options& options,
-                   const studies::planning::Result& r) {
-  json document = studies::command_document("plan", scenario::to_json(base));
-  document["steps"] = r.steps;
-  document["steps_from"] = r.steps_from;
-  document["global_batch"] = r.global_batch;
-  document["unit"] = r.unit.name;
-  document["units_per_sample"] = r.unit.per_sample;
-  document["deadline_seconds"] = options.deadline ? json(*options.deadline) : json(nullptr);
-  document["budget_usd"] = options.budget ? json(*options.budget) : json(nullptr);
-  document["trials"] = options.trials;
-  document["seed"] = options.seed;
-  auto& clusters = document["clusters"] = json::array();
-  for (const auto& c : r.clusters) {
-    json row = {{"instance", c.instance},
-                {"nodes", c.nodes},
-                {"gpus", c.gpus},
-                {"price_usd_per_hour", c.price_per_hour},
-                {"spot_price_usd_per_hour", c.spot_price_per_hour > 0 ? json(c.spot_price_per_hour) : json(nullptr)},
-                {"enumerated", c.counts.enumerated},
-                {"estimated", c.counts.estimated},
-                {"simulated", c.simulated}};
-    if (c.best) {
-      row["estimate_seconds"] = c.best->estimate_seconds;
-      row["screened_time_to_train_seconds"] = c.screened_seconds;
-      row["screened_cost_usd"] = c.screened_dollars;
-    } else {
-      row["why_none"] = c.why_none;
-    }
-    clusters.push_back(std::move(row));
-  }
-  auto& plans = document["plans"] = json::array();
-  for (const auto& p : r.plans)
-    plans.push_back(plan_row(r, p));
-  const auto index = [](const std::optional<std::size_t>& i) { return i ? json(*i) : json(nullptr); };
-  document["cheapest_on_time"] = index(r.cheapest_on_time);
-  document["fastest_in_budget"] = index(r.fastest_in_budget);
-  document["cheapest"] = index(r.cheapest);
-  document["fastest"] = index(r.fastest);
-  if (!r.binding.empty()) document["binding"] = r.binding;
-  return document;
 }
 
 std::string plans_table(const studies::planning::Result& r, const TimeUnit& unit) {
@@ -212,7 +104,7 @@ std::string clusters_table(const studies::planning::Result& r, const TimeUnit& u
 std::string plans_csv(const studies::planning::Result& r) {
   json rows = json::array();
   for (const auto& p : r.plans)
-    rows.push_back(plan_row(r, p));
+    rows.push_back(studies::planning::plan_row(r, p));
   // What a plan is and what it gives first; its layout's fields after.
   return csv_of(rows, {"instance", "nodes", "gpus", "capacity", "on_front", "time_to_train_seconds_mean",
                        "time_to_train_seconds_p90", "cost_usd_mean", "cost_usd_p90", "energy_kwh_mean", "goodput",
@@ -224,52 +116,19 @@ std::string plans_csv(const studies::planning::Result& r) {
 
 int plan_command(const PlanArgs& args) {
   const auto base = load_with_overrides(args.scenario, args.sets);
-  studies::planning::Options options;
-  options.search = studies::search_options(args.sets, "", "", std::to_string(args.layouts));
-  if (!args.nodes.empty()) {
-    try {
-      options.node_counts = studies::parse_node_counts(args.nodes);
-    } catch (const std::invalid_argument& e) {
-      throw scenario::ScenarioError("--nodes", "", e.what());
-    }
-  }
-  const auto presets = topologies::instance_names();
-  for (const auto& name : studies::split_list(args.instances)) {
-    const auto given = studies::trim(name);
-    if (given.empty()) continue;
-    if (std::find(presets.begin(), presets.end(), given) == presets.end())
-      throw scenario::ScenarioError("--instances", "",
-                                    fmt::format("unknown instance preset \"{}\"; expected some of {} (dtsim list "
-                                                "instances)",
-                                                given, fmt::join(presets, ", ")));
-    options.instances.push_back(given);
-  }
   const auto sample = studies::search::unit_of(base);
-  if (!args.tokens.empty() && !args.steps.empty())
-    throw scenario::ScenarioError("--tokens", "", "give the run's length once: --tokens or --steps");
-  if (!args.tokens.empty()) {
-    if (sample.name != "tokens")
-      throw scenario::ScenarioError("--tokens", "",
-                                    fmt::format("the model counts {} (not tokens): give --steps instead", sample.name));
-    const double per_step = static_cast<double>(studies::search::space_of(base).global_batch) * sample.per_sample;
-    options.steps = static_cast<std::int64_t>(std::ceil(parse_count("--tokens", args.tokens) / per_step));
-  }
-  if (!args.steps.empty()) options.steps = static_cast<std::int64_t>(parse_count("--steps", args.steps));
-  if (!args.deadline.empty()) {
-    const auto seconds = scenario::parse_quantity(args.deadline, scenario::Dimension::duration);
-    if (!seconds || *seconds <= 0)
-      throw scenario::ScenarioError("--deadline", "",
-                                    fmt::format("expected a duration such as 14d or 300h, got \"{}\"", args.deadline));
-    options.deadline = *seconds;
-  }
-  if (!args.budget.empty()) options.budget = parse_count("--budget", args.budget);
-  if (args.capacity != "both" && args.capacity != "on-demand")
-    throw scenario::ScenarioError("--capacity", "",
-                                  fmt::format("expected both or on-demand, got \"{}\"", args.capacity));
-  options.spot = args.capacity == "both";
-  options.clusters = args.clusters;
-  options.trials = args.trials;
-  options.seed = args.seed.value_or(base.run.seed);
+  auto options = studies::planning::plan_options(base, {.sets = args.sets,
+                                                        .tokens = args.tokens,
+                                                        .steps = args.steps,
+                                                        .deadline = args.deadline,
+                                                        .budget = args.budget,
+                                                        .instances = args.instances,
+                                                        .nodes = args.nodes,
+                                                        .capacity = args.capacity,
+                                                        .clusters = args.clusters,
+                                                        .layouts = args.layouts,
+                                                        .trials = args.trials,
+                                                        .seed = args.seed.value_or(base.run.seed)});
   check_writable({args.csv_out, args.json_out, args.html_out}, {args.scenario});
   options.search.jobs = parallel_jobs(args.jobs);
   options.search.limit = memory_limit_of(args.max_memory, options.search.jobs);
@@ -311,7 +170,7 @@ int plan_command(const PlanArgs& args) {
     out << chosen_line("Fastest", result, result.fastest, unit);
   }
   out << "\nClusters screened (each one's best layout by the estimate, on demand)\n" << clusters_table(result, unit);
-  const auto document = plan_document(base, options, result);
+  const auto document = studies::planning::plan_document(base, options, result);
   const int status = result.binding.empty() ? kExitOk : kExitBadInput;
   if (!result.binding.empty()) std::cerr << "error: " << result.binding << "\n";
   std::vector<OutputFile> files;
