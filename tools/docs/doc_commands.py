@@ -13,6 +13,10 @@ stdout with 2>&1).
   doc_commands.py list                     every block: its id (FILE:LINE) and what is checked
   doc_commands.py [--dtsim PATH] check [ID...]   run these blocks (all without IDs; ctest runs one test a block)
   doc_commands.py [--dtsim PATH] update [ID...]  rewrite the outputs of these blocks (all without IDs)
+  doc_commands.py links                    every link of the documents outside code, [text](FILE) and
+                                           [text](FILE#anchor) or [text](#anchor): the file must exist and the
+                                           anchor be one of its headings (GitHub's: lowercase, punctuation dropped,
+                                           spaces to hyphens, "-1" on a repeat); fails naming each one that does not
 
 --dtsim PATH: the binary the commands' "build/dtsim" means (default: build/dtsim under the repository root).
 """
@@ -130,13 +134,70 @@ def update(chosen, dtsim):
         (ROOT / document).write_text("\n".join(lines))
 
 
+LINK = re.compile(r"\[([^\]]*)\]\(([^)\s]+)\)")
+
+
+def prose(document):
+    """The lines of a document outside fenced code, each with its number (1-based), inline code spans blanked."""
+    inside = False
+    for number, line in enumerate((ROOT / document).read_text().split("\n"), 1):
+        if line.lstrip().startswith("```"):
+            inside = not inside
+            continue
+        if not inside:
+            yield number, re.sub(r"`[^`]*`", lambda m: " " * len(m.group(0)), line)
+
+
+def anchors(path):
+    """The anchors GitHub gives a Markdown file's headings."""
+    seen, out, inside = {}, set(), False
+    for line in path.read_text().split("\n"):
+        if line.lstrip().startswith("```"):
+            inside = not inside
+            continue
+        heading = None if inside else re.match(r"^#{1,6} +(.*?) *#* *$", line)
+        if not heading:
+            continue
+        text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", heading.group(1))  # a link's text stays
+        slug = re.sub(r"[^\w\- ]", "", text.lower()).replace(" ", "-")
+        count = seen.get(slug, 0)
+        seen[slug] = count + 1
+        out.add(slug if count == 0 else f"{slug}-{count}")
+    return out
+
+
+def links():
+    """Every link of the documents that leads nowhere: (document, line, target, why)."""
+    broken = []
+    for document in DOCUMENTS:
+        base = (ROOT / document).parent
+        lines = dict(prose(document))
+        text = "\n".join(lines.get(n, "") for n in range(1, max(lines, default=0) + 1))
+        for link in LINK.finditer(text):  # a link's text may run over lines, as the prose is wrapped
+            number, target = text.count("\n", 0, link.start(2)) + 1, link.group(2)
+            if re.match(r"^[a-z]+:", target):  # https:, mailto:
+                continue
+            name, _, anchor = target.partition("#")
+            path = (base / name).resolve() if name else ROOT / document
+            if not path.exists():
+                broken.append((document, number, target, "no such file"))
+            elif anchor and path.suffix == ".md" and anchor not in anchors(path):
+                broken.append((document, number, target, "no such heading"))
+    return broken
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("mode", choices=["list", "check", "update"])
+    parser.add_argument("mode", choices=["list", "check", "update", "links"])
     parser.add_argument("ids", nargs="*")
     parser.add_argument("--dtsim", default=str(ROOT / "build" / "dtsim"))
     args = parser.parse_args()
     found = all_blocks()
+    if args.mode == "links":
+        broken = links()
+        for document, number, target, why in broken:
+            print(f"{document}:{number}: ({target}): {why}")
+        return 1 if broken else 0
     if args.mode == "list":
         for b in found:
             print(f"{b.id}\t{b.kind()}")
