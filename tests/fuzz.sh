@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The libFuzzer harnesses of fuzz/, each run for a fixed time on its seed corpus (README "Sanitizer build and
-# fuzzing"): built with clang, AddressSanitizer and UndefinedBehaviorSanitizer in BUILD/fuzz, then each reader fed
+# The libFuzzer harnesses of fuzz/, each run for a fixed time on its seed corpus (docs/guide.md "Sanitizer build
+# and fuzzing"): built with clang, AddressSanitizer and UndefinedBehaviorSanitizer in BUILD/fuzz, then each reader fed
 # what libFuzzer mutates from the repository's own scenarios, measurement files, nccl-tests outputs and --set values.
 # A crash, a sanitizer report, or a reader that refuses with anything but its own error type fails it, and libFuzzer
 # leaves the input as BUILD/fuzz/crash-*. Exit 77 (ctest's "skipped") where clang or libFuzzer is missing.

@@ -48,7 +48,7 @@ struct InputStage {
 };
 
 // What the synchronization strategy did (sim/strategies). Asynchronous throughput is not progress: a gradient
-// computed on parameters `staleness` iterations old moves the model less usefully (README, "Staleness").
+// computed on parameters `staleness` iterations old moves the model less usefully (docs/guide.md, "Staleness").
 struct StrategyMetrics {
   std::string name = "allreduce"; // short name ("ssp:3", "preset:Petuum")
   int workers = 0;                // GPUs that train

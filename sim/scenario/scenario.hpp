@@ -100,7 +100,7 @@ struct TrainingSpec {
 // terms added analytically (faster at scale; collectives::aggregate says what it costs in accuracy).
 // coarse (large-model parallelism only): one rank stands for each tensor-parallel group (its collectives priced in
 // closed form on the intra-node fabric), a stage's consecutive kernels run as one op, and every other collective is
-// aggregated. What it costs in accuracy against `step` is measured in README ("Large-model parallelism").
+// aggregated. What it costs in accuracy against `step` is measured in docs/guide.md ("Coarse fidelity").
 enum class Fidelity : std::uint8_t { step, aggregate, coarse };
 
 // Large-model parallelism (Megatron-LM: Shoeybi et al. 2019, Narayanan et al. 2021): the GPUs as a grid of

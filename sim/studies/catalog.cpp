@@ -81,7 +81,8 @@ std::string algorithms() {
       names.emplace_back(collectives::to_string(a));
     out += fmt::format("{:<16} {}\n", name, fmt::join(names, ", "));
   }
-  return out + "\nEvery operation also takes \"auto\": the choice NCCL or MPICH would make (README, Collectives).\n";
+  return out +
+         "\nEvery operation also takes \"auto\": the choice NCCL or MPICH would make (docs/models.md, Collectives).\n";
 }
 
 // Each network kind and node fabric a scenario names, with what it is; a description's "\n" continues its line.

@@ -311,7 +311,7 @@ scenario::Scenario megatron_gpt(int hidden, int heads, int layers, int tensor, i
 // Weak scaling: the model grows with the cluster (3.6B on 64 GPUs to 39.1B on 512) and each GPU's model FLOP/s stays
 // within 15% of the series' mean. The paper's band is narrower (135 to 142 TFLOP/s on its own count); dtsim's is
 // 127 to 154, wider because its tensor-parallel all-reduces (blocking, 6 per block with recomputation) weigh more at
-// t = 8 than at t = 2 (README, "Large-model parallelism").
+// t = 8 than at t = 2 (docs/guide.md, "Large-model parallelism").
 TEST(WeakScaling, GptFamilyKeepsPerGpuThroughputInANarrowBand) {
   const std::vector<scenario::Scenario> series{
       megatron_gpt(3072, 32, 30, 2, 1, 64, 512), megatron_gpt(4096, 32, 36, 4, 1, 128, 512),

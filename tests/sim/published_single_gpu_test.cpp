@@ -2,7 +2,7 @@
 // ../shared/reference/single-gpu.md: a regression guard at 15%, not a fitting target (no constant was fitted to these
 // rows). Today: V100 FP32 -11.3%, V100 AMP -12.9% (its convolution ceilings are the A100's CUTLASS measurement, no
 // Volta one being published), A100 AMP -3.3%, BERT-large -3.0% and -2.0%. The A100 TF32 ResNet-50 row is a known miss
-// (+29%: no TF32 convolution measurement, README) and is not asserted.
+// (+29%: no TF32 convolution measurement, docs/validation.md) and is not asserted.
 #include "sim/simulate.hpp"
 
 #include <gtest/gtest.h>

@@ -22,7 +22,7 @@ namespace fs = std::filesystem;
 
 const fs::path kRoot = fs::path(DTSIM_SOURCE_DIR);
 
-// README, "Validation (`dtsim validate`)": the bounds on the median absolute error of the shipped cases, op-level
+// docs/validation.md, "Validation cases": the bounds on the median absolute error of the shipped cases, op-level
 // (anchors excluded) and end-to-end apart. Regression guards, not claims of accuracy: today's medians are 4.2% and
 // 27.5%.
 constexpr double kOpMedianBoundPercent = 10;
@@ -355,7 +355,7 @@ TEST(ValidationRoot, FoundAtOrAboveAStartingFolder) {
 }
 
 // Every shipped case runs, each names its source, the anchors reproduce the figures their profiles were anchored on,
-// and the median absolute error of each level stays within README's bound.
+// and the median absolute error of each level stays within docs/validation.md's bound.
 TEST(ValidationShipped, EveryCaseRunsWithinTheMedianBounds) {
   const auto start = std::chrono::steady_clock::now();
   const auto cases = load_cases(cases_directory(kRoot));

@@ -14,5 +14,5 @@ out=$2
     echo ".fi"
   done
   echo "[SEE ALSO]"
-  echo "The README and docs/ (installed under share/doc/dtsim): the scenario format, the measurement format and the design."
+  echo "The README and docs/ (installed under share/doc/dtsim): the user guide, the commands, the models, validation, the Python module, the scenario format, the measurement format and the design."
 } > "$out"

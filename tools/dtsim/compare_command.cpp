@@ -137,8 +137,8 @@ int compare_command(const CompareArgs& args) {
   out << table(points, base);
   if (std::any_of(points.begin(), points.end(), [](const auto& p) { return p.ok && p.result.strategy.asynchronous; }))
     out << "\nAsynchronous throughput is not progress: a gradient computed on parameters s iterations old "
-           "(staleness s) moves the model less, so those strategies need more iterations to converge (README, "
-           "\"Staleness\").\n";
+           "(staleness s) moves the model less, so those strategies need more iterations to converge "
+           "(docs/guide.md, \"Staleness\").\n";
   // The JSON file is the array of results; the HTML report's document names its command around it.
   const auto results = studies::compare_document(points);
   auto document = studies::command_document("compare", scenario::to_json(base));

@@ -309,7 +309,7 @@
         mark: { type: "bar", tooltip: true },
         encoding: { y: { field: "strategy", type: "nominal", title: "strategy", sort: null }, x: { field, type: "quantitative", title: axis } },
       });
-    bar("throughput", "Throughput by strategy", "Samples processed per second by the whole job (asynchronous: not progress; see the README on staleness).", "throughput", `throughput (${unit}/s)`,
+    bar("throughput", "Throughput by strategy", "Samples processed per second by the whole job (asynchronous: not progress; see docs/guide.md on staleness).", "throughput", `throughput (${unit}/s)`,
       ok.map((r) => ({ strategy: r.strategy.name, throughput: r.throughput_samples_per_second })));
     bar("traffic", "Bytes each GPU sends per iteration", "From the simulated transfers.", "gb", "bytes sent per GPU per iteration (GB)",
       ok.map((r) => ({ strategy: r.strategy.name, gb: r.bytes_sent_per_gpu_per_iteration / 1e9 })));
