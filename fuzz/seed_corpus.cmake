@@ -1,6 +1,6 @@
 # Writes the fuzzers' seed corpora from the repository's files (cmake -DSOURCE_DIR=... -DOUT=... -P seed_corpus.cmake):
 #   scenario/      every shipped scenario
-#   overrides/     the --set assignments the override tests and the README use, one a file and all in one
+#   overrides/     the --set assignments the override tests and the documents use, one a file and all in one
 #   measurements/  the measurement files of the measurement tests, and the format document's example
 #   nccl_tests/    the nccl-tests outputs of the parser's tests
 #   chakra/        none here: tests/fuzz.sh adds the traces `dtsim export` writes (binary, so not kept as files)
@@ -75,10 +75,15 @@ if(NOT open EQUAL -1)
   file(WRITE ${OUT}/measurements/format-example "${example}")
 endif()
 
-# Assignments: string literals "path=value" in the override tests, and `--set path=value` in the README.
+# Assignments: string literals "path=value" in the override tests, and `--set path=value` in README.md and docs/.
 file(READ ${SOURCE_DIR}/tests/scenario/overrides_test.cpp tests)
 string(REGEX MATCHALL "\"[a-z_][a-z_0-9.]*=([^\"\\\n]|\\\\.)*\"" quoted "${tests}")
-file(READ ${SOURCE_DIR}/README.md readme)
+file(GLOB documents ${SOURCE_DIR}/README.md ${SOURCE_DIR}/docs/*.md)
+set(readme "")
+foreach(document IN LISTS documents)
+  file(READ ${document} text)
+  string(APPEND readme "${text}")
+endforeach()
 string(REGEX MATCHALL "--set [a-z_][a-z_0-9.]*=[^ `\n]+" flags "${readme}")
 set(all "")
 set(count 0)

@@ -40,6 +40,7 @@ assert result["iteration_seconds"]["mean"] > 0, result["iteration_seconds"]
 fi
 
 for f in share/doc/dtsim/README.md share/doc/dtsim/LICENSE share/doc/dtsim/scenario-format.md \
+         share/doc/dtsim/guide.md share/doc/dtsim/commands.md \
          share/bash-completion/completions/dtsim share/zsh/vendor-completions/_dtsim; do
   [ -f "$tmp/prefix/$f" ] || fail "$f was not installed"
 done
