@@ -5,6 +5,7 @@
 #include "sim/report/format.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/simulate.hpp"
+#include "sim/studies/plan_report.hpp"
 #include "sim/studies/resume.hpp"
 
 #include <fmt/format.h>
@@ -113,17 +114,9 @@ int search_command(const SearchArgs& args);
 struct PlanArgs {
   std::string scenario;
   std::vector<std::string> sets;
-  std::string tokens;                // the run's length: "100B" tokens, or
-  std::string steps;                 // iterations; neither: the scenario's training.steps or dataset
-  std::string deadline;              // "14d", "300h"
-  std::string budget;                // "250k" USD
-  std::string instances;             // "aws.p5.48xlarge,gcp.a3-highgpu-8g"; empty: every priced preset
-  std::string nodes;                 // "4,8,16" or "4..16"; empty: the scenario's
-  std::string capacity = "both";     // both, or on-demand
-  int clusters = 4;                  // clusters simulated and trialled
-  int layouts = 3;                   // layouts simulated per cluster
-  int trials = 20;                   // whole-run trials per plan
-  std::optional<std::uint64_t> seed; // absent: the scenario's run.seed
+  studies::planning::Request request; // --tokens, --steps, --deadline, --budget, --instances, --nodes, --capacity,
+                                      // --clusters, --layouts, --trials (its sets and seed are filled from these)
+  std::optional<std::uint64_t> seed;  // absent: the scenario's run.seed
   std::string csv_out;
   std::string json_out;
   std::string html_out;

@@ -299,24 +299,27 @@ int main(int argc, char** argv) {
       "plan", "The cheapest cluster that trains the model by a deadline (or the fastest within a budget): instances, "
               "node counts, on-demand or spot, and layouts, screened, simulated and run as whole-run trials");
   scenario_options(plan_cmd, plan.scenario, plan.sets);
-  plan_cmd->add_option("--tokens", plan.tokens, "Tokens to train on, such as 100B or 2.5e11 (transformers)");
-  plan_cmd->add_option("--steps", plan.steps, "Iterations to train for, instead of --tokens");
-  plan_cmd->add_option("--deadline", plan.deadline, "Time the run must finish in, such as 14d or 300h");
-  plan_cmd->add_option("--budget", plan.budget, "Dollars the run may cost, such as 250k");
-  plan_cmd->add_option("--instances", plan.instances,
+  plan_cmd->add_option("--tokens", plan.request.tokens, "Tokens to train on, such as 100B or 2.5e11 (transformers)");
+  plan_cmd->add_option("--steps", plan.request.steps, "Iterations to train for, instead of --tokens");
+  plan_cmd->add_option("--deadline", plan.request.deadline, "Time the run must finish in, such as 14d or 300h");
+  plan_cmd->add_option("--budget", plan.request.budget, "Dollars the run may cost, such as 250k");
+  plan_cmd->add_option("--instances", plan.request.instances,
                        "Instance presets to consider, comma-separated (default: every one with a price; dtsim list "
                        "instances)");
-  plan_cmd->add_option("--nodes", plan.nodes, "Node counts to consider: 4,8,16 or 4..16 (doubling)");
-  plan_cmd->add_option("--capacity", plan.capacity, "both (on demand and, where priced, spot) or on-demand")
+  plan_cmd->add_option("--nodes", plan.request.nodes, "Node counts to consider: 4,8,16 or 4..16 (doubling)");
+  plan_cmd->add_option("--capacity", plan.request.capacity, "both (on demand and, where priced, spot) or on-demand")
       ->check(CLI::IsMember({"both", "on-demand"}));
   plan_cmd
-      ->add_option("--clusters", plan.clusters,
+      ->add_option("--clusters", plan.request.clusters,
                    "Clusters simulated and run as trials, the best by the screen "
                    "(default 4)")
       ->check(count(1, 1000));
-  plan_cmd->add_option("--layouts", plan.layouts, "Layouts simulated per cluster, the best by the estimate (default 3)")
+  plan_cmd
+      ->add_option("--layouts", plan.request.layouts,
+                   "Layouts simulated per cluster, the best by the estimate (default 3)")
       ->check(count(1, 1000));
-  plan_cmd->add_option("--trials", plan.trials, "Whole-run trials per plan (default 20)")->check(count(1, 100'000));
+  plan_cmd->add_option("--trials", plan.request.trials, "Whole-run trials per plan (default 20)")
+      ->check(count(1, 100'000));
   plan_cmd->add_option("--seed", plan.seed, "Seed of the first trial (default: the scenario's run.seed)");
   parallel_options(plan_cmd, plan.csv_out, plan.jobs);
   json_option(plan_cmd, plan.json_out, "every cluster screened and every plan");

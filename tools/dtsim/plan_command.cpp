@@ -117,18 +117,10 @@ std::string plans_csv(const studies::planning::Result& r) {
 int plan_command(const PlanArgs& args) {
   const auto base = load_with_overrides(args.scenario, args.sets);
   const auto sample = studies::search::unit_of(base);
-  auto options = studies::planning::plan_options(base, {.sets = args.sets,
-                                                        .tokens = args.tokens,
-                                                        .steps = args.steps,
-                                                        .deadline = args.deadline,
-                                                        .budget = args.budget,
-                                                        .instances = args.instances,
-                                                        .nodes = args.nodes,
-                                                        .capacity = args.capacity,
-                                                        .clusters = args.clusters,
-                                                        .layouts = args.layouts,
-                                                        .trials = args.trials,
-                                                        .seed = args.seed.value_or(base.run.seed)});
+  auto request = args.request;
+  request.sets = args.sets;
+  request.seed = args.seed.value_or(base.run.seed);
+  auto options = studies::planning::plan_options(base, request);
   check_writable({args.csv_out, args.json_out, args.html_out}, {args.scenario});
   options.search.jobs = parallel_jobs(args.jobs);
   options.search.limit = memory_limit_of(args.max_memory, options.search.jobs);
@@ -154,7 +146,7 @@ int plan_command(const PlanArgs& args) {
   out << fmt::format("{}: {} steps of {} {}{} ({}){}{}\n", base.name, result.steps, result.global_batch,
                      base.model.workload.sample_unit,
                      sample.per_sample != 1 ? fmt::format(" of {:g} {}", sample.per_sample, sample.name) : "",
-                     result.steps_from == "given" ? (args.tokens.empty() ? "--steps" : "--tokens " + args.tokens)
+                     result.steps_from == "given" ? (request.tokens.empty() ? "--steps" : "--tokens " + request.tokens)
                                                   : result.steps_from,
                      options.deadline ? fmt::format(", deadline {:.2f} {}", unit.of(*options.deadline), unit.name) : "",
                      options.budget ? fmt::format(", budget {:.0f} USD", *options.budget) : "");
