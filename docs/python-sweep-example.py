@@ -21,26 +21,27 @@ SCENARIO = ROOT / "scenarios" / "resnet50-p3.16xlarge-x4.json"
 OUTPUT = pathlib.Path(sys.argv[1]) if len(sys.argv) > 1 else pathlib.Path.cwd()
 
 # %% The sweep: the same scenario at 1, 2, 4 and 8 nodes ("1..8" doubles from 1 to 8), each point simulated in a
-# process of its own. The result is what `dtsim sweep --json` writes.
+# process of its own. The result is typed: each point's run, speedup and efficiency (to_dict() is what
+# `dtsim sweep --json` writes).
 sweep = dtsim.sweep(SCENARIO, nodes="1..8")
-points = [p for p in sweep["points"] if p["ok"]]
-for p in sweep["points"]:
-    if not p["ok"]:
-        print(f"{p['nodes']} node(s) failed: {p['error']}")
+points = [p for p in sweep.points if p.ok and p.result]
+for p in sweep.points:
+    if not p.ok:
+        print(f"{p.nodes} node(s) failed: {p.error}")
 
 # %% A table: figures in base units (seconds, samples per second), shown in milliseconds and images per second.
-unit = points[0]["result"]["sample_unit"]  # "images" for ResNet-50
+unit = points[0].result.sample_unit  # "images" for ResNet-50
 print(f"{'nodes':>5} {'GPUs':>5} {'iteration (ms)':>15} {unit + '/s':>12} {'speedup':>8} {'efficiency':>10}")
 for p in points:
-    r = p["result"]
-    print(f"{p['nodes']:>5} {r['gpus']:>5} {1e3 * r['iteration_seconds']['mean']:>15.1f} "
-          f"{r['throughput_samples_per_second']:>12.0f} {p['speedup']:>7.2f}x {100 * p['efficiency']:>9.1f}%")
+    r = p.result
+    print(f"{p.nodes:>5} {r.gpus:>5} {1e3 * r.iteration_seconds.mean:>15.1f} "
+          f"{r.throughput_samples_per_second:>12.0f} {p.speedup:>7.2f}x {100 * p.efficiency:>9.1f}%")
 
 # %% The figure: throughput, and speedup beside the ideal (linear in GPUs), against nodes.
-nodes = [p["nodes"] for p in points]
-gpus = [p["result"]["gpus"] for p in points]
-throughput = [p["result"]["throughput_samples_per_second"] for p in points]
-speedup = [p["speedup"] for p in points]
+nodes = [p.nodes for p in points]
+gpus = [p.result.gpus for p in points]
+throughput = [p.result.throughput_samples_per_second for p in points]
+speedup = [p.speedup for p in points]
 ideal = [g / gpus[0] for g in gpus]
 
 figure, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
@@ -56,7 +57,7 @@ right.set_ylabel("speedup over 1 node")
 right.set_xscale("log", base=2)
 right.set_xticks(nodes, [str(n) for n in nodes])
 right.legend()
-figure.suptitle(f"{sweep['scenario']['name']} (dtsim {dtsim.__version__})")
+figure.suptitle(f"{points[0].result.name} (dtsim {dtsim.__version__})")
 figure.tight_layout()
 
 OUTPUT.mkdir(parents=True, exist_ok=True)

@@ -1,14 +1,21 @@
-// The Python module `dtsim`: run, sweep, compare and search from Python, returning what `dtsim ... --json` writes
-// (tools/dtsim/documents.hpp builds both) as dicts and lists. The library runs every simulation in a child process
-// of its own (SimGrid allows one engine per process), so a Python process can call these any number of times.
+// `dtsim._dtsim`, the native half of the Python package `dtsim` (python/dtsim/__init__.py wraps it in typed
+// results): every command that simulates or reads the catalog, returning what `dtsim ... --json` writes (sim/studies
+// builds both) as dicts and lists. The library runs every simulation in a child process of its own (SimGrid allows
+// one engine per process), so a Python process can call these any number of times.
 #include "sim/engine/child_process.hpp"
 #include "sim/engine/engine.hpp"
 #include "sim/engine/footprint.hpp"
 #include "sim/plan/plan.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/simulate.hpp"
+#include "sim/studies/catalog.hpp"
+#include "sim/studies/collective_report.hpp"
 #include "sim/studies/documents.hpp"
+#include "sim/studies/explain.hpp"
+#include "sim/studies/plan_report.hpp"
 #include "sim/studies/search.hpp"
+#include "sim/studies/train_report.hpp"
+#include "sim/studies/validate_report.hpp"
 
 #include <pybind11/eval.h>
 #include <pybind11/pybind11.h>
@@ -66,8 +73,28 @@ void raise_scenario_error(const scenario::ScenarioError& e) {
 
 // A ScenarioError about an argument is named by the argument, not by the CLI flag the shared code names ("--nodes").
 scenario::ScenarioError renamed(const scenario::ScenarioError& e) {
-  static const std::pair<const char*, const char*> names[] = {
-      {"--set", "overrides"}, {"--nodes", "nodes"}, {"--fidelity", "fidelity"}, {"--simulate", "simulate"}};
+  static const std::pair<const char*, const char*> names[] = {{"--set", "overrides"},
+                                                              {"--nodes", "nodes"},
+                                                              {"--fidelity", "fidelity"},
+                                                              {"--simulate", "simulate"},
+                                                              {"--op", "op"},
+                                                              {"--algo", "algorithm"},
+                                                              {"--proto", "protocol"},
+                                                              {"--ranks", "ranks"},
+                                                              {"--sizes", "sizes"},
+                                                              {"--instance", "instance"},
+                                                              {"--path", "path"},
+                                                              {"--iteration-time", "iteration_time"},
+                                                              {"--root", "root"},
+                                                              {"--profile", "profile"},
+                                                              {"--every-point", "every_point"},
+                                                              {"--tokens", "tokens"},
+                                                              {"--steps", "steps"},
+                                                              {"--deadline", "deadline"},
+                                                              {"--budget", "budget"},
+                                                              {"--instances", "instances"},
+                                                              {"--capacity", "capacity"},
+                                                              {"list", "what"}};
   for (const auto& [flag, argument] : names)
     if (e.file() == flag) return {argument, e.pointer(), e.detail()};
   return e;
@@ -198,8 +225,8 @@ template <class Body> auto simulating(const Input& in, Body&& body) {
   const std::lock_guard lock(one_at_a_time);
   try {
     return body();
-  } catch (const scenario::ScenarioError&) {
-    throw;
+  } catch (const scenario::ScenarioError& e) {
+    throw renamed(e);
   } catch (const engine::Interrupted&) {
     throw; // KeyboardInterrupt, as Ctrl-C is in Python
   } catch (const plan::PlanError& e) {
@@ -288,22 +315,163 @@ py::object py_search(const py::object& scenario, const py::object& overrides, co
   return to_python(document);
 }
 
+// A str argument, or "" for None.
+std::string text_of(const py::object& value, const char* argument) {
+  if (value.is_none()) return "";
+  if (!py::isinstance<py::str>(value)) throw py::type_error(std::string(argument) + ": expected a str or None");
+  return value.cast<std::string>();
+}
+
+py::object py_train(const py::object& scenario, const py::object& overrides, int trials, const py::object& seed,
+                    const py::object& iteration_time, int jobs) {
+  const auto in = input(scenario, overrides);
+  const auto time_text = text_of(iteration_time, "iteration_time");
+  const auto given_seed = seed.is_none() ? std::optional<std::uint64_t>() : seed.cast<std::uint64_t>();
+  if (trials < 1) throw scenario::ScenarioError("trials", "", "expected 1 or more");
+  const int parallel = jobs_of(jobs);
+  const auto document = simulating(in, [&] {
+    const auto base = in.load();
+    studies::run_steps(base); // a run without a length is refused before anything runs
+    const auto iteration = studies::measured_iteration_time(time_text);
+    const auto limit = memory_limit(0, std::min(parallel, trials));
+    return studies::train_document(
+        studies::train(base, trials, given_seed.value_or(base.run.seed), parallel, {}, limit, iteration));
+  });
+  return to_python(document);
+}
+
+py::object py_collective(const py::object& scenario, const py::object& instance, const py::object& nodes,
+                         const py::object& overrides, const std::string& op, const std::string& algorithm,
+                         const std::string& protocol, const std::string& fidelity, int ranks, const py::object& sizes,
+                         int jobs) {
+  const bool from_instance = !instance.is_none();
+  if (from_instance == !scenario.is_none())
+    throw scenario::ScenarioError("collective", "", "give a scenario or an instance (dtsim.list(\"instances\")), one");
+  if (!from_instance && !nodes.is_none())
+    throw scenario::ScenarioError("nodes", "",
+                                  "only with instance; with a scenario use overrides {\"cluster.nodes\": N}");
+  Input in;
+  if (from_instance) {
+    in.text_or_path = text_of(instance, "instance");
+    in.sets = assignments(overrides);
+  } else {
+    in = input(scenario, overrides);
+  }
+  const int node_count = nodes.is_none() ? 1 : nodes.cast<int>();
+  std::string size_text = list_text(sizes, "sizes");
+  const int parallel = jobs_of(jobs);
+  const auto document = simulating(in, [&] {
+    scenario::Scenario base;
+    if (from_instance) {
+      std::vector<scenario::Override> parsed;
+      for (const auto& s : in.sets)
+        parsed.push_back(scenario::parse_override(s));
+      base = studies::instance_scenario(in.text_or_path, node_count, parsed, "--instance");
+    } else {
+      base = in.load();
+    }
+    std::vector<double> bytes;
+    try {
+      bytes = studies::parse_sizes(size_text.empty() ? "8B..1GiB" : size_text);
+    } catch (const std::invalid_argument& e) {
+      throw scenario::ScenarioError("--sizes", "", e.what());
+    }
+    const auto bench = studies::collective_bench(
+        base,
+        {.op = op, .algorithm = algorithm, .protocol = protocol, .fidelity = fidelity, .ranks = ranks, .sizes = bytes});
+    std::vector<studies::CollectivePoint> points;
+    try {
+      points = studies::bench_collective(base, bench, parallel, {},
+                                         memory_limit(0, std::min<int>(parallel, static_cast<int>(bytes.size()))));
+    } catch (const std::invalid_argument& e) { // a forced protocol the cluster's collectives cannot run
+      throw scenario::ScenarioError("--proto", "", e.what());
+    }
+    return studies::collective_document(base, bench, fidelity, points);
+  });
+  return to_python(document);
+}
+
+py::object py_explain(const py::object& scenario, const py::object& overrides, const py::object& path) {
+  const auto in = input(scenario, overrides);
+  std::string pair;
+  if (py::isinstance<py::tuple>(path) || py::isinstance<py::list>(path)) {
+    if (py::len(path) != 2) throw scenario::ScenarioError("path", "", "expected two GPU numbers (a, b)");
+    pair = list_text(path, "path");
+  } else {
+    pair = text_of(path, "path");
+  }
+  const auto document = simulating(in, [&] { return studies::explain(in.load(), pair, memory_limit(0, 1)).document; });
+  return to_python(document);
+}
+
+py::object py_list(const std::string& what) {
+  try {
+    return to_python(studies::catalog_document(what));
+  } catch (const scenario::ScenarioError& e) {
+    throw renamed(e);
+  }
+}
+
+py::object py_validate(const py::object& filter, const py::object& root, const py::object& measurements,
+                       const py::object& profile, bool every_point, int jobs) {
+  const studies::validate::Request request{
+      .filter = text_of(filter, "filter"),
+      .root = root.is_none() ? "" : py::module_::import("os").attr("fsdecode")(root).cast<std::string>(),
+      .measurements =
+          measurements.is_none() ? "" : py::module_::import("os").attr("fsdecode")(measurements).cast<std::string>(),
+      .profile = text_of(profile, "profile"),
+      .every_point = every_point};
+  const int parallel = jobs_of(jobs);
+  Input in; // what errors name when no scenario is at fault
+  in.text_or_path = "validate";
+  const auto document = simulating(in, [&] {
+    const auto selection = studies::validate::select_cases(request);
+    const auto outcomes =
+        studies::validate::run_cases(selection.cases, selection.root, parallel, {}, memory_limit(0, parallel));
+    return studies::validate::report_document(selection, outcomes);
+  });
+  return to_python(document);
+}
+
+py::object py_plan(const py::object& scenario, const py::object& overrides, const py::object& tokens,
+                   const py::object& steps, const py::object& deadline, const py::object& budget,
+                   const py::object& instances, const py::object& nodes, const std::string& capacity, int clusters,
+                   int layouts, int trials, const py::object& seed, int jobs) {
+  const auto in = input(scenario, overrides);
+  studies::planning::Request request{.sets = in.sets,
+                                     .tokens = tokens.is_none() ? "" : py::str(tokens).cast<std::string>(),
+                                     .steps = steps.is_none() ? "" : py::str(steps).cast<std::string>(),
+                                     .deadline = text_of(deadline, "deadline"),
+                                     .budget = budget.is_none() ? "" : py::str(budget).cast<std::string>(),
+                                     .instances = list_text(instances, "instances"),
+                                     .nodes = list_text(nodes, "nodes"),
+                                     .capacity = capacity,
+                                     .clusters = clusters,
+                                     .layouts = layouts,
+                                     .trials = trials};
+  const auto given_seed = seed.is_none() ? std::optional<std::uint64_t>() : seed.cast<std::uint64_t>();
+  const int parallel = jobs_of(jobs);
+  const auto document = simulating(in, [&] {
+    const auto base = in.load();
+    request.seed = given_seed.value_or(base.run.seed);
+    auto options = studies::planning::plan_options(base, request);
+    options.search.jobs = parallel;
+    options.search.limit = memory_limit(0, parallel);
+    const auto result = studies::planning::plan(base, options);
+    return studies::planning::plan_document(base, options, result);
+  });
+  return to_python(document);
+}
+
 } // namespace
 
-PYBIND11_MODULE(dtsim, m) {
-  m.doc() = "dtsim: a discrete-event simulator of distributed deep-learning training (SimGrid).\n\n"
-            "run, sweep, compare and search take a scenario (a path, or a dict with a scenario file's content) and\n"
-            "overrides (a dict such as {\"cluster.nodes\": 8}, as `--set cluster.nodes=8`), and return what\n"
-            "`dtsim ... --json` writes, as dicts and lists. Figures are in base units, named in their keys (seconds,\n"
-            "bytes, samples per second, USD). Each simulation runs in a child process of its own.";
+PYBIND11_MODULE(_dtsim, m) {
+  m.doc() = "The native half of dtsim (python/dtsim/__init__.py wraps it): each function returns what the command's "
+            "--json writes, as dicts and lists.";
   m.attr("__version__") = DTSIM_VERSION;
-  // Each docstring starts with its signature, with the types of the results; pybind11's own would say "object".
-  py::options options;
-  options.disable_function_signatures();
-
   py::dict scope;
   scope["__builtins__"] = py::module_::import("builtins");
-  scope["__name__"] = "dtsim";
+  scope["__name__"] = "dtsim"; // the classes' home, where users catch them
   py::exec(kExceptions, scope);
   scenario_error_class = py::object(scope["ScenarioError"]).release();
   simulation_error_class = py::object(scope["SimulationError"]).release();
@@ -323,50 +491,23 @@ PYBIND11_MODULE(dtsim, m) {
   // Ctrl-C (or SIGTERM) during a call stops its simulations and raises KeyboardInterrupt: the interpreter lives on.
   engine::set_interrupt_throws(true);
 
-  m.def("run", &py_run, py::arg("scenario"), py::arg("overrides") = py::none(),
-        R"(run(scenario, overrides=None) -> dict
-
-Simulates the scenario once, as `dtsim run --json`: the result with its provenance. Times are in seconds
-(iteration_seconds, breakdown_seconds_per_iteration), throughput in samples per second, memory in bytes,
-bandwidth in bytes per second, costs in USD.
-
-scenario: a path (str or os.PathLike) or a dict with a scenario file's content.
-overrides: {"cluster.nodes": 8, "cluster.nic.bandwidth": "25Gbps"}, as --set path=value.
-Raises ScenarioError (with .pointer) for a scenario that cannot run, SimulationError when the simulation fails.)");
-
-  m.def("sweep", &py_sweep, py::arg("scenario"), py::arg("nodes"), py::arg("overrides") = py::none(),
-        py::arg("jobs") = 0,
-        R"(sweep(scenario, nodes, overrides=None, jobs=0) -> dict
-
-The scenario at several node counts, as `dtsim sweep --json`: {"command", "provenance", "scenario", "points"}, each
-point {"nodes", "ok", "speedup", "efficiency", "result"} (a run's result; speedup is the throughput over the first
-point's, efficiency the speedup over the ratio of GPUs, both plain ratios) or {"nodes", "ok": False, "error"} for a
-point that failed (it does not fit at that size, ...): that raises nothing, the other points are there.
-
-nodes: a list of ints, or a string "1,2,4" or "1..64" (doubling from the first to the last).
-jobs: simulations at a time, each in a process of its own (0: one per core).)");
-
-  m.def("compare", &py_compare, py::arg("scenario"), py::arg("strategies"), py::arg("overrides") = py::none(),
-        py::arg("jobs") = 0,
-        R"(compare(scenario, strategies, overrides=None, jobs=0) -> list
-
-The scenario under several synchronization strategies, as `dtsim compare --strategies --json`: a list in the order
-given, each a run's result, or {"strategy": {"name"}, "error"} for one that failed (which raises nothing).
-
-strategies: a list of names such as ["allreduce", "ps-sync", "ssp:3"], or a string "allreduce,ps-sync,ssp:3".
-jobs: simulations at a time (0: one per core).)");
-
-  m.def("search", &py_search, py::arg("scenario"), py::arg("overrides") = py::none(), py::arg("simulate") = 20,
-        py::arg("nodes") = py::none(), py::arg("fidelity") = py::none(), py::arg("jobs") = 0,
-        R"(search(scenario, overrides=None, simulate=20, nodes=None, fidelity=None, jobs=0) -> dict
-
-The parallel layouts of the scenario's job, as `dtsim search --json`: every candidate (its layout, its estimate in
-seconds and, when simulated, its iteration in seconds, throughput, MFU, memory in bytes per GPU and cost in USD),
-the counts, and best_by_throughput and best_by_cost as indices into "candidates".
-
-simulate: the best this many by the closed-form estimate are simulated, or "all".
-nodes: node counts to search over (a list of ints, or "1,2,4" or "1..8"); None: the scenario's.
-fidelity: "step", "aggregate" or "coarse"; None: coarse with model parallelism, aggregate without.
-Each candidate runs one measured iteration after one warm-up unless overrides set run.iterations or
-run.warmup_iterations. Raises SimulationError, saying why, when no candidate ran.)");
+  // The documented signatures, defaults and types are the package's (python/dtsim/__init__.py); these take every
+  // argument by keyword, as the package passes them.
+  m.def("run", &py_run, py::arg("scenario"), py::arg("overrides"));
+  m.def("sweep", &py_sweep, py::arg("scenario"), py::arg("nodes"), py::arg("overrides"), py::arg("jobs"));
+  m.def("compare", &py_compare, py::arg("scenario"), py::arg("strategies"), py::arg("overrides"), py::arg("jobs"));
+  m.def("search", &py_search, py::arg("scenario"), py::arg("overrides"), py::arg("simulate"), py::arg("nodes"),
+        py::arg("fidelity"), py::arg("jobs"));
+  m.def("train", &py_train, py::arg("scenario"), py::arg("overrides"), py::arg("trials"), py::arg("seed"),
+        py::arg("iteration_time"), py::arg("jobs"));
+  m.def("collective", &py_collective, py::arg("scenario"), py::arg("instance"), py::arg("nodes"), py::arg("overrides"),
+        py::arg("op"), py::arg("algorithm"), py::arg("protocol"), py::arg("fidelity"), py::arg("ranks"),
+        py::arg("sizes"), py::arg("jobs"));
+  m.def("explain", &py_explain, py::arg("scenario"), py::arg("overrides"), py::arg("path"));
+  m.def("list", &py_list, py::arg("what"));
+  m.def("validate", &py_validate, py::arg("filter"), py::arg("root"), py::arg("measurements"), py::arg("profile"),
+        py::arg("every_point"), py::arg("jobs"));
+  m.def("plan", &py_plan, py::arg("scenario"), py::arg("overrides"), py::arg("tokens"), py::arg("steps"),
+        py::arg("deadline"), py::arg("budget"), py::arg("instances"), py::arg("nodes"), py::arg("capacity"),
+        py::arg("clusters"), py::arg("layouts"), py::arg("trials"), py::arg("seed"), py::arg("jobs"));
 }

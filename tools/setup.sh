@@ -31,6 +31,8 @@ if [ "${1:-}" = "--tests" ]; then
     libvalijson-dev    # the schema test (tests/schema)
     python3-pytest     # the Python module's tests (tests/python)
     python3-matplotlib # docs/python-sweep-example.py's figure
+    python3-pandas     # the Python results' to_dataframe() (tests/python)
+    mypy               # the Python package's types: stubtest and mypy --strict (tests/python)
     slurm-wlm          # the sharded sweep on a single-node Slurm cluster the test starts (tests/slurm)
     munge              # Slurm's authentication; the package makes /etc/munge/munge.key
     clang-format       # every tracked C++ file formatted as .clang-format says (tools/check_format.sh)

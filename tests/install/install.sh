@@ -35,7 +35,7 @@ if compgen -G "$build/python/dtsim.*.so" > /dev/null; then
 import sys, dtsim
 assert dtsim.__file__.startswith(sys.argv[1]), dtsim.__file__
 result = dtsim.run(sys.argv[2])
-assert result["iteration_seconds"]["mean"] > 0, result["iteration_seconds"]
+assert result.iteration_seconds.mean > 0, result.iteration_seconds
 ' "$tmp/prefix/" "$tmp/prefix/share/dtsim/scenarios/quickstart.json" || fail "the installed Python module"
 fi
 

@@ -1,6 +1,6 @@
-"""The Python module against the CLI: run, sweep, compare and search from a path and from a dict return the documents
-`dtsim ... --json` writes, number for number; overrides are --set; bad scenarios raise dtsim.ScenarioError with the
-JSON pointer of the field at fault.
+"""The Python module against the CLI: run, sweep, compare and search from a path and from a dict return results whose
+to_dict() is the document `dtsim ... --json` writes, number for number, and whose typed fields read it; overrides are
+--set; bad scenarios raise dtsim.ScenarioError with the JSON pointer of the field at fault.
 
 ctest sets DTSIM_BINARY (the dtsim executable), DTSIM_SOURCE_DIR (the repository) and PYTHONPATH (the built module).
 """
@@ -45,7 +45,8 @@ def without_commit(document):
 
     def strip(value):
         if isinstance(value, dict):
-            value.get("provenance", {}).pop("git_commit", None)
+            if isinstance(value.get("provenance"), dict):  # a GPU profile's provenance is its sources' text
+                value["provenance"].pop("git_commit", None)
             for item in value.values():
                 strip(item)
         elif isinstance(value, list):
@@ -57,6 +58,9 @@ def without_commit(document):
 
 
 def same(python, expected):
+    """A result (or a part of a document) equal to the CLI's document but for the commit."""
+    if hasattr(python, "to_dict"):
+        python = python.to_dict()
     assert without_commit(python) == without_commit(expected)
 
 
@@ -78,7 +82,15 @@ def test_run_equals_cli(form, tmp_path):
     result = dtsim.run(scenario)
     expected = cli("run", QUICKSTART, tmp_path=tmp_path)
     same(result, expected)
-    assert result["iteration_seconds"]["mean"] > 0
+    assert isinstance(result, dtsim.RunResult)
+    # The typed fields are the document's figures.
+    assert result.iteration_seconds.mean == expected["iteration_seconds"]["mean"] > 0
+    assert result.throughput_samples_per_second == expected["throughput_samples_per_second"]
+    assert result.mfu == expected["model_flops"]["mfu"]
+    assert result.memory_per_gpu.total_bytes == expected["memory_per_gpu"]["total_bytes"]
+    assert [i.name for i in result.memory_per_gpu.items] == [i["name"] for i in expected["memory_per_gpu"]["items"]]
+    assert result.busiest_links[0].link == expected["busiest_links"][0]["link"]
+    assert result.cost_usd.per_hour is None  # quickstart has no price
     assert result["provenance"]["scenario_hash"].startswith("fnv1a64:")
 
 
@@ -88,11 +100,11 @@ def test_overrides_equal_set(tmp_path):
     expected = cli("run", QUICKSTART, "--set", "cluster.nodes=2", "--set", "cluster.nic.bandwidth=25Gbps", "--set",
                    "run.iterations=3", tmp_path=tmp_path)
     same(result, expected)
-    assert result["nodes"] == 2
+    assert result.nodes == 2
     # The overrides changed the run: the scenario as written gives other figures.
-    assert result["iteration_seconds"] != dtsim.run(str(QUICKSTART))["iteration_seconds"]
+    assert result.iteration_seconds != dtsim.run(str(QUICKSTART)).iteration_seconds
     # From a dict too.
-    same(dtsim.run(scenario_dict(QUICKSTART), overrides=overrides)["iteration_seconds"],
+    same(dtsim.run(scenario_dict(QUICKSTART), overrides=overrides).to_dict()["iteration_seconds"],
          expected["iteration_seconds"])
 
 
@@ -102,9 +114,12 @@ def test_sweep_equals_cli(nodes, tmp_path):
     for scenario in (str(QUICKSTART), scenario_dict(QUICKSTART)):
         document = dtsim.sweep(scenario, nodes=nodes, jobs=2)
         same(document, expected)
-    assert [p["nodes"] for p in document["points"]] == [1, 2, 4]
-    assert all(p["ok"] for p in document["points"])
-    assert document["points"][0]["speedup"] == pytest.approx(1.0)
+    assert [p.nodes for p in document.points] == [1, 2, 4]
+    assert all(p.ok for p in document.points)
+    assert document.points[0].speedup == pytest.approx(1.0)
+    # speedup is the throughput over the first point's, as documented.
+    rates = [p.result.throughput_samples_per_second for p in document.points]
+    assert document.points[2].speedup == pytest.approx(rates[2] / rates[0])
 
 
 @pytest.mark.parametrize("strategies", [["allreduce", "ps-sync"], "allreduce,ps-sync"])
@@ -112,8 +127,10 @@ def test_compare_equals_cli(strategies, tmp_path):
     expected = cli("compare", QUICKSTART, "--strategies", "allreduce,ps-sync", "--jobs", 2, tmp_path=tmp_path)
     for scenario in (QUICKSTART, scenario_dict(QUICKSTART)):
         results = dtsim.compare(scenario, strategies=strategies, jobs=2)
-        same(results, expected)
-    assert isinstance(results, list) and len(results) == 2
+        same(results.to_dict()["strategies"], expected)
+    assert len(results) == 2
+    assert [e.strategy for e in results] == ["allreduce", "ps-sync"]
+    assert results.entries[0].result.throughput_samples_per_second == expected[0]["throughput_samples_per_second"]
     assert results[0]["throughput_samples_per_second"] != results[1]["throughput_samples_per_second"]
 
 
@@ -134,16 +151,18 @@ def test_search_options_equal_flags(tmp_path):
                             jobs=2)
     same(document, expected)
     assert document["scenario"]["run"]["iterations"] == 2
-    assert document["counts"]["simulated"] == 2
+    assert sum(c.simulated for c in document.candidates) == expected["counts"]["simulated"] == 2
 
 
 def test_search_rankings_index_the_candidates():
-    # As the README's example reads them: best_by_throughput holds indices into "candidates", the fastest first.
+    # best_by_throughput holds indices into candidates, the fastest first; fastest() returns those candidates.
     found = dtsim.search(SEARCH_SMALL, simulate=4, jobs=2)
-    best = [found["candidates"][i] for i in found["best_by_throughput"]]
-    assert len(best) == 4
-    rates = [c["throughput_samples_per_second"] for c in best]
+    best = [found.candidates[i] for i in found.best_by_throughput]
+    assert best == found.fastest() and len(best) == 4
+    rates = [c.throughput_samples_per_second for c in best]
     assert rates == sorted(rates, reverse=True)
+    costs = [c.cost_usd_per_million_samples for c in found.cheapest()]
+    assert costs == sorted(costs)
 
 
 @pytest.mark.parametrize("where, value, pointer", [
@@ -228,4 +247,4 @@ def test_interrupt_raises_keyboard_interrupt_and_stops_the_simulations():
     timer.join()
     assert time.monotonic() - started < 10
     assert children() == []
-    assert dtsim.run(QUICKSTART)["throughput_samples_per_second"] > 0  # the module still works
+    assert dtsim.run(QUICKSTART).throughput_samples_per_second > 0  # the module still works
