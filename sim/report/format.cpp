@@ -1,5 +1,7 @@
 #include "sim/report/format.hpp"
 
+#include "io/units.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -13,38 +15,18 @@ std::string significant(double value, int digits) {
   return fmt::format("{:.{}f}", value, std::clamp(digits - 1 - magnitude, 0, 9));
 }
 
+// Each quantity's unit comes from io/units.hpp, as the HTML report's do.
 std::string format_seconds(double s) {
-  const double a = std::fabs(s);
-  if (a < 1e-12) return "0 s"; // below a picosecond: rounding noise of sums of op times
-  if (a < 1e-6) return fmt::format("{:.1f} ns", s * 1e9);
-  if (a < 1e-3) return fmt::format("{:.2f} us", s * 1e6);
-  if (a < 1) return fmt::format("{:.2f} ms", s * 1e3);
-  return fmt::format("{:.3f} s", s);
-}
-
-std::string format_duration(double s) {
-  if (s < 120) return format_seconds(s);
-  if (s < 2 * 3600) return fmt::format("{:.1f} min", s / 60);
-  if (s < 2 * 86400) return fmt::format("{:.2f} h", s / 3600);
-  if (s < 2 * 365 * 86400.0) return fmt::format("{:.2f} d", s / 86400);
-  return fmt::format("{:.1f} y", s / (365 * 86400.0));
+  if (std::fabs(s) < 1e-12) return "0 s"; // below a picosecond: rounding noise of sums of op times
+  return io::format(io::Quantity::time, s);
 }
 
 std::string format_bytes(double b) {
-  static constexpr const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-  int i = 0;
-  while (std::fabs(b) >= 1024 && i < 5) {
-    b /= 1024;
-    ++i;
-  }
-  return i == 0 ? fmt::format("{:.0f} B", b) : fmt::format("{:.2f} {}", b, units[i]);
+  return io::format(io::Quantity::bytes, b);
 }
 
 std::string format_bandwidth(double bytes_per_second) {
-  const double bits = bytes_per_second * 8;
-  if (bits >= 1e12) return fmt::format("{:.2f} Tbps", bits / 1e12);
-  if (bits >= 1e9) return fmt::format("{:.2f} Gbps", bits / 1e9);
-  return fmt::format("{:.2f} Mbps", bits / 1e6);
+  return io::format(io::Quantity::bandwidth, bytes_per_second);
 }
 
 std::string format_rate(double per_second, const std::string& unit) {
@@ -55,30 +37,16 @@ std::string format_percent(double fraction) {
   return fmt::format("{:.1f}%", fraction * 100);
 }
 
-namespace {
-// Three significant figures with an SI prefix from the list, the base unit first.
-std::string with_prefix(double value, std::initializer_list<const char*> units) {
-  auto unit = units.begin();
-  while (std::next(unit) != units.end() && std::fabs(value) >= 999.5) {
-    value /= 1000;
-    ++unit;
-  }
-  const int decimals = std::fabs(value) >= 99.95 ? 0 : std::fabs(value) >= 9.995 ? 1 : 2;
-  return fmt::format("{:.{}f} {}", value, decimals, *unit);
-}
-} // namespace
-
 std::string format_power(double watts) {
-  return with_prefix(watts, {"W", "kW", "MW", "GW"});
+  return io::format(io::Quantity::power, watts);
 }
 
 std::string format_energy(double kwh) {
-  if (kwh < 1e-3) return with_prefix(kwh * 3.6e6, {"J", "kJ"}); // below a watt-hour, joules read better
-  return kwh < 1 ? with_prefix(kwh * 1000, {"Wh"}) : with_prefix(kwh, {"kWh", "MWh", "GWh", "TWh"});
+  return io::format(io::Quantity::energy, kwh);
 }
 
 std::string format_co2(double kilograms) {
-  return kilograms < 1 ? with_prefix(kilograms * 1000, {"g"}) : with_prefix(kilograms, {"kg", "t", "kt", "Mt"});
+  return io::format(io::Quantity::co2, kilograms);
 }
 
 } // namespace dtsim::report

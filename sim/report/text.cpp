@@ -65,7 +65,7 @@ std::string format_summary(const RunResult& r) {
       line("over the run", fmt::format("{} per iteration, mean of {} steps", format_seconds(r.stages.run_iteration),
                                        r.stages.run_steps));
   }
-  if (r.epoch_seconds > 0) line("time per epoch", format_duration(r.epoch_seconds));
+  if (r.epoch_seconds > 0) line("time per epoch", format_seconds(r.epoch_seconds));
   line("fidelity", r.fidelity_reason.empty() ? r.fidelity : "auto: " + r.fidelity_reason);
   for (const auto& warning : r.warnings)
     line("warning", warning);
@@ -173,7 +173,7 @@ std::string format_summary(const RunResult& r) {
     if (r.epoch_seconds > 0) {
       line("one epoch", fmt::format("${:.2f}", r.cost_per_epoch));
       line(fmt::format("training run ({} epoch{})", r.epochs, r.epochs == 1 ? "" : "s"),
-           fmt::format("${:.2f} over {}", r.cost_of_run, format_duration(r.epoch_seconds * r.epochs)));
+           fmt::format("${:.2f} over {}", r.cost_of_run, format_seconds(r.epoch_seconds * r.epochs)));
     } else {
       line("simulated iterations", fmt::format("${:.4f}", r.cost_of_run));
     }

@@ -196,7 +196,7 @@ std::string failure_presets() {
   for (const auto& name : scenario::failure_preset_names())
     for (const auto& f : scenario::failure_preset(name))
       out += fmt::format("{:<18} {:<10} {:>14} {:>16} {:>10}  {}\n", name, f.component, f.units_per_node,
-                         report::format_duration(f.mtbf), report::format_duration(f.detection), f.source);
+                         report::format_seconds(f.mtbf), report::format_seconds(f.detection), f.source);
   out += "\nEach is sim/lifecycle/failures/NAME.json: the study's published counts, from which dtsim derives a unit's "
          "MTBF (unit-seconds observed / interruptions). A scenario names one in failures.preset.\n";
   return out;

@@ -81,7 +81,7 @@ void check_run_inputs(const scenario::Scenario& s) {
         s.origin, run.failures.empty() ? "/spot" : "/failures",
         fmt::format("the job is interrupted every {} on average and a restart takes {}: it would almost never run "
                     "again (a restart completes with probability exp(-{:.0f}))",
-                    report::format_duration(1 / rate), report::format_duration(restart), rate * restart));
+                    report::format_seconds(1 / rate), report::format_seconds(restart), rate * restart));
 }
 
 // Refuses a run whose trials would take too long to replay: its checkpoints and expected interruptions.

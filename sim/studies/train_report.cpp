@@ -22,7 +22,6 @@ json stats_json(const TrialStats& s) {
 
 std::string format_train(const TrainResult& r) {
   using report::format_bytes;
-  using report::format_duration;
   using report::format_percent;
   using report::format_seconds;
   const auto& job = r.job;
@@ -32,31 +31,31 @@ std::string format_train(const TrainResult& r) {
                      r.iteration_given ? "given by --iteration-time" : "simulated");
   if (job.async && job.iteration_draining > job.iteration)
     out += fmt::format("; {} while a checkpoint drains", format_seconds(job.iteration_draining));
-  out += fmt::format("); uninterrupted run {}\n", format_duration(job.iteration * static_cast<double>(r.steps)));
+  out += fmt::format("); uninterrupted run {}\n", format_seconds(job.iteration * static_cast<double>(r.steps)));
   if (job.checkpoints || job.checkpoint_blocking > 0) {
     out += fmt::format("  checkpoint     {} ({} per node) to {}, ", format_bytes(r.checkpoint_size.total),
                        format_bytes(r.checkpoint_size.per_node), r.storage_tier);
     out += job.async ? fmt::format("async: snapshot {}, drain {}", format_seconds(job.checkpoint_blocking),
-                                   format_duration(job.checkpoint_drain))
-                     : fmt::format("sync: write {}", format_duration(job.checkpoint_blocking));
-    out += fmt::format(", load {}\n", format_duration(job.checkpoint_load));
+                                   format_seconds(job.checkpoint_drain))
+                     : fmt::format("sync: write {}", format_seconds(job.checkpoint_blocking));
+    out += fmt::format(", load {}\n", format_seconds(job.checkpoint_load));
   }
   if (std::isfinite(r.mtbi)) {
-    out += fmt::format("  interruptions  every {} on average (", format_duration(r.mtbi));
+    out += fmt::format("  interruptions  every {} on average (", format_seconds(r.mtbi));
     for (std::size_t i = 0; i < job.failures.size(); ++i) {
       const double rate = job.failures[i].units_per_node * r.nodes / job.failures[i].mtbf;
-      out += fmt::format("{}{} every {}", i ? ", " : "", job.failures[i].component, format_duration(1 / rate));
+      out += fmt::format("{}{} every {}", i ? ", " : "", job.failures[i].component, format_seconds(1 / rate));
     }
     if (job.spot.enabled)
       out += fmt::format("{}spot every {}", job.failures.empty() ? "" : ", ",
-                         format_duration(1 / job.spot.job_rate(r.nodes)));
+                         format_seconds(1 / job.spot.job_rate(r.nodes)));
     out += ")\n";
   } else {
     out += "  interruptions  none modeled (no \"failures\" or \"spot\" section)\n";
   }
   if (job.checkpoints)
     out +=
-        fmt::format("  interval       {} ({} steps){}\n", format_duration(job.checkpoint_interval), job.interval_steps,
+        fmt::format("  interval       {} ({} steps){}\n", format_seconds(job.checkpoint_interval), job.interval_steps,
                     r.young ? fmt::format(": Young's sqrt(2 C M), C {} the checkpoint's cost to training",
                                           format_seconds(lifecycle::checkpoint_cost(job)))
                             : "");
@@ -66,11 +65,11 @@ std::string format_train(const TrainResult& r) {
     out += fmt::format("  waste          {} of wall time at first order (checkpoints, work redone, restarts)\n",
                        format_percent(r.expected_waste));
   out += fmt::format("  restart        {} (reschedule, start-up) + checkpoint load; {} warm-up iterations\n",
-                     format_duration(job.restart), job.warmup_iterations);
+                     format_seconds(job.restart), job.warmup_iterations);
   if (!job.shrunk_iteration.empty()) {
     out += fmt::format("  elastic        shrinks to the replicas left ({} node{} each), reconfiguring in {}; a full "
                        "step's samples take",
-                       job.nodes_per_replica, job.nodes_per_replica == 1 ? "" : "s", format_duration(job.reconfigure));
+                       job.nodes_per_replica, job.nodes_per_replica == 1 ? "" : "s", format_seconds(job.reconfigure));
     for (std::size_t k = 1; k < job.shrunk_iteration.size(); ++k)
       out += fmt::format("{} {} with {} lost", k > 1 ? "," : "", format_seconds(job.shrunk_iteration[k]), k);
     out += fmt::format("; past {} lost it waits\n", job.shrunk_iteration.size() - 1);
@@ -82,7 +81,7 @@ std::string format_train(const TrainResult& r) {
                     "rejoins in {}; a preemption next to a stage still down rolls back to the checkpoint, "
                     "every {} on average\n",
                     format_seconds(job.iteration), format_seconds(rc.without), 100 * (job.iteration / rc.without - 1),
-                    format_seconds(rc.failover), format_duration(rc.rejoin), format_duration(r.mtbr));
+                    format_seconds(rc.failover), format_seconds(rc.rejoin), format_seconds(r.mtbr));
   if (job.power.known)
     out += fmt::format("  power          {} a GPU training{}, {} a node training and {} waiting{}; PUE {:g}\n",
                        report::format_power(r.gpu_watts),
@@ -96,7 +95,7 @@ std::string format_train(const TrainResult& r) {
     out += fmt::format("  {:<22}{:>14} {:>14} {:>14} {:>14}\n", label, show(s.mean), show(s.p50), show(s.p90),
                        show(s.p99));
   };
-  const auto duration = [](double v) { return report::format_duration(v); };
+  const auto duration = [](double v) { return report::format_seconds(v); };
   const auto count = [](double v) { return fmt::format("{:.1f}", v); };
   row("time to train", trial_stats(r.trials, [](const TrialResult& t) { return t.wall; }), duration);
   row("goodput", trial_stats(r.trials, goodput), [](double v) { return report::format_percent(v); });

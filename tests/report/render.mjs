@@ -5,7 +5,7 @@
 // EXPECTATIONS: [{"file": "/abs/run.html", "title": "dtsim run: NAME", "figures": {"breakdown": [["time per
 // iteration (ms)"], 3], ...}}, ...]: each figure with the axis titles it must show and its number of data marks (bars,
 // points, lines, labels, rules; -1: at least one). Prints one line per page; exits 1 on any failure.
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 const [modules, executablePath, expectationsFile] = process.argv.slice(2);
@@ -46,6 +46,16 @@ for (const page_case of expectations) {
     }
     return { figures: out, title: document.title, rendered: document.body.dataset.rendered };
   });
+  // What the page says in words, beside NAME.html as NAME.dom.json, for the check that the text, the CSV, the JSON and
+  // the page show the same figures (agree.py): its tables' cells, its summary paragraphs and its figures' axis titles.
+  const said = await page.evaluate(() => ({
+    tables: Object.fromEntries([...document.querySelectorAll("section.table")].map((s) => [s.dataset.table, {
+      header: [...s.querySelectorAll("th")].map((c) => c.textContent),
+      rows: [...s.querySelectorAll("tr")].slice(1).map((r) => [...r.querySelectorAll("td")].map((c) => c.textContent)),
+    }])),
+    summaries: [...document.querySelectorAll("p.summary")].map((p) => p.textContent),
+  }));
+  writeFileSync(page_case.file.replace(/\.html$/, ".dom.json"), JSON.stringify({ ...said, figures: found.figures }, null, 1));
   if (!found.title.startsWith(page_case.title)) problems.push(`title "${found.title}", expected "${page_case.title}..."`);
   if (found.rendered !== String(Object.keys(found.figures).length))
     problems.push(`rendered ${found.rendered} of ${Object.keys(found.figures).length} figures`);

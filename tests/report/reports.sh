@@ -28,11 +28,11 @@ json.dump({"version": 1, "name": "train-small", "model": {"preset": "mlp-small",
 PY
 
 q=$root/scenarios/quickstart.json
-"$dtsim" run "$q" --html run.html > /dev/null
+"$dtsim" run "$q" --html run.html --json run.json > run.txt
 # Two pipeline stages, each holding weights, gradients, optimizer states, activations and activation gradients: the
 # memory figure's 2 x 5 bars and the capacity rule = 11 marks.
 "$dtsim" run "$root/scenarios/gpt2-v100-a100-hetpipe.json" --html pipeline.html > /dev/null
-"$dtsim" sweep "$q" --nodes 1,2,4 --html sweep.html > /dev/null
+"$dtsim" sweep "$q" --nodes 1,2,4 --html sweep.html --csv sweep.csv --json sweep.json > sweep.txt
 "$dtsim" compare "$q" --strategies allreduce,ps-sync,dpsgd --price-per-hour 3 --html compare.html > /dev/null
 "$dtsim" compare train.json --policies 'sync: ; every 2h: checkpoint.interval=2h' --trials 4 --html policies.html \
   > /dev/null
@@ -60,8 +60,9 @@ PY
 
 # Expected figures: {name: [axis titles, marks]}, marks counted from the inputs above (-1: at least one). Run: one
 # group of GPUs, compute + exposed data-parallel communication + idle = 3 bars; 6 memory items + the capacity rule;
-# 5 busiest links. The pipeline: all GPUs (compute, exposed data and pipeline communication, idle) and 2 GPU groups of
-# 3 = 10 bars; 2 stages + the rule. Sweep: 2 series x (a line + 3 points); efficiency a line + 3 points. Compare: 3
+# the busiest 3 links of each kind it loads (NICs, PCIe) = 6. The pipeline: all GPUs (compute, exposed data and
+# pipeline communication, idle) and 2 GPU groups of 3 = 10 bars; 2 stages + the rule; 3 kinds (NIC, NVLink, PCIe) x 3
+# links = 9. Sweep: 2 series x (a line + 3 points); efficiency a line + 3 points. Compare: 3
 # strategies x 3 parts. Search: 4 layouts fit and are simulated (search_test.cpp counts them by hand): 4 points, the
 # front's line and 4 labels; the estimate 4 points and the diagonal. Plan: 6 plans (p4d on demand, a2-highgpu-8g on
 # demand and on spot, at 1 and 2 nodes) as 6 points with 6 + 6 bars to their p90, the front's line, the chosen plan's
@@ -71,11 +72,12 @@ cat > expectations.json <<JSON
   {"file": "$out/run.html", "title": "dtsim run: quickstart", "figures": {
     "breakdown": [["GPUs", "time per iteration (ms)"], 3],
     "memory": [["memory (GiB)"], 7],
-    "links": [["link", "utilization (%)"], 5],
+    "links": [["link", "utilization (%)"], 6],
     "timeline": [["rank and stream", "time from the iteration's start (ms)"], -1]}},
   {"file": "$out/pipeline.html", "title": "dtsim run: gpt2-v100-a100-hetpipe", "figures": {
     "breakdown": [["time per iteration (ms)"], 10],
     "memory": [["pipeline stage", "memory (GiB)"], 11],
+    "links": [["link", "utilization (%)"], 9],
     "timeline": [["time from the iteration's start (ms)"], -1]}},
   {"file": "$out/sweep.html", "title": "dtsim sweep: quickstart", "figures": {
     "throughput": [["nodes", "throughput (samples/s)"], 8],
@@ -84,11 +86,11 @@ cat > expectations.json <<JSON
   {"file": "$out/compare.html", "title": "dtsim compare: quickstart", "figures": {
     "breakdown": [["strategy", "time per iteration (ms)"], 9],
     "throughput": [["throughput (samples/s)"], 3],
-    "traffic": [["bytes sent per GPU per iteration (GB)"], 3],
+    "traffic": [["bytes sent per GPU per iteration (MiB)"], 3],
     "epoch": [["time per epoch (s)"], 3],
     "cost-epoch": [["cost per epoch (USD)"], 3]}},
   {"file": "$out/policies.html", "title": "dtsim compare-policies: train-small", "figures": {
-    "time-to-train": [["time to train (days)"], 2],
+    "time-to-train": [["time to train (min)"], 2],
     "goodput": [["goodput (%)"], 2],
     "cost": [["cost (USD)"], 2]}},
   {"file": "$out/train.html", "title": "dtsim train: train-small", "figures": {
@@ -99,10 +101,12 @@ cat > expectations.json <<JSON
     "front": [["cost (USD per million samples)", "throughput (samples/s)"], 8],
     "estimate": [["estimated iteration (ms)", "simulated iteration (ms)"], 5]}},
   {"file": "$out/plan.html", "title": "dtsim plan: plan-small", "figures": {
-    "front": [["time to train (hours, mean; bar to p90)", "cost (USD, mean; bar to p90)"], 21]}},
+    "front": [["time to train (min, mean; bar to p90)", "cost (USD, mean; bar to p90)"], 21]}},
   {"file": "$out/collective.html", "title": "dtsim collective", "figures": {
     "busbw": [["message size (bytes)", "bus bandwidth (GB/s)"], 7],
     "time": [["message size (bytes)", "time (us)"], 5]}}
 ]
 JSON
 node "$root/tests/report/render.mjs" "$modules" "$chromium" expectations.json
+# The figures the pages show equal those of the text, the CSV and the JSON, in the same units.
+python3 "$root/tests/report/agree.py" "$out"

@@ -129,7 +129,7 @@ TEST(Energy, BadEnergyInputIsRefusedAtItsPointer) {
 TEST(Energy, FiguresCarryTheirUnits) {
   EXPECT_EQ(report::format_power(689.02), "689 W");
   EXPECT_EQ(report::format_power(5840), "5.84 kW");
-  EXPECT_EQ(report::format_energy(0.0000134), "48.2 J");
+  EXPECT_EQ(report::format_energy(0.0000134), "13.4 mWh"); // one family: never joules beside watt-hours
   EXPECT_EQ(report::format_energy(0.312), "312 Wh");
   EXPECT_EQ(report::format_energy(1.53e6), "1.53 GWh");
   EXPECT_EQ(report::format_co2(12.4), "12.4 kg");

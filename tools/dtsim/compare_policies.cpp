@@ -92,11 +92,11 @@ int compare_policies_command(const CompareArgs& args) {
     const auto hits =
         studies::trial_stats(r.trials, [](const lifecycle::TrialResult& t) { return t.failures + t.preemptions; });
     const bool priced = r.job.price_per_hour > 0 || r.job.spot.price_per_hour > 0;
-    rows.push_back({policies[i].label, report::format_seconds(r.job.iteration), report::format_duration(wall.mean),
-                    report::format_duration(wall.p90), report::format_percent(good.mean),
+    rows.push_back({policies[i].label, report::format_seconds(r.job.iteration), report::format_seconds(wall.mean),
+                    report::format_seconds(wall.p90), report::format_percent(good.mean),
                     priced ? fmt::format("${:.0f}", cost.mean) : "-",
                     r.job.power.known ? report::format_energy(kwh.mean) : "-", fmt::format("{:.1f}", hits.mean),
-                    r.job.checkpoints ? report::format_duration(r.job.checkpoint_interval) : "-"});
+                    r.job.checkpoints ? report::format_seconds(r.job.checkpoint_interval) : "-"});
     csv += fmt::format("{},{:.9g},{:.9g},{:.9g},{:.6g},{},{},{:.6g},{}\n", report::csv_field(policies[i].label),
                        r.job.iteration, wall.mean, wall.p90, good.mean, priced ? fmt::format("{:.9g}", cost.mean) : "",
                        r.job.power.known ? fmt::format("{:.9g}", kwh.mean) : "", hits.mean,

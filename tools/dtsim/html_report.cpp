@@ -1,5 +1,6 @@
 #include "tools/dtsim/html_report.hpp"
 
+#include "io/units.hpp"
 #include "sim/scenario/scenario.hpp"
 
 #include <fmt/format.h>
@@ -72,6 +73,7 @@ std::string html_report(const nlohmann::json& document) {
 <body>
 <main id="report"><h1>{title}</h1><noscript>This report draws its figures with JavaScript.</noscript></main>
 <script type="application/json" id="dtsim-document">{document}</script>
+<script type="application/json" id="dtsim-units">{units}</script>
 <script>
 {script}</script>
 </body>
@@ -81,7 +83,8 @@ std::string html_report(const nlohmann::json& document) {
                html_escaped(document.value("/provenance/dtsim_version"_json_pointer, std::string("unknown")))),
       fmt::arg("title", html_escaped(title)), fmt::arg("style", assets->page_style), fmt::arg("vega", assets->vega),
       fmt::arg("vega_lite", assets->vega_lite), fmt::arg("vega_embed", assets->vega_embed),
-      fmt::arg("document", json_in_script(document.dump())), fmt::arg("script", assets->page_script));
+      fmt::arg("document", json_in_script(document.dump())), fmt::arg("units", io::units_document().dump()),
+      fmt::arg("script", assets->page_script));
 }
 
 } // namespace dtsim::cli

@@ -1,5 +1,6 @@
 // `dtsim plan`: the cheapest cluster that trains the model by a deadline (or the fastest within a budget), across the
 // instance presets, node counts, on-demand and spot capacity and every layout `dtsim search` covers.
+#include "io/units.hpp"
 #include "sim/scenario/units.hpp"
 #include "sim/studies/documents.hpp"
 #include "sim/studies/plan_report.hpp"
@@ -22,19 +23,20 @@ namespace {
 using nlohmann::json;
 using studies::planning::Plan;
 
-// One unit of time for a whole report: days when the longest time shown is two days or more, else hours.
+// One unit of time for a whole report, that of the longest time shown (io/units.hpp, as the HTML report picks it).
 struct TimeUnit {
-  const char* name = "d";
-  double seconds = 86400;
+  std::string name;
+  double seconds = 1;
   double of(double s) const { return s / seconds; }
 };
 TimeUnit time_unit(const studies::planning::Result& r) {
-  double longest = 0;
+  std::vector<double> times;
   for (const auto& p : r.plans)
-    longest = std::max(longest, p.seconds.p90);
+    times.push_back(p.seconds.p90);
   for (const auto& c : r.clusters)
-    longest = std::max(longest, c.screened_seconds);
-  return longest >= 2 * 86400.0 ? TimeUnit{} : TimeUnit{"h", 3600};
+    times.push_back(c.screened_seconds);
+  const auto& unit = io::unit_for_all(io::Quantity::time, times);
+  return {std::string(unit.symbol), unit.scale};
 }
 
 std::string layout_text(const studies::search::Candidate& c) {

@@ -1,4 +1,5 @@
 // `dtsim sweep`: the same scenario at several node counts, side by side.
+#include "io/units.hpp"
 #include "sim/report/format.hpp"
 #include "sim/simulate.hpp"
 #include "sim/studies/documents.hpp"
@@ -22,6 +23,15 @@ std::string table(const std::vector<studies::SweepPoint>& points, const std::str
   out += epochs ? fmt::format(" {:>14}", "time/epoch") : "";
   out += priced ? fmt::format(" {:>11}", epochs ? "$/epoch" : "$/hour") : "";
   out += "\n";
+  // One unit a column (io/units.hpp), so that a column never mixes minutes and seconds.
+  std::vector<double> iterations, epoch_times;
+  for (const auto& p : points)
+    if (p.ok) {
+      iterations.push_back(p.result.iteration.mean);
+      epoch_times.push_back(p.result.epoch_seconds);
+    }
+  const auto& iteration_unit = io::unit_for_all(io::Quantity::time, iterations);
+  const auto& epoch_unit = io::unit_for_all(io::Quantity::time, epoch_times);
   for (const auto& p : points) {
     if (!p.ok) {
       out += fmt::format("{:>6} {:>6}  failed: {}\n", p.nodes, "-", p.error);
@@ -29,9 +39,9 @@ std::string table(const std::vector<studies::SweepPoint>& points, const std::str
     }
     const auto& r = p.result;
     out += fmt::format("{:>6} {:>6} {:>14} {:>22} {:>7.2f}x {:>11}", r.nodes, r.gpus,
-                       report::format_seconds(r.iteration.mean), report::format_rate(r.throughput, unit), p.speedup,
-                       report::format_percent(p.efficiency));
-    out += epochs ? fmt::format(" {:>14}", report::format_duration(r.epoch_seconds)) : "";
+                       io::format_in(io::Quantity::time, iteration_unit, r.iteration.mean),
+                       report::format_rate(r.throughput, unit), p.speedup, report::format_percent(p.efficiency));
+    out += epochs ? fmt::format(" {:>14}", io::format_in(io::Quantity::time, epoch_unit, r.epoch_seconds)) : "";
     out += priced ? fmt::format(" {:>11}", fmt::format("${:.2f}", epochs ? r.cost_per_epoch : r.price_per_hour)) : "";
     out += "\n";
   }

@@ -52,9 +52,29 @@
     section.appendChild(t);
     main.appendChild(section);
   }
-  const ms = (seconds) => seconds * 1e3;
-  const gib = (bytes) => bytes / 2 ** 30;
   const fixed = (value, digits) => (value === null || value === undefined ? "-" : Number(value).toFixed(digits));
+  // Every quantity in the unit the command line shows it in: io/units.hpp writes its ladders into the page
+  // (#dtsim-units), and the rule is the same: the largest unit whose `from` the value reaches, and for an axis or a
+  // column the unit of its largest value, so that a run reads the same in the terminal, the CSV and here.
+  const UNITS = JSON.parse(document.getElementById("dtsim-units").textContent);
+  function unitFor(quantity, values) {
+    const finite = [].concat(values).filter((v) => Number.isFinite(v)).map(Math.abs);
+    const largest = finite.length > 0 ? Math.max(...finite) : 0;
+    let chosen = UNITS[quantity].units[0];
+    for (const u of UNITS[quantity].units) if (largest >= u.from) chosen = u;
+    return chosen;
+  }
+  function numberIn(unit, value) {
+    const shown = value / unit.scale, a = Math.abs(shown);
+    return shown.toFixed(unit.decimals >= 0 ? unit.decimals : a >= 99.95 ? 0 : a >= 9.995 ? 1 : 2);
+  }
+  // "345.19 ms", "97.49 MiB", "441 Wh", "$3.42", as report::format_seconds, format_bytes, ... write them.
+  function quantity(q, value) {
+    if (q === "money") return "$" + Number(value).toFixed(2);
+    if (q === "time" && Math.abs(value) < 1e-12) return "0 s";
+    const u = unitFor(q, value);
+    return `${numberIn(u, value)} ${u.symbol}`;
+  }
 
   // ---- the page head: what produced it ----
   function provenance(p) {
@@ -74,29 +94,30 @@
       ? `; model FLOPs utilization ${fixed(100 * r.model_flops.mfu, 1)}% (${fixed(r.model_flops.tflops_per_gpu, 1)} TFLOP/s per GPU)`
       : "";
     paragraph(
-      `${r.nodes} node(s), ${r.gpus} GPU(s); iteration ${fixed(ms(r.iteration_seconds.mean), 2)} ms; ` +
+      `${r.nodes} node(s), ${r.gpus} GPU(s); iteration ${quantity("time", r.iteration_seconds.mean)}; ` +
         `throughput ${fixed(r.throughput_samples_per_second, 1)} ${unit}/s${mfu}; fidelity ${r.fidelity.mode}.`,
       "summary"
     );
     const c = r.cost_usd || {};
     if (c.per_hour !== null && c.per_hour !== undefined)
       paragraph(
-        `Cost: $${fixed(c.per_hour, 2)} per hour` +
-          (c.per_epoch !== null && r.epoch_seconds > 0 ? `, $${fixed(c.per_epoch, 2)} per epoch` : "") +
-          (c.run !== null && c.run > 0 && c.run !== c.per_epoch ? `, $${fixed(c.run, 2)} for the run` : "") +
+        `Cost: ${quantity("money", c.per_hour)} per hour` +
+          (c.per_epoch !== null && r.epoch_seconds > 0 ? `, ${quantity("money", c.per_epoch)} per epoch` : "") +
+          (c.run !== null && c.run > 0 && c.run !== c.per_epoch ? `, ${quantity("money", c.run)} for the run` : "") +
           ".",
         "summary"
       );
-    // Where the time goes: the whole job by dimension, then each GPU group.
-    const parts = [{ group: "all GPUs", part: "compute", ms: ms(b.compute) }];
+    // Where the time goes: the whole job by dimension, then each GPU group, in the iteration's unit.
+    const tu = unitFor("time", r.iteration_seconds.mean);
+    const parts = [{ group: "all GPUs", part: "compute", time: b.compute / tu.scale }];
     for (const [dimension, seconds] of Object.entries(b.exposed_by_dimension || {}))
-      if (seconds > 0) parts.push({ group: "all GPUs", part: "exposed " + dimension + " communication", ms: ms(seconds) });
-    parts.push({ group: "all GPUs", part: "idle (waiting, bubble)", ms: ms(b.idle) });
+      if (seconds > 0) parts.push({ group: "all GPUs", part: "exposed " + dimension + " communication", time: seconds / tu.scale });
+    parts.push({ group: "all GPUs", part: "idle (waiting, bubble)", time: b.idle / tu.scale });
     for (const g of r.gpu_groups || []) {
       const name = `${g.name} (${g.gpus} x ${g.gpu})`;
-      parts.push({ group: name, part: "compute", ms: ms(g.compute_seconds_per_iteration) });
-      parts.push({ group: name, part: "exposed communication", ms: ms(g.exposed_communication_seconds_per_iteration) });
-      parts.push({ group: name, part: "idle (waiting, bubble)", ms: ms(g.idle_seconds_per_iteration) });
+      parts.push({ group: name, part: "compute", time: g.compute_seconds_per_iteration / tu.scale });
+      parts.push({ group: name, part: "exposed communication", time: g.exposed_communication_seconds_per_iteration / tu.scale });
+      parts.push({ group: name, part: "idle (waiting, bubble)", time: g.idle_seconds_per_iteration / tu.scale });
     }
     const bubble = r.parallelism ? ` The pipeline bubble is ${fixed(100 * r.parallelism.bubble_fraction, 1)}% of the iteration, inside idle.` : "";
     figure(
@@ -109,7 +130,7 @@
         mark: { type: "bar", tooltip: true },
         encoding: {
           y: { field: "group", type: "nominal", title: "GPUs", sort: null },
-          x: { field: "ms", type: "quantitative", title: "time per iteration (ms)", stack: "zero" },
+          x: { field: "time", type: "quantitative", title: `time per iteration (${tu.symbol})`, stack: "zero" },
           color: { field: "part", type: "nominal", title: "part", sort: null },
           order: { field: "part", sort: "ascending" },
         },
@@ -118,15 +139,16 @@
     // Memory: per pipeline stage when there are stages, else the items on one GPU; the GPU's capacity as a rule.
     const m = r.memory_per_gpu;
     const stages = r.parallelism && r.parallelism.stage_memory_bytes;
+    const bu = unitFor("bytes", [m.capacity_bytes, ...(stages || [m.total_bytes])]);
     const bars =
       stages && stages.length > 1
         ? (r.parallelism.stage_memory_items || stages.map((bytes) => [{ name: "total", bytes }])).flatMap((items, i) =>
-            items.filter((item) => item.bytes > 0).map((item) => ({ what: "stage " + i, item: item.name, gib: gib(item.bytes) })))
-        : m.items.map((item) => ({ what: "one GPU", item: item.name, gib: gib(item.bytes) }));
+            items.filter((item) => item.bytes > 0).map((item) => ({ what: "stage " + i, item: item.name, size: item.bytes / bu.scale })))
+        : m.items.map((item) => ({ what: "one GPU", item: item.name, size: item.bytes / bu.scale }));
     figure(
       "memory",
       stages && stages.length > 1 ? "Memory per GPU by pipeline stage" : "Memory per GPU",
-      `The GPU holds ${fixed(gib(m.capacity_bytes), 1)} GiB (the dashed rule).`,
+      `The GPU holds ${quantity("bytes", m.capacity_bytes)} (the dashed rule).`,
       {
         height: { step: 28 },
         layer: [
@@ -135,30 +157,32 @@
             mark: { type: "bar", tooltip: true },
             encoding: {
               y: { field: "what", type: "nominal", title: stages && stages.length > 1 ? "pipeline stage" : "", sort: null },
-              x: { field: "gib", type: "quantitative", title: "memory (GiB)", stack: "zero" },
+              x: { field: "size", type: "quantitative", title: `memory (${bu.symbol})`, stack: "zero" },
               color: { field: "item", type: "nominal", title: "held for" },
             },
           },
           {
-            data: { values: [{ capacity: gib(m.capacity_bytes) }] },
+            data: { values: [{ capacity: m.capacity_bytes / bu.scale }] },
             mark: { type: "rule", strokeDash: [6, 4], color: "#444" },
             encoding: { x: { field: "capacity", type: "quantitative" } },
           },
         ],
       }
     );
-    const links = (r.busiest_links || []).slice(0, 12);
+    // The busiest links of each kind (NVLink, PCIe, NICs, network switches; the kind from the platform's link names):
+    // a lightly used class shows beside the saturated one, each bar coloured by its kind.
+    const links = r.busiest_links_by_kind || r.busiest_links || [];
     if (links.length > 0)
       figure(
         "links",
-        "Busiest links",
-        "Share of the simulated time each link carried data at its bandwidth, coloured by the kind of link (the names the platform gives them).",
+        "Busiest links of each kind",
+        "Share of the simulated time each link carried data at its bandwidth: the busiest three of each kind of link.",
         {
-          data: { values: links.map((l) => ({ link: l.link, kind: linkKind(l.link), percent: 100 * l.utilization, gb: l.bytes / 1e9 })) },
+          data: { values: links.map((l) => ({ link: l.link, kind: l.kind, percent: 100 * l.utilization, carried: quantity("bytes", l.bytes) })) },
           height: { step: 20 },
           mark: { type: "bar", tooltip: true },
           encoding: {
-            y: { field: "link", type: "nominal", title: "link", sort: "-x" },
+            y: { field: "link", type: "nominal", title: "link", sort: null },
             x: { field: "percent", type: "quantitative", title: "utilization (%)", scale: { domain: [0, 100] } },
             color: { field: "kind", type: "nominal", title: "kind of link" },
           },
@@ -171,6 +195,7 @@
         rank: e.rank,
         stream: e.stream,
         name: e.name,
+        kind: e.kind || e.stream,
         start: e.start_ms,
         end: e.end_ms,
       }));
@@ -178,7 +203,7 @@
       figure(
         "timeline",
         "One iteration on a sample of GPUs",
-        `Iteration ${t.iteration} on ranks ${t.ranks.join(", ")}: each stream's operations from the iteration's first start.`,
+        `Iteration ${t.iteration} on ranks ${t.ranks.join(", ")}: each stream's operations from the iteration's first start, coloured by what they are (compute, each parallel dimension's communication, the pipeline's transfers).`,
         {
           data: { values: rows },
           height: { step: 16 },
@@ -187,9 +212,10 @@
             y: { field: "lane", type: "ordinal", title: "rank and stream", sort: null },
             x: { field: "start", type: "quantitative", title: "time from the iteration's start (ms)" },
             x2: { field: "end" },
-            color: { field: "stream", type: "nominal", title: "stream" },
+            color: { field: "kind", type: "nominal", title: "operation" },
             tooltip: [
               { field: "name", title: "operation" },
+              { field: "kind", title: "kind" },
               { field: "start", title: "start (ms)", format: ".3f" },
               { field: "end", title: "end (ms)", format: ".3f" },
             ],
@@ -201,14 +227,6 @@
 
   // The kind of a link from the name the platform gives it (sim/engine/platform.cpp, topologies/network_graph.cpp):
   // "gpu3-nvlink", "node0-nvswitch...", "gpu3-pcie", "node1-nic", "leaf2-uplink", "leaf0-spine1".
-  function linkKind(name) {
-    if (/nvlink|nvswitch/.test(name)) return "NVLink";
-    if (/pcie/.test(name)) return "PCIe";
-    if (/-nic/.test(name)) return "NIC";
-    if (/uplink|spine|leaf|core|switch/.test(name)) return "network switches";
-    return "other";
-  }
-
   // ---- sweep ----
   function sweepFigures(d) {
     const ok = d.points.filter((p) => p.ok);
@@ -253,26 +271,22 @@
     } else {
       paragraph("No cost figure: the scenario's cluster has no price (give --price-per-hour or an instance).", "note");
     }
+    // The command line's table, each column in one unit (io/units.hpp's rule: its largest value's).
+    const iu = unitFor("time", ok.map((p) => p.result.iteration_seconds.mean));
+    const epochs = ok.every((p) => p.result.epoch_seconds > 0);
+    const eu = unitFor("time", ok.map((p) => p.result.epoch_seconds));
     table(
       "points",
       "Points",
-      ["nodes", "GPUs", "iteration (ms)", `throughput (${unit}/s)`, "speedup", "efficiency (%)"],
+      ["nodes", "GPUs", `iteration (${iu.symbol})`, `throughput (${unit}/s)`, "speedup", "efficiency (%)"].concat(epochs ? [`time/epoch (${eu.symbol})`] : []),
       d.points.map((p) =>
         p.ok
-          ? [p.nodes, p.result.gpus, fixed(ms(p.result.iteration_seconds.mean), 2), fixed(p.result.throughput_samples_per_second, 1), fixed(p.speedup, 2), fixed(100 * p.efficiency, 1)]
+          ? [p.nodes, p.result.gpus, numberIn(iu, p.result.iteration_seconds.mean), fixed(p.result.throughput_samples_per_second, 1), fixed(p.speedup, 2), fixed(100 * p.efficiency, 1)].concat(epochs ? [numberIn(eu, p.result.epoch_seconds)] : [])
           : [p.nodes, "-", "failed: " + p.error, "", "", ""]
       )
     );
   }
 
-  // A duration's unit as the CLI's report::format_duration picks it: seconds under 2 minutes, minutes under 2 hours,
-  // hours under 2 days, days beyond; [seconds per unit, name].
-  function durationUnit(seconds) {
-    if (seconds < 120) return [1, "s"];
-    if (seconds < 7200) return [60, "min"];
-    if (seconds < 172800) return [3600, "hours"];
-    return [86400, "days"];
-  }
   // Bins over the values' range widened by 5% of their size each side, so that trials alike (a run without
   // interruptions) make narrow bars around their value rather than one bar across the whole axis.
   function histogramBin(values) {
@@ -286,11 +300,12 @@
     if (ok.length === 0) return paragraph("No strategy ran.", "error");
     const unit = ok[0].sample_unit || "samples";
     const parts = [];
+    const tu = unitFor("time", ok.map((r) => r.iteration_seconds.mean));
     for (const r of ok) {
       const b = r.breakdown_seconds_per_iteration;
-      parts.push({ strategy: r.strategy.name, part: "compute", ms: ms(b.compute) });
-      parts.push({ strategy: r.strategy.name, part: "exposed communication", ms: ms(b.exposed_communication) });
-      parts.push({ strategy: r.strategy.name, part: "idle (waiting)", ms: ms(b.idle) });
+      parts.push({ strategy: r.strategy.name, part: "compute", time: b.compute / tu.scale });
+      parts.push({ strategy: r.strategy.name, part: "exposed communication", time: b.exposed_communication / tu.scale });
+      parts.push({ strategy: r.strategy.name, part: "idle (waiting)", time: b.idle / tu.scale });
     }
     figure("breakdown", "Where an iteration's time goes, by strategy", "Mean over workers of one iteration (or one local step for asynchronous strategies).", {
       data: { values: parts },
@@ -298,7 +313,7 @@
       mark: { type: "bar", tooltip: true },
       encoding: {
         y: { field: "strategy", type: "nominal", title: "strategy", sort: null },
-        x: { field: "ms", type: "quantitative", title: "time per iteration (ms)", stack: "zero" },
+        x: { field: "time", type: "quantitative", title: `time per iteration (${tu.symbol})`, stack: "zero" },
         color: { field: "part", type: "nominal", title: "part", sort: null },
       },
     });
@@ -311,16 +326,17 @@
       });
     bar("throughput", "Throughput by strategy", "Samples processed per second by the whole job (asynchronous: not progress; see docs/guide.md on staleness).", "throughput", `throughput (${unit}/s)`,
       ok.map((r) => ({ strategy: r.strategy.name, throughput: r.throughput_samples_per_second })));
-    bar("traffic", "Bytes each GPU sends per iteration", "From the simulated transfers.", "gb", "bytes sent per GPU per iteration (GB)",
-      ok.map((r) => ({ strategy: r.strategy.name, gb: r.bytes_sent_per_gpu_per_iteration / 1e9 })));
+    const su = unitFor("bytes", ok.map((r) => r.bytes_sent_per_gpu_per_iteration));
+    bar("traffic", "Bytes each GPU sends per iteration", "From the simulated transfers.", "sent", `bytes sent per GPU per iteration (${su.symbol})`,
+      ok.map((r) => ({ strategy: r.strategy.name, sent: r.bytes_sent_per_gpu_per_iteration / su.scale })));
     // What the choice is made on: how long an epoch (and the whole run) takes and what it costs. The price per hour
     // alone is the same for every strategy but those that add server nodes, so it is drawn only when the scenario
     // gives neither a dataset nor a run length.
     const epochs = ok.filter((r) => r.epoch_seconds > 0);
     if (epochs.length > 0) {
-      const [per, unitName] = durationUnit(Math.max(...epochs.map((r) => r.epoch_seconds)));
-      bar("epoch", "Time per epoch by strategy", "One pass over the dataset at the simulated throughput.", "time", `time per epoch (${unitName})`,
-        epochs.map((r) => ({ strategy: r.strategy.name, time: r.epoch_seconds / per })));
+      const eu = unitFor("time", epochs.map((r) => r.epoch_seconds));
+      bar("epoch", "Time per epoch by strategy", "One pass over the dataset at the simulated throughput.", "time", `time per epoch (${eu.symbol})`,
+        epochs.map((r) => ({ strategy: r.strategy.name, time: r.epoch_seconds / eu.scale })));
     }
     const perEpoch = ok.filter((r) => r.cost_usd.per_epoch !== null && r.epoch_seconds > 0);
     // The run's cost where the scenario's length is not one epoch (else it is the bar beside it again).
@@ -339,10 +355,11 @@
   }
 
   function policyFigures(d) {
+    const wu = unitFor("time", d.results.map((r) => r.summary.wall_seconds.mean));
     const rows = d.results.map((r) => ({
       policy: r.policy.label,
-      days: r.summary.wall_seconds.mean / 86400,
-      p90: r.summary.wall_seconds.p90 / 86400,
+      time: r.summary.wall_seconds.mean / wu.scale,
+      p90: r.summary.wall_seconds.p90 / wu.scale,
       goodput: 100 * r.summary.goodput.mean,
       cost: r.summary.cost_usd.mean,
     }));
@@ -353,14 +370,15 @@
         mark: { type: "bar", tooltip: true },
         encoding: { y: { field: "policy", type: "nominal", title: "policy", sort: null }, x: { field, type: "quantitative", title: axis } },
       });
-    bar("time-to-train", "Time to train by policy", "Mean over the seeded trials.", "days", "time to train (days)");
+    bar("time-to-train", "Time to train by policy", "Mean over the seeded trials.", "time", `time to train (${wu.symbol})`);
     bar("goodput", "Goodput by policy", "Share of the wall time spent on steps that count.", "goodput", "goodput (%)");
     bar("cost", "Cost by policy", "Mean over the trials, at the cluster's prices (0 without a price).", "cost", "cost (USD)");
   }
 
   // ---- train ----
   function trainFigures(d) {
-    const [per, unitName] = durationUnit(Math.max(...d.trials.map((t) => t.wall_seconds)));
+    const wu = unitFor("time", d.trials.map((t) => t.wall_seconds));
+    const [per, unitName] = [wu.scale, wu.symbol];
     const trials = d.trials.map((t, i) => ({ trial: i, time: t.wall_seconds / per, usd: t.cost_usd, goodput: 100 * t.goodput }));
     paragraph(
       `${d.trials.length} trials of ${d.steps} steps on ${d.nodes} node(s): time to train ${fixed(d.summary.wall_seconds.mean / per, 2)} ${unitName} on average ` +
@@ -423,11 +441,13 @@
       (c.zero_stage ? ` z${c.zero_stage}` : "") + (c.recompute !== "none" ? ` rc:${c.recompute}` : "");
     const simulated = d.candidates
       .filter((c) => c.ok)
-      .map((c) => ({ layout: layout(c), throughput: c[field], usd: c[costField], gib: gib(c.memory_bytes_per_gpu), estimate: c.estimate_seconds, iteration: c.iteration_seconds, gpus: c.gpus }));
+      .map((c) => ({ layout: layout(c), throughput: c[field], usd: c[costField], memory: c.memory_bytes_per_gpu, estimate: c.estimate_seconds, iteration: c.iteration_seconds, gpus: c.gpus }));
     if (simulated.length === 0) return paragraph("No candidate was simulated.", "error");
     const priced = simulated.every((p) => p.usd !== null);
-    const cost = priced ? "usd" : "gib";
-    const costTitle = priced ? `cost (USD per million ${unit})` : "memory per GPU (GiB)";
+    const mu = unitFor("bytes", simulated.map((p) => p.memory));
+    for (const p of simulated) p.size = p.memory / mu.scale;
+    const cost = priced ? "usd" : "size";
+    const costTitle = priced ? `cost (USD per million ${unit})` : `memory per GPU (${mu.symbol})`;
     const best = new Set(d.best_by_throughput.slice(0, 5).map((i) => layout(d.candidates[i])));
     // One label per spot: layouts that simulate to the same throughput and cost (recomputation that costs nothing
     // where memory is not short) share it, instead of printing over each other.
@@ -467,19 +487,20 @@
       }
     );
     const estimated = simulated.filter((p) => p.estimate !== null);
+    const eu = unitFor("time", estimated.map((p) => Math.max(p.estimate, p.iteration)));
     if (estimated.length > 0)
       figure("estimate", "The closed-form estimate against the simulation", "Each simulated layout's iteration by both; the diagonal is agreement.", {
         layer: [
           {
-            data: { values: estimated.map((p) => ({ layout: p.layout, estimate: ms(p.estimate), simulated: ms(p.iteration) })) },
+            data: { values: estimated.map((p) => ({ layout: p.layout, estimate: p.estimate / eu.scale, simulated: p.iteration / eu.scale })) },
             mark: { type: "point", filled: true, tooltip: true },
             encoding: {
-              x: { field: "estimate", type: "quantitative", title: "estimated iteration (ms)" },
-              y: { field: "simulated", type: "quantitative", title: "simulated iteration (ms)" },
+              x: { field: "estimate", type: "quantitative", title: `estimated iteration (${eu.symbol})` },
+              y: { field: "simulated", type: "quantitative", title: `simulated iteration (${eu.symbol})` },
             },
           },
           {
-            data: { values: [{ v: 0 }, { v: Math.max(...estimated.map((p) => ms(Math.max(p.estimate, p.iteration)))) }] },
+            data: { values: [{ v: 0 }, { v: Math.max(...estimated.map((p) => Math.max(p.estimate, p.iteration) / eu.scale)) }] },
             mark: { type: "line", strokeDash: [4, 4], color: "#888" },
             encoding: { x: { field: "v", type: "quantitative" }, y: { field: "v", type: "quantitative" } },
           },
@@ -491,9 +512,10 @@
 
   // ---- plan ----
   function planFigures(d) {
-    // The text report's unit: days when the longest time is two days or more, else hours.
-    const longest = Math.max(...d.plans.map((p) => p.time_to_train_seconds_p90));
-    const [unitName, unitSeconds] = longest >= 2 * 86400 ? ["days", 86400] : ["hours", 3600];
+    // The text report's unit: that of the longest time it shows, a plan's p90 or a cluster's screened time.
+    const pu = unitFor("time", [...d.plans.map((p) => p.time_to_train_seconds_p90),
+                                ...d.clusters.map((c) => c.screened_time_to_train_seconds ?? 0)]);
+    const [unitName, unitSeconds] = [pu.symbol, pu.scale];
     const days = (s) => s / unitSeconds;
     const plans = d.plans.map((p, i) => ({
       plan: `${p.nodes} x ${p.instance} ${p.capacity}`,
