@@ -148,8 +148,10 @@ class Memory:
 
 @dataclass(frozen=True)
 class Link:
-    """One of the busiest links: bytes carried per iteration, its bandwidth in bytes per second, busy share 0..1."""
+    """One of the busiest links: its kind (NVLink, PCIe, NIC, network switches), bytes carried over the run, its
+    bandwidth in bytes per second, busy share 0..1."""
     link: str
+    kind: str
     bytes: float
     bandwidth_bytes_per_second: float
     utilization: float
@@ -177,6 +179,7 @@ class RunResult(_Document):
     cost_usd: Cost = _at("cost_usd")
     energy_kwh_per_iteration: Optional[float] = _at("energy", "kwh_per_iteration")
     busiest_links: List[Link] = _at("busiest_links")
+    busiest_links_by_kind: List[Link] = _at("busiest_links_by_kind")
     _document: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
 

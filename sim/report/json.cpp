@@ -244,12 +244,17 @@ IterationEnergy energy_from_json(const json& j) {
 } // namespace
 
 json to_json(const RunResult& r) {
-  json links = json::array();
-  for (const auto& l : r.busiest_links)
-    links.push_back({{"link", l.name},
+  const auto links_json = [](const std::vector<LinkUsage>& list) {
+    json out = json::array();
+    for (const auto& l : list)
+      out.push_back({{"link", l.name},
+                     {"kind", l.kind},
                      {"bandwidth_bytes_per_second", l.bandwidth},
                      {"bytes", l.bytes},
                      {"utilization", l.utilization}});
+    return out;
+  };
+  const json links = links_json(r.busiest_links);
   json memory = {{"items", json::array()}};
   for (const auto& item : r.memory.items)
     memory["items"].push_back({{"name", item.name}, {"bytes", item.bytes}, {"detail", item.detail}});
@@ -305,6 +310,7 @@ json to_json(const RunResult& r) {
       {"allreduce_buckets", r.buckets},
       {"allreduce_algorithms", r.allreduce_algorithms},
       {"busiest_links", links},
+      {"busiest_links_by_kind", links_json(r.busiest_links_by_kind)},
       {"memory_per_gpu", memory},
       {"strategy", to_json(r.strategy)},
       {"kernels", kernels_json(r.kernels)},
@@ -374,8 +380,13 @@ RunResult run_result_from_json(const json& j) {
   r.gradient_bytes = j.at("gradient_bytes");
   r.buckets = j.at("allreduce_buckets");
   r.allreduce_algorithms = j.at("allreduce_algorithms").get<std::vector<std::string>>();
-  for (const auto& l : j.at("busiest_links"))
-    r.busiest_links.push_back({l.at("link"), l.at("bandwidth_bytes_per_second"), l.at("bytes"), l.at("utilization")});
+  const auto read_links = [](const json& list, std::vector<LinkUsage>& into) {
+    for (const auto& l : list)
+      into.push_back(
+          {l.at("link"), l.at("kind"), l.at("bandwidth_bytes_per_second"), l.at("bytes"), l.at("utilization")});
+  };
+  read_links(j.at("busiest_links"), r.busiest_links);
+  read_links(j.at("busiest_links_by_kind"), r.busiest_links_by_kind);
   const auto& m = j.at("memory_per_gpu");
   r.memory.capacity = m.at("capacity_bytes");
   for (const auto& item : m.at("items"))

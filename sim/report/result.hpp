@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace dtsim::report {
@@ -29,10 +30,16 @@ struct Breakdown {
 
 struct LinkUsage {
   std::string name;
+  std::string kind;       // link_kind(name): NVLink, PCIe, NIC, network switches, other
   double bandwidth = 0;   // bytes/s
   double bytes = 0;       // carried over the whole run, warm-up included
   double utilization = 0; // bytes / (bandwidth * simulated time)
 };
+
+// The kind of a link, from the names the platform gives its links (sim/engine/platform.cpp, topologies/): "NVLink"
+// (gpuN-nvlink, gpuA-gpuB-nvlink, the NVSwitch), "PCIe" (gpuN-pcie, PCIe switches), "NIC" (nodeN-nic, a rail's NIC),
+// "network switches" (uplinks, leaves, spines, cores, routers), else "other".
+std::string link_kind(std::string_view link_name);
 
 // The input pipeline (scenario "input"), when the scenario models one: each node's loading rate, what a GPU's batch
 // costs the loader per iteration, and the GPU's own work per iteration, from the start of the iteration to its last
@@ -166,6 +173,9 @@ struct RunResult {
   int buckets = 0;
   std::vector<std::string> allreduce_algorithms;
   std::vector<LinkUsage> busiest_links; // highest utilization first
+  // The busiest few of each kind of link (NVLink, PCIe, NIC, network switches), by kind then utilization: a lightly
+  // used class shows beside the saturated one instead of being cut from the overall top.
+  std::vector<LinkUsage> busiest_links_by_kind;
   plan::MemoryEstimate memory;
   InputStage input;
   StrategyMetrics strategy;

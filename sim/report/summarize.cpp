@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <numeric>
 #include <span>
 
@@ -14,6 +15,7 @@ namespace dtsim::report {
 namespace {
 
 constexpr std::size_t kBusiestLinks = 5;
+constexpr std::size_t kBusiestOfAKind = 3;
 
 // The input stage's rates and, from the timelines, the GPU's own work per measured iteration: from the rank's start
 // of the iteration to its last compute or communication op, the slowest rank's, averaged over iterations.
@@ -347,12 +349,17 @@ RunResult summarize(const scenario::Scenario& s, const plan::Plan& plan, const e
 
   for (const auto& link : replay.links) {
     if (link.bytes <= 0 || link.bandwidth <= 0 || replay.simulated_seconds <= 0) continue;
-    r.busiest_links.push_back(
-        {link.name, link.bandwidth, link.bytes, link.bytes / (link.bandwidth * replay.simulated_seconds)});
+    r.busiest_links.push_back({link.name, link_kind(link.name), link.bandwidth, link.bytes,
+                               link.bytes / (link.bandwidth * replay.simulated_seconds)});
   }
   std::sort(r.busiest_links.begin(), r.busiest_links.end(), [](const LinkUsage& a, const LinkUsage& b) {
     return a.utilization != b.utilization ? a.utilization > b.utilization : a.name < b.name;
   });
+  std::map<std::string, int> taken; // of each kind
+  for (const auto& l : r.busiest_links)
+    if (taken[l.kind]++ < static_cast<int>(kBusiestOfAKind)) r.busiest_links_by_kind.push_back(l);
+  std::stable_sort(r.busiest_links_by_kind.begin(), r.busiest_links_by_kind.end(),
+                   [](const LinkUsage& a, const LinkUsage& b) { return a.kind < b.kind; });
   if (r.busiest_links.size() > kBusiestLinks) r.busiest_links.resize(kBusiestLinks);
   r.energy = iteration_energy(s, r);
   return r;
@@ -392,6 +399,16 @@ void add_warmup_stage(const scenario::Scenario& s, const RunResult& dense, RunRe
   if (r.energy.kwh_of_run > 0) r.energy.co2_kg_of_run *= kwh / r.energy.kwh_of_run;
   r.energy.kwh_of_run = kwh;
   if (r.energy.kwh_per_epoch > 0) r.energy.kwh_per_epoch = kwh / epochs;
+}
+
+std::string link_kind(std::string_view name) {
+  const auto has = [&](std::string_view part) { return name.find(part) != std::string_view::npos; };
+  if (has("nvlink") || has("nvswitch")) return "NVLink";
+  if (has("pcie")) return "PCIe";
+  if (has("-nic")) return "NIC";
+  if (has("uplink") || has("spine") || has("leaf") || has("core") || has("switch") || has("router"))
+    return "network switches";
+  return "other";
 }
 
 } // namespace dtsim::report

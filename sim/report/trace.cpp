@@ -74,6 +74,9 @@ json op_args(const graph::ExecutionGraph& g, const graph::Op& op, std::uint32_t 
         if constexpr (std::is_same_v<T, graph::Compute>) {
           if (body.flops > 0) args["flops"] = body.flops;
           if (body.bytes > 0) args["bytes"] = body.bytes;
+          // A compute op priced as communication (coarse fidelity's closed-form tensor-parallel collectives) names
+          // the dimension it serves; plain compute keeps the default axis and says nothing.
+          if (op.axis != graph::Axis::data) args["dimension"] = graph::to_string(op.axis);
         } else if constexpr (std::is_same_v<T, graph::Collective>) {
           const auto& request = resolved(op, body);
           args["operation"] = collectives::to_string(body.op);

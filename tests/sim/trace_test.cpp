@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <string>
@@ -181,6 +182,47 @@ TEST(ChromeTrace, OpsOnAThreadNeverOverlapAndCollectivesNameWhatRan) {
     }
   }
   EXPECT_GT(back_to_back, 0u); // ops that touch: the case rounding must not turn into an overlap
+}
+
+// Coarse fidelity prices a tensor-parallel group's collectives in closed form, as an op on the compute stream: the
+// trace (and the HTML report's timeline, which colours by it) names the dimension that op serves, while plain compute
+// names none. GPT-2 on two p4d nodes with tensor parallelism of 2.
+TEST(ChromeTrace, ClosedFormTensorParallelOpsNameTheirDimension) {
+  auto scenario = scenario::load_scenario(std::string(DTSIM_SOURCE_DIR) + "/scenarios/gpt2-p4d.24xlarge-x2.json",
+                                          {{"parallelism.tensor", "2"},
+                                           {"run.fidelity", "coarse"},
+                                           {"run.iterations", "2"},
+                                           {"run.warmup_iterations", "1"}});
+  const auto sim = simulate(scenario, true);
+  std::map<std::string, int> compute_by_dimension;
+  for (const auto& e : of_phase(sim.trace, "X"))
+    if (e["cat"] == "compute") ++compute_by_dimension[e["args"].value("dimension", std::string("none"))];
+  EXPECT_GT(compute_by_dimension["tensor"], 0);
+  EXPECT_GT(compute_by_dimension["none"], 0);
+  EXPECT_EQ(compute_by_dimension.size(), 2u);
+}
+
+// The busiest links of each kind: at most three of each, by kind, the busiest first within a kind, and each kind
+// as the platform's names give it. Quickstart (4 one-GPU nodes on 10 Gbps) loads its NICs and, less, its PCIe.
+TEST(BusiestLinks, TheBusiestOfEachKind) {
+  EXPECT_EQ(report::link_kind("gpu3-nvlink_UP"), "NVLink");
+  EXPECT_EQ(report::link_kind("gpu0-gpu1-nvlink"), "NVLink");
+  EXPECT_EQ(report::link_kind("node0-pcie-switch1"), "PCIe");
+  EXPECT_EQ(report::link_kind("node12-nic3_DOWN"), "NIC");
+  EXPECT_EQ(report::link_kind("leaf2-spine0"), "network switches");
+  const auto sim = simulate(scenario::load_scenario(std::string(DTSIM_SOURCE_DIR) + "/scenarios/quickstart.json"));
+  const auto& links = sim.result.busiest_links_by_kind;
+  std::map<std::string, std::vector<double>> by_kind;
+  for (const auto& l : links) {
+    EXPECT_EQ(l.kind, report::link_kind(l.name));
+    by_kind[l.kind].push_back(l.utilization);
+  }
+  EXPECT_EQ(by_kind.size(), 2u); // NIC and PCIe
+  for (const auto& [kind, utilization] : by_kind) {
+    EXPECT_LE(utilization.size(), 3u) << kind;
+    EXPECT_TRUE(std::is_sorted(utilization.rbegin(), utilization.rend())) << kind;
+  }
+  EXPECT_GT(by_kind["NIC"].front(), by_kind["PCIe"].front());
 }
 
 } // namespace

@@ -234,7 +234,7 @@ void ProgressLine::update(std::size_t done, std::size_t total) const {
       std::cerr << (terminal_ ? "\r\033[K" : "")
                 << fmt::format("warning: {}: {}/{} done in {}; the rest will take about {} more at this pace (Ctrl-C "
                                "stops it; ask for less to finish sooner)\n",
-                               label_, done, total, report::format_duration(elapsed), report::format_duration(left));
+                               label_, done, total, report::format_seconds(elapsed), report::format_seconds(left));
   }
   if (terminal_) {
     std::cerr << fmt::format("\r{}: {}/{} done", label_, done, total) << std::flush;
@@ -247,7 +247,7 @@ void ProgressLine::update(std::size_t done, std::size_t total) const {
   const auto now = std::chrono::steady_clock::now();
   if (done < total && now - last_line_ >= kLineEvery) {
     last_line_ = now;
-    std::cerr << fmt::format("{}: {}/{} done in {}\n", label_, done, total, report::format_duration(elapsed));
+    std::cerr << fmt::format("{}: {}/{} done in {}\n", label_, done, total, report::format_seconds(elapsed));
   }
 }
 
@@ -282,8 +282,20 @@ nlohmann::json timeline_sample(const nlohmann::json& trace) {
     const int rank = rank_of(e);
     if (!std::binary_search(sampled.begin(), sampled.end(), rank)) continue;
     origin = std::min(origin, e["ts"].get<double>());
+    // What the op is, for the figure's colours: compute, the communication of each parallel dimension (a
+    // collective's, or the closed-form tensor-parallel op coarse fidelity puts on the compute stream), the pipeline's
+    // transfers, input.
+    const auto& args = e["args"];
+    std::string kind = e["cat"].get<std::string>();
+    if (args.contains("dimension"))
+      kind = args["dimension"].get<std::string>() + "-parallel communication";
+    else if (kind == "p2p")
+      kind = "pipeline transfers";
+    else if (kind == "comm")
+      kind = "communication";
     events.push_back({{"rank", rank},
                       {"stream", e["cat"]},
+                      {"kind", kind},
                       {"name", e["name"]},
                       {"start_ms", e["ts"].get<double>() / 1e3},
                       {"end_ms", (e["ts"].get<double>() + e["dur"].get<double>()) / 1e3}});
