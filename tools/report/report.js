@@ -131,7 +131,7 @@
         encoding: {
           y: { field: "group", type: "nominal", title: "GPUs", sort: null },
           x: { field: "time", type: "quantitative", title: `time per iteration (${tu.symbol})`, stack: "zero" },
-          color: { field: "part", type: "nominal", title: "part", sort: null },
+          color: { field: "part", type: "nominal", title: "part", sort: null, legend: { labelLimit: 300 } },
           order: { field: "part", sort: "ascending" },
         },
       }
@@ -190,14 +190,15 @@
       );
     const t = r.timeline;
     if (t && t.events.length > 0) {
+      const tlu = unitFor("time", Math.max(...t.events.map((e) => e.end_ms)) / 1e3); // the iteration's span's unit
       const rows = t.events.map((e) => ({
         lane: `rank ${e.rank} \u00b7 ${e.stream}`,
         rank: e.rank,
         stream: e.stream,
         name: e.name,
         kind: e.kind || e.stream,
-        start: e.start_ms,
-        end: e.end_ms,
+        start: e.start_ms / 1e3 / tlu.scale,
+        end: e.end_ms / 1e3 / tlu.scale,
       }));
       rows.sort((a, b) => a.rank - b.rank || STREAM_ORDER.indexOf(a.stream) - STREAM_ORDER.indexOf(b.stream));
       figure(
@@ -210,14 +211,14 @@
           mark: { type: "bar", tooltip: true },
           encoding: {
             y: { field: "lane", type: "ordinal", title: "rank and stream", sort: null },
-            x: { field: "start", type: "quantitative", title: "time from the iteration's start (ms)" },
+            x: { field: "start", type: "quantitative", title: `time from the iteration's start (${tlu.symbol})` },
             x2: { field: "end" },
-            color: { field: "kind", type: "nominal", title: "operation" },
+            color: { field: "kind", type: "nominal", title: "operation", legend: { labelLimit: 300 } },
             tooltip: [
               { field: "name", title: "operation" },
               { field: "kind", title: "kind" },
-              { field: "start", title: "start (ms)", format: ".3f" },
-              { field: "end", title: "end (ms)", format: ".3f" },
+              { field: "start", title: `start (${tlu.symbol})`, format: ".3f" },
+              { field: "end", title: `end (${tlu.symbol})`, format: ".3f" },
             ],
           },
         }
@@ -314,7 +315,7 @@
       encoding: {
         y: { field: "strategy", type: "nominal", title: "strategy", sort: null },
         x: { field: "time", type: "quantitative", title: `time per iteration (${tu.symbol})`, stack: "zero" },
-        color: { field: "part", type: "nominal", title: "part", sort: null },
+        color: { field: "part", type: "nominal", title: "part", sort: null, legend: { labelLimit: 300 } },
       },
     });
     const bar = (id, title, caption, field, axis, values) =>
