@@ -358,7 +358,7 @@ py::object py_collective(const py::object& scenario, const py::object& instance,
     in = input(scenario, overrides);
   }
   const int node_count = nodes.is_none() ? 1 : nodes.cast<int>();
-  std::string size_text = list_text(sizes, "sizes");
+  const auto size_text = list_text(sizes, "sizes");
   const int parallel = jobs_of(jobs);
   const auto document = simulating(in, [&] {
     scenario::Scenario base;
@@ -370,22 +370,12 @@ py::object py_collective(const py::object& scenario, const py::object& instance,
     } else {
       base = in.load();
     }
-    std::vector<double> bytes;
-    try {
-      bytes = studies::parse_sizes(size_text.empty() ? "8B..1GiB" : size_text);
-    } catch (const std::invalid_argument& e) {
-      throw scenario::ScenarioError("--sizes", "", e.what());
-    }
+    const auto bytes = studies::collective_sizes(size_text);
     const auto bench = studies::collective_bench(
         base,
         {.op = op, .algorithm = algorithm, .protocol = protocol, .fidelity = fidelity, .ranks = ranks, .sizes = bytes});
-    std::vector<studies::CollectivePoint> points;
-    try {
-      points = studies::bench_collective(base, bench, parallel, {},
-                                         memory_limit(0, std::min<int>(parallel, static_cast<int>(bytes.size()))));
-    } catch (const std::invalid_argument& e) { // a forced protocol the cluster's collectives cannot run
-      throw scenario::ScenarioError("--proto", "", e.what());
-    }
+    const auto points = studies::run_collective_bench(
+        base, bench, parallel, {}, memory_limit(0, std::min<int>(parallel, static_cast<int>(bytes.size()))));
     return studies::collective_document(base, bench, fidelity, points);
   });
   return to_python(document);

@@ -351,7 +351,22 @@ std::vector<std::string> catalog_kinds() {
   return {"instances", "gpus", "models", "algorithms", "topologies", "strategies", "failures", "frameworks"};
 }
 
+namespace {
+
+// An unknown kind is refused before anything is built.
+void check_kind(const std::string& what) {
+  const auto kinds = catalog_kinds();
+  if (std::find(kinds.begin(), kinds.end(), what) == kinds.end())
+    throw scenario::ScenarioError("list", "",
+                                  fmt::format("cannot list \"{}\"; expected instances, gpus, models, algorithms, "
+                                              "topologies, strategies, failures or frameworks",
+                                              what));
+}
+
+} // namespace
+
 std::string catalog_text(const std::string& what) {
+  check_kind(what);
   if (what == "instances") return instances();
   if (what == "gpus") return gpus();
   if (what == "models") return models();
@@ -359,15 +374,11 @@ std::string catalog_text(const std::string& what) {
   if (what == "topologies") return topologies_list();
   if (what == "strategies") return strategies_list();
   if (what == "failures") return failure_presets();
-  if (what == "frameworks") return frameworks_list();
-  throw scenario::ScenarioError("list", "",
-                                fmt::format("cannot list \"{}\"; expected instances, gpus, models, algorithms, "
-                                            "topologies, strategies, failures or frameworks",
-                                            what));
+  return frameworks_list();
 }
 
 nlohmann::json catalog_document(const std::string& what) {
-  (void)catalog_text(what); // an unknown kind is refused here as well
+  check_kind(what);
   auto document = command_document("list", nlohmann::json());
   document["what"] = what;
   document["items"] = list_json(what);

@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace dtsim::studies {
 namespace {
@@ -71,6 +72,25 @@ CollectiveBench collective_bench(const scenario::Scenario& scenario, const Colle
     }
   }
   return bench;
+}
+
+std::vector<double> collective_sizes(const std::string& text) {
+  try {
+    return parse_sizes(text.empty() ? "8B..1GiB" : text);
+  } catch (const std::invalid_argument& e) {
+    throw scenario::ScenarioError("--sizes", "", e.what());
+  }
+}
+
+std::vector<CollectivePoint> run_collective_bench(const scenario::Scenario& scenario, const CollectiveBench& bench,
+                                                  int jobs,
+                                                  const std::function<void(std::size_t, std::size_t)>& progress,
+                                                  const engine::ChildLimits& limit) {
+  try {
+    return bench_collective(scenario, bench, jobs, progress, limit);
+  } catch (const std::invalid_argument& e) { // a forced protocol the cluster's collectives cannot run
+    throw scenario::ScenarioError("--proto", "", e.what());
+  }
 }
 
 std::string collective_header(const scenario::Scenario& scenario, const CollectiveBench& bench,

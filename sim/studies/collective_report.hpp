@@ -26,6 +26,16 @@ struct CollectiveOptions {
 // count whose nodes the scenario's cluster cannot have.
 CollectiveBench collective_bench(const scenario::Scenario& scenario, const CollectiveOptions& options);
 
+// --sizes: "8B..8GiB" (doubling) or "1MiB,64MiB,1GiB"; empty: 8 B to 1 GiB, the command's default. Throws
+// scenario::ScenarioError naming --sizes.
+std::vector<double> collective_sizes(const std::string& text);
+
+// bench_collective, with a forced protocol the cluster's collectives cannot run refused as bad input naming --proto.
+std::vector<CollectivePoint> run_collective_bench(const scenario::Scenario& scenario, const CollectiveBench& bench,
+                                                  int jobs,
+                                                  const std::function<void(std::size_t, std::size_t)>& progress,
+                                                  const engine::ChildLimits& limit);
+
 // "# dtsim collective: all-reduce, 64 ranks on 8 nodes of ..." and the blank comment line under it.
 std::string collective_header(const scenario::Scenario& scenario, const CollectiveBench& bench,
                               const std::string& fidelity);

@@ -35,13 +35,7 @@ scenario::Scenario load_cluster(const CollectiveArgs& args) {
 // --sizes, or nccl-tests' -b/-e/-f (not both).
 std::vector<double> sizes_of(const CollectiveArgs& args) {
   const bool nccl_style = !args.min_bytes.empty() || !args.max_bytes.empty() || !args.step_factor.empty();
-  if (!nccl_style) {
-    try {
-      return studies::parse_sizes(args.sizes.empty() ? "8B..1GiB" : args.sizes);
-    } catch (const std::invalid_argument& e) {
-      throw scenario::ScenarioError("--sizes", "", e.what());
-    }
-  }
+  if (!nccl_style) return studies::collective_sizes(args.sizes);
   if (!args.sizes.empty())
     throw scenario::ScenarioError("--sizes", "", "give --sizes or nccl-tests' -b/-e/-f, not both");
   if (args.min_bytes.empty())
@@ -65,14 +59,10 @@ int collective_command(const CollectiveArgs& args) {
   std::vector<studies::CollectivePoint> points;
   {
     const ProgressLine progress("collective: sizes simulated");
-    try {
-      const int jobs = parallel_jobs(args.jobs);
-      points = studies::bench_collective(
-          scenario, bench, jobs, [&](std::size_t done, std::size_t total) { progress.update(done, total); },
-          memory_limit_of(args.max_memory, std::min<int>(jobs, static_cast<int>(bench.sizes.size()))));
-    } catch (const std::invalid_argument& e) { // a forced protocol the cluster's collectives cannot run
-      throw scenario::ScenarioError("--proto", "", e.what());
-    }
+    const int jobs = parallel_jobs(args.jobs);
+    points = studies::run_collective_bench(
+        scenario, bench, jobs, [&](std::size_t done, std::size_t total) { progress.update(done, total); },
+        memory_limit_of(args.max_memory, std::min<int>(jobs, static_cast<int>(bench.sizes.size()))));
   }
   out << studies::collective_table(points, bench.op);
   const bool all_ok = std::all_of(points.begin(), points.end(), [](const auto& p) { return p.ok; });

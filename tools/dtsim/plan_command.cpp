@@ -24,19 +24,14 @@ using nlohmann::json;
 using studies::planning::Plan;
 
 // One unit of time for a whole report, that of the longest time shown (io/units.hpp, as the HTML report picks it).
-struct TimeUnit {
-  std::string name;
-  double seconds = 1;
-  double of(double s) const { return s / seconds; }
-};
-TimeUnit time_unit(const studies::planning::Result& r) {
+using TimeUnit = io::Unit;
+const TimeUnit& time_unit(const studies::planning::Result& r) {
   std::vector<double> times;
   for (const auto& p : r.plans)
     times.push_back(p.seconds.p90);
   for (const auto& c : r.clusters)
     times.push_back(c.screened_seconds);
-  const auto& unit = io::unit_for_all(io::Quantity::time, times);
-  return {std::string(unit.symbol), unit.scale};
+  return io::unit_for_all(io::Quantity::time, times);
 }
 
 std::string layout_text(const studies::search::Candidate& c) {
@@ -51,7 +46,7 @@ std::string layout_text(const studies::search::Candidate& c) {
 }
 
 std::string plans_table(const studies::planning::Result& r, const TimeUnit& unit) {
-  const auto in_unit = fmt::format("({})", unit.name);
+  const auto in_unit = fmt::format("({})", unit.symbol);
   std::vector<std::vector<std::string>> rows{
       {"", "instance", "nodes", "GPUs", "capacity", "layout (tp pp dp, micro-batch x count, ...)", "iteration", "MFU",
        "bound", "time to train", "(p90)", "cost", "(p90)", "energy", "goodput"},
@@ -62,9 +57,10 @@ std::string plans_table(const studies::planning::Result& r, const TimeUnit& unit
                     std::string(studies::planning::to_string(p.capacity)), layout_text(p.layout.candidate),
                     fmt::format("{:.4f}", p.layout.result.iteration.mean),
                     fmt::format("{:.1f}", 100 * p.layout.result.utilization.mfu), p.bound,
-                    fmt::format("{:.2f}", unit.of(p.seconds.mean)), fmt::format("{:.2f}", unit.of(p.seconds.p90)),
-                    fmt::format("{:.0f}", p.dollars.mean), fmt::format("{:.0f}", p.dollars.p90),
-                    report::significant(p.energy_kwh.mean), fmt::format("{:.1f}", 100 * p.goodput)});
+                    fmt::format("{:.2f}", p.seconds.mean / unit.scale),
+                    fmt::format("{:.2f}", p.seconds.p90 / unit.scale), fmt::format("{:.0f}", p.dollars.mean),
+                    fmt::format("{:.0f}", p.dollars.p90), report::significant(p.energy_kwh.mean),
+                    fmt::format("{:.1f}", 100 * p.goodput)});
   }
   return aligned_table(rows, 6);
 }
@@ -77,14 +73,15 @@ std::string chosen_line(const char* what, const studies::planning::Result& r, co
   return fmt::format("{}: {} x {} ({} GPUs) {}, {}: {:.2f} {} ({:.2f} in 9 of 10 trials), {:.0f} USD ({:.0f})\n", what,
                      c.nodes, c.instance, c.gpus,
                      p.capacity == studies::planning::Capacity::spot ? "on spot" : "on demand",
-                     layout_text(p.layout.candidate), unit.of(p.seconds.mean), unit.name, unit.of(p.seconds.p90),
-                     p.dollars.mean, p.dollars.p90);
+                     layout_text(p.layout.candidate), p.seconds.mean / unit.scale, unit.symbol,
+                     p.seconds.p90 / unit.scale, p.dollars.mean, p.dollars.p90);
 }
 
 std::string clusters_table(const studies::planning::Result& r, const TimeUnit& unit) {
   std::vector<std::vector<std::string>> rows{
       {"instance", "nodes", "GPUs", "price", "spot", "layouts", "best estimate", "time to train", "cost", "simulated"},
-      {"", "", "", "(USD/h)", "(USD/h)", "(estimated)", "(s/iteration)", fmt::format("({})", unit.name), "(USD)", ""}};
+      {"", "", "", "(USD/h)", "(USD/h)", "(estimated)", "(s/iteration)", fmt::format("({})", unit.symbol), "(USD)",
+       ""}};
   for (const auto& c : r.clusters) {
     std::vector<std::string> row{c.instance,
                                  std::to_string(c.nodes),
@@ -93,9 +90,9 @@ std::string clusters_table(const studies::planning::Result& r, const TimeUnit& u
                                  c.spot_price_per_hour > 0 ? fmt::format("{:.2f}", c.spot_price_per_hour) : "-",
                                  std::to_string(c.counts.estimated)};
     if (c.best)
-      row.insert(row.end(),
-                 {fmt::format("{:.4f}", c.best->estimate_seconds), fmt::format("{:.2f}", unit.of(c.screened_seconds)),
-                  fmt::format("{:.0f}", c.screened_dollars), c.simulated ? "yes" : ""});
+      row.insert(row.end(), {fmt::format("{:.4f}", c.best->estimate_seconds),
+                             fmt::format("{:.2f}", c.screened_seconds / unit.scale),
+                             fmt::format("{:.0f}", c.screened_dollars), c.simulated ? "yes" : ""});
     else
       row.insert(row.end(), {"-", "-", "-", c.why_none});
     rows.push_back(std::move(row));
@@ -144,13 +141,14 @@ int plan_command(const PlanArgs& args) {
     estimated += c.counts.estimated;
     simulated += c.simulated;
   }
-  const auto unit = time_unit(result);
+  const auto& unit = time_unit(result);
   out << fmt::format("{}: {} steps of {} {}{} ({}){}{}\n", base.name, result.steps, result.global_batch,
                      base.model.workload.sample_unit,
                      sample.per_sample != 1 ? fmt::format(" of {:g} {}", sample.per_sample, sample.name) : "",
                      result.steps_from == "given" ? (request.tokens.empty() ? "--steps" : "--tokens " + request.tokens)
                                                   : result.steps_from,
-                     options.deadline ? fmt::format(", deadline {:.2f} {}", unit.of(*options.deadline), unit.name) : "",
+                     options.deadline ? fmt::format(", deadline {:.2f} {}", *options.deadline / unit.scale, unit.symbol)
+                                      : "",
                      options.budget ? fmt::format(", budget {:.0f} USD", *options.budget) : "");
   out << fmt::format("Screened {} cluster(s): {} layouts, {} estimated; the best {} by the screen simulated ({} "
                      "layouts each) and run as {} whole-run trials each{}.\n\n",
