@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <tuple>
@@ -286,6 +287,54 @@ json chrome_trace(const plan::Plan& plan, const engine::ReplayResult& replay, co
   // What the trace holds, for its reader (chrome://tracing shows otherData as the trace's metadata).
   const json about = {{"ranks_simulated", simulated}, {"ranks_traced", traced.size()}};
   return {{"traceEvents", events}, {"displayTimeUnit", "ms"}, {"otherData", about}};
+}
+
+nlohmann::json timeline_sample(const nlohmann::json& trace) {
+  constexpr std::size_t kSampled = 8;
+  const auto rank_of = [](const nlohmann::json& e) { return e["tid"].get<int>() / graph::kStreamCount; };
+  std::vector<int> traced;
+  int last = -1;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    last = std::max(last, e["args"]["iteration"].get<int>());
+    traced.push_back(rank_of(e));
+  }
+  std::sort(traced.begin(), traced.end());
+  traced.erase(std::unique(traced.begin(), traced.end()), traced.end());
+  std::vector<int> sampled;
+  const std::size_t count = std::min(kSampled, traced.size());
+  for (std::size_t i = 0; i < count; ++i)
+    sampled.push_back(traced[i * traced.size() / count]);
+  double origin = std::numeric_limits<double>::infinity();
+  nlohmann::json events = nlohmann::json::array();
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] != "X" || e["args"]["iteration"] != last) continue;
+    const int rank = rank_of(e);
+    if (!std::binary_search(sampled.begin(), sampled.end(), rank)) continue;
+    origin = std::min(origin, e["ts"].get<double>());
+    // What the op is, for the figure's colours: compute, the communication of each parallel dimension (a
+    // collective's, or the closed-form tensor-parallel op coarse fidelity puts on the compute stream), the pipeline's
+    // transfers, input.
+    const auto& args = e["args"];
+    std::string kind = e["cat"].get<std::string>();
+    if (args.contains("dimension"))
+      kind = args["dimension"].get<std::string>() + "-parallel communication";
+    else if (kind == "p2p")
+      kind = "pipeline transfers";
+    else if (kind == "comm")
+      kind = "communication";
+    events.push_back({{"rank", rank},
+                      {"stream", e["cat"]},
+                      {"kind", kind},
+                      {"name", e["name"]},
+                      {"start_ms", e["ts"].get<double>() / 1e3},
+                      {"end_ms", (e["ts"].get<double>() + e["dur"].get<double>()) / 1e3}});
+  }
+  for (auto& e : events) {
+    e["start_ms"] = e["start_ms"].get<double>() - origin / 1e3;
+    e["end_ms"] = e["end_ms"].get<double>() - origin / 1e3;
+  }
+  return {{"iteration", last}, {"ranks", sampled}, {"events", events}};
 }
 
 } // namespace dtsim::report

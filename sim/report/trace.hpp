@@ -33,4 +33,9 @@ std::vector<int> traced_ranks(const engine::ReplayResult& replay, const TraceOpt
 nlohmann::json chrome_trace(const plan::Plan& plan, const engine::ReplayResult& replay,
                             const topologies::ClusterSpec& cluster, const TraceOptions& options = {});
 
+// A one-iteration timeline of up to eight of a chrome_trace's ranks, spread over the job, for the HTML report: the
+// events of its last iteration, times in ms from that iteration's first start, each with what it is ("compute",
+// "tensor-parallel communication", "pipeline transfers", ...).
+nlohmann::json timeline_sample(const nlohmann::json& trace);
+
 } // namespace dtsim::report
