@@ -428,17 +428,18 @@ py::object py_plan(const py::object& scenario, const py::object& overrides, cons
                    const py::object& instances, const py::object& nodes, const std::string& capacity, int clusters,
                    int layouts, int trials, const py::object& seed, int jobs) {
   const auto in = input(scenario, overrides);
-  studies::planning::Request request{.sets = in.sets,
-                                     .tokens = tokens.is_none() ? "" : py::str(tokens).cast<std::string>(),
-                                     .steps = steps.is_none() ? "" : py::str(steps).cast<std::string>(),
-                                     .deadline = text_of(deadline, "deadline"),
-                                     .budget = budget.is_none() ? "" : py::str(budget).cast<std::string>(),
-                                     .instances = list_text(instances, "instances"),
-                                     .nodes = list_text(nodes, "nodes"),
-                                     .capacity = capacity,
-                                     .clusters = clusters,
-                                     .layouts = layouts,
-                                     .trials = trials};
+  studies::planning::Request request{
+      .sets = in.sets,
+      .tokens = tokens.is_none() ? "" : py::str(tokens).cast<std::string>(),
+      .steps = steps.is_none() ? "" : py::str(steps).cast<std::string>(),
+      .deadline = text_of(deadline, "deadline"),
+      .budget = budget.is_none() ? "" : py::str(budget).cast<std::string>(),
+      .instances = instances.is_none() ? std::nullopt : std::optional(list_text(instances, "instances")),
+      .nodes = list_text(nodes, "nodes"),
+      .capacity = capacity,
+      .clusters = clusters,
+      .layouts = layouts,
+      .trials = trials};
   const auto given_seed = seed.is_none() ? std::optional<std::uint64_t>() : seed.cast<std::uint64_t>();
   const int parallel = jobs_of(jobs);
   const auto document = simulating(in, [&] {

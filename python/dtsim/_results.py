@@ -428,7 +428,8 @@ class ValidateResult(_Document):
 @dataclass(frozen=True)
 class PlannedCluster:
     """A cluster plan screened: instance, node count, prices in USD per hour, layouts enumerated, estimated and
-    simulated, and its screened time (seconds) and cost (USD), or why no layout of it runs."""
+    simulated, and its screened time (seconds) and cost (USD), or why no layout of it runs. screened_by_simulation:
+    no layout had a closed-form estimate (parameter servers, profiler traces), so the screen simulated them."""
     instance: str
     nodes: int
     gpus: int
@@ -436,7 +437,8 @@ class PlannedCluster:
     spot_price_usd_per_hour: Optional[float]
     enumerated: int
     estimated: int
-    simulated: int
+    simulated: bool
+    screened_by_simulation: bool
     screened_time_to_train_seconds: Optional[float]
     screened_cost_usd: Optional[float]
     why_none: Optional[str]

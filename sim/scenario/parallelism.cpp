@@ -79,8 +79,12 @@ OverlapSpec read_overlap(const Object& top, const Object& section, const Scenari
   if (spec.param_gather && !spec.grad_reduce)
     o.fail("param_gather", "Megatron-LM overlaps the parameter all-gather only with grad_reduce overlapped too");
   spec.tensor = o.boolean("tensor", false);
-  spec.p2p_given = o.has("p2p");
   spec.p2p = o.boolean("p2p", false);
+  const auto given = [&](const char* key, bool value) {
+    return o.has(key) ? std::optional<bool>(value) : std::nullopt;
+  };
+  spec.given = {given("tensor", spec.tensor), given("grad_reduce", spec.grad_reduce),
+                given("param_gather", spec.param_gather), given("p2p", spec.p2p)};
   return spec;
 }
 
@@ -332,6 +336,19 @@ std::string_view routing_name(RoutingDistribution d) {
   return routing_names().at(static_cast<std::size_t>(d));
 }
 
+// Only what the file gave: a default follows the layout and the framework version, so a copy of the scenario laid out
+// otherwise (search, plan) gets its own layout's defaults.
+static json overlap_json(const OverlapChoices& given) {
+  json out = json::object();
+  const std::pair<const char*, const std::optional<bool>*> choices[] = {{"tensor", &given.tensor},
+                                                                        {"grad_reduce", &given.grad_reduce},
+                                                                        {"param_gather", &given.param_gather},
+                                                                        {"p2p", &given.p2p}};
+  for (const auto& [key, value] : choices)
+    if (value->has_value()) out[key] = **value;
+  return out;
+}
+
 json parallelism_json(const ParallelismSpec& p) {
   std::string order;
   for (const auto& name : p.order)
@@ -350,11 +367,7 @@ json parallelism_json(const ParallelismSpec& p) {
               {"order", order},
               {"context", p.context},
               {"routing", routing},
-              {"overlap",
-               {{"tensor", p.overlap.tensor},
-                {"grad_reduce", p.overlap.grad_reduce},
-                {"param_gather", p.overlap.param_gather},
-                {"p2p", p.overlap.p2p}}},
+              {"overlap", overlap_json(p.overlap.given)},
               {"grad_reduce_in_bf16", p.grad_reduce_in_bf16}};
   if (p.context > 1) out["context_comm"] = p.context_comm == ContextComm::a2a ? "a2a" : "p2p";
   if (p.stage_blocks.empty())

@@ -129,12 +129,17 @@ struct RoutingSpec {
 // --overlap-grad-reduce,
 // --overlap-param-gather; all off by default in Megatron-LM, on in NeMo's recipes). ZeRO-3 (FSDP, DeepSpeed) always
 // reduces a unit's gradients as its backward ends and prefetches the next unit's weights.
+// The overlaps as the file gave them (absent: the default for the layout and the framework version). They are what
+// a new layout of the same job takes (`dtsim search`, `dtsim plan`), where each applies.
+struct OverlapChoices {
+  std::optional<bool> tensor, grad_reduce, param_gather, p2p;
+};
 struct OverlapSpec {
   bool tensor = false;       // tensor-parallel all-gathers/reduce-scatters pipelined with their GEMMs (userbuffers)
   bool grad_reduce = false;  // data-parallel gradient reduction in buckets while backward runs
   bool param_gather = false; // the distributed optimizer's parameter all-gather under the next forward
   bool p2p = false;          // a pipeline's sends and receives under compute (the framework's default unless given)
-  bool p2p_given = false;    // the scenario said which
+  OverlapChoices given;      // what the scenario said; to_json writes these, not the resolved values
 };
 
 // How context parallelism moves attention's keys and values (Megatron-Core's --cp-comm-type): p2p, ring attention

@@ -181,7 +181,7 @@ NetworkSpec read_network(const Object& top) {
 namespace dtsim::scenario {
 
 bool overlaps_p2p(const calibration::Framework& framework, const ParallelismSpec& spec) {
-  if (spec.overlap.p2p_given) return spec.overlap.p2p;
+  if (spec.overlap.given.p2p) return *spec.overlap.given.p2p;
   return framework.overlap_p2p && spec.pipeline > 1 && spec.interleaved();
 }
 

@@ -68,7 +68,7 @@ Options plan_options(const scenario::Scenario& base, const Request& request) {
     }
   }
   const auto presets = topologies::instance_names();
-  for (const auto& name : split_list(request.instances)) {
+  for (const auto& name : split_list(request.instances.value_or(""))) {
     const auto given = trim(name);
     if (given.empty()) continue;
     if (std::find(presets.begin(), presets.end(), given) == presets.end())
@@ -78,6 +78,11 @@ Options plan_options(const scenario::Scenario& base, const Request& request) {
                                                 given, fmt::join(presets, ", ")));
     options.instances.push_back(given);
   }
+  if (request.instances && options.instances.empty())
+    throw scenario::ScenarioError("--instances", "",
+                                  fmt::format("is empty; expected some of {} (dtsim list instances), or leave it out "
+                                              "for every preset with a price",
+                                              fmt::join(presets, ", ")));
   const auto sample = search::unit_of(base);
   if (!request.tokens.empty() && !request.steps.empty())
     throw scenario::ScenarioError("--tokens", "", "give the run's length once: --tokens or --steps");
@@ -152,7 +157,8 @@ json plan_document(const scenario::Scenario& base, const Options& options, const
                 {"spot_price_usd_per_hour", c.spot_price_per_hour > 0 ? json(c.spot_price_per_hour) : json(nullptr)},
                 {"enumerated", c.counts.enumerated},
                 {"estimated", c.counts.estimated},
-                {"simulated", c.simulated}};
+                {"simulated", c.simulated},
+                {"screened_by_simulation", c.screened_by_simulation}};
     if (c.best) {
       row["estimate_seconds"] = c.best->estimate_seconds;
       row["screened_time_to_train_seconds"] = c.screened_seconds;

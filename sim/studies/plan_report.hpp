@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,17 +14,17 @@ namespace dtsim::studies::planning {
 // The plan's flags as given. Errors name the flag (--tokens, --steps, --deadline, --budget, --instances, --nodes,
 // --capacity), which the Python module renames to its argument.
 struct Request {
-  std::vector<std::string> sets; // the --set assignments (search keeps what they set)
-  std::string tokens;            // the run's length: "100B" tokens, or
-  std::string steps;             // iterations; neither: the scenario's training.steps or dataset
-  std::string deadline;          // "14d", "300h"
-  std::string budget;            // "250k" USD
-  std::string instances;         // "aws.p5.48xlarge,gcp.a3-highgpu-8g"; empty: every priced preset
-  std::string nodes;             // "4,8,16" or "4..16"; empty: the scenario's
-  std::string capacity = "both"; // both, or on-demand
-  int clusters = 4;              // clusters simulated and trialled
-  int layouts = 3;               // layouts simulated per cluster
-  int trials = 20;               // whole-run trials per plan
+  std::vector<std::string> sets;        // the --set assignments (search keeps what they set)
+  std::string tokens;                   // the run's length: "100B" tokens, or
+  std::string steps;                    // iterations; neither: the scenario's training.steps or dataset
+  std::string deadline;                 // "14d", "300h"
+  std::string budget;                   // "250k" USD
+  std::optional<std::string> instances; // "aws.p5.48xlarge,gcp.a3-highgpu-8g"; absent: every priced preset
+  std::string nodes;                    // "4,8,16" or "4..16"; empty: the scenario's
+  std::string capacity = "both";        // both, or on-demand
+  int clusters = 4;                     // clusters simulated and trialled
+  int layouts = 3;                      // layouts simulated per cluster
+  int trials = 20;                      // whole-run trials per plan
   std::uint64_t seed = 0;
 };
 

@@ -68,17 +68,38 @@ Cluster screen_cluster(const scenario::Scenario& base, const std::string& instan
   c.instance = instance;
   c.nodes = nodes;
   const auto preset = topologies::find_instance(instance);
-  const auto on_demand = on_cluster(base, instance, nodes, Capacity::on_demand, steps);
-  c.gpus = on_demand.world_size();
-  c.price_per_hour = on_demand.cluster.price_per_node_hour * nodes;
+  if (preset) {
+    c.gpus = preset->gpus * nodes;
+    c.price_per_hour = preset->price.on_demand_per_hour * nodes;
+  }
   if (options.spot && preset && preset->price.spot_per_hour && base.lifecycle.spot.enabled)
     c.spot_price_per_hour = *preset->price.spot_per_hour * nodes;
-  prepared = search::prepare(on_demand, search_options);
+  // An instance that cannot run the job at all (its GPU lacks the model's precision or fused attention, its preset
+  // lacks what the scenario's network needs) is a row of the plan that says why, not the end of the plan.
+  try {
+    const auto on_demand = on_cluster(base, instance, nodes, Capacity::on_demand, steps);
+    c.gpus = on_demand.world_size();
+    c.price_per_hour = on_demand.cluster.price_per_node_hour * nodes;
+    prepared = search::prepare(on_demand, search_options);
+    const bool estimated = std::any_of(prepared.points.begin(), prepared.points.end(),
+                                       [](const search::Point& p) { return p.estimate_rank > 0; });
+    if (!estimated && !prepared.points.empty()) {
+      search::simulate_chosen(on_demand, search_options, prepared);
+      c.screened_by_simulation = true;
+    }
+  } catch (const scenario::ScenarioError& e) {
+    c.why_none = "cannot run: " + (e.pointer().empty() ? e.detail() : fmt::format("{}: {}", e.pointer(), e.detail()));
+    return c;
+  }
   const auto& screened = prepared;
   c.counts = screened.counts;
   for (const auto* list : {&screened.points, &screened.screened})
     for (const auto& p : *list)
       if (p.estimate_rank == 1) c.best = p;
+  if (const auto ranked = search::by_throughput(screened); c.screened_by_simulation && !ranked.empty()) {
+    c.best = *ranked.front();
+    c.best->estimate_seconds = c.best->result.iteration.mean;
+  }
   if (c.best) {
     prepared.screened.clear(); // only the layouts chosen for simulation are needed again
     prepared.rejected.clear();
@@ -94,6 +115,8 @@ Cluster screen_cluster(const scenario::Scenario& base, const std::string& instan
   if (nearest)
     c.why_none = fmt::format("no layout fits: the smallest needs {:.2f} GiB per GPU of {:.2f} GiB",
                              gib(nearest->memory_bytes), gib(nearest->capacity_bytes));
+  else if (c.screened_by_simulation)
+    c.why_none = "no layout ran: " + screened.points.front().error;
   else if (!screened.rejected.empty())
     c.why_none = "no layout is valid: " + screened.rejected.front().reason;
   else
@@ -188,6 +211,10 @@ scenario::Scenario on_cluster(const scenario::Scenario& base, const std::string&
   }
   if (document.contains("training") && document["training"].contains("strategy"))
     document["training"]["strategy"]["accumulation"] = 1;
+  // Each layout runs at its own fidelity (search::fidelity_of) and takes the overlap choices that apply to it: the
+  // cluster's scenario, without a layout, keeps them as given for its layouts (search::candidate_scenario).
+  document["run"].erase("fidelity");
+  search::keep_applicable_overlaps(document, false, false);
   if (steps > 0) document["training"]["steps"] = steps;
   if (capacity == Capacity::on_demand) {
     document.erase("spot");
@@ -199,7 +226,9 @@ scenario::Scenario on_cluster(const scenario::Scenario& base, const std::string&
           fmt::format("{} has no published spot price, or the scenario no spot section", instance));
     document["spot"]["price_per_hour"] = *preset->price.spot_per_hour;
   }
-  return scenario::parse_scenario(document.dump(), base.origin);
+  auto on = scenario::parse_scenario(document.dump(), base.origin);
+  on.parallelism.overlap.given = base.parallelism.overlap.given;
+  return on;
 }
 
 std::vector<std::size_t> pareto_front(const std::vector<FrontPoint>& points) {
@@ -218,6 +247,11 @@ std::vector<std::size_t> pareto_front(const std::vector<FrontPoint>& points) {
 
 Result plan(const scenario::Scenario& base, const Options& options, const SweepProgress& progress) {
   Result result;
+  if (options.steps <= 0 && base.lifecycle.steps <= 0 && base.dataset.samples <= 0)
+    throw scenario::ScenarioError(base.origin, "/training/steps",
+                                  "missing; a plan needs the run's length: the plan's steps or tokens, or in the "
+                                  "scenario \"steps\" (iterations) or \"dataset\" with \"samples\" per epoch and "
+                                  "\"epochs\"");
   result.steps = options.steps > 0 ? options.steps : run_steps(base, &result.steps_from);
   if (options.steps > 0) result.steps_from = "given";
   result.unit = search::unit_of(base);
@@ -259,6 +293,7 @@ Result plan(const scenario::Scenario& base, const Options& options, const SweepP
   for (auto i : chosen) {
     auto& cluster = result.clusters[i];
     cluster.simulated = true;
+    if (cluster.screened_by_simulation) continue; // its layouts ran in the screen
     on_demand.push_back(on_cluster(base, cluster.instance, cluster.nodes, Capacity::on_demand, result.steps));
     batch.push_back({&on_demand.back(), &prepared[i]});
   }
@@ -287,9 +322,12 @@ Result plan(const scenario::Scenario& base, const Options& options, const SweepP
       const auto laid_out =
           search::candidate_scenario(on_cluster(base, cluster.instance, cluster.nodes, capacity, result.steps),
                                      p.layout.candidate, search_options);
-      // The iteration is the one just simulated: train() runs the whole run's trials on it.
-      const auto run = train(laid_out, options.trials, options.seed, search_options.jobs, step, search_options.limit,
-                             p.layout.result.iteration.mean);
+      // The iteration is the one just simulated: train() runs the whole run's trials on it (and simulates the other
+      // shapes of a job that has several).
+      const auto iteration =
+          iterates_in_several_shapes(laid_out) ? std::nullopt : std::optional(p.layout.result.iteration.mean);
+      const auto run =
+          train(laid_out, options.trials, options.seed, search_options.jobs, step, search_options.limit, iteration);
       done += static_cast<std::size_t>(options.trials);
       p.seconds = trial_stats(run.trials, [](const lifecycle::TrialResult& t) { return t.wall; });
       p.dollars = trial_stats(run.trials, [](const lifecycle::TrialResult& t) { return t.cost; });

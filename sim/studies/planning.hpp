@@ -51,11 +51,14 @@ struct Cluster {
   double price_per_hour = 0;      // the cluster's, on demand (USD)
   double spot_price_per_hour = 0; // the cluster's on spot; 0: no published spot price
   search::Counts counts;
-  std::optional<search::Point> best; // its best layout by the estimate
+  std::optional<search::Point> best; // its best layout by the estimate (or by simulation: screened_by_simulation)
   std::string why_none;              // when it has none: why (nothing fits, every layout invalid)
   double screened_seconds = 0;       // steps x the best estimate
   double screened_dollars = 0;       // that time at the on-demand price
   bool simulated = false;
+  // No layout has a closed-form estimate (parameter servers, profiler traces): the screen simulated the layouts chosen
+  // for simulation, and its best estimate is the best simulated iteration.
+  bool screened_by_simulation = false;
 };
 
 // A cluster's best simulated layout on one kind of capacity, run as whole-run trials.

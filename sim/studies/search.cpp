@@ -45,12 +45,16 @@ Space space_of(const scenario::Scenario& base, std::vector<int> node_counts) {
   space.gpus_per_node = base.cluster.gpus_per_node;
   space.node_counts = node_counts.empty() ? std::vector<int>{base.cluster.nodes} : std::move(node_counts);
   const auto& workload = base.model.workload;
-  if (const auto transformer = scenario::transformer_of(base.model); transformer && workload.tensor_splits())
+  space.tensor_splits = workload.tensor_splits();
+  if (const auto transformer = scenario::transformer_of(base.model); transformer && space.tensor_splits)
     space.heads = transformer->heads;
+  if (space.tensor_splits && base.parallelism.tensor > space.gpus_per_node) space.wide_tensor = base.parallelism.tensor;
   space.blocks = workload.block_count();
   space.experts = workload.expert_count();
   space.global_batch = base.global_batch();
   if (!base.parallelism.model_parallel()) space.global_batch *= base.training.strategy.accumulation;
+  if (base.model.trace && base.model.trace->format == "pytorch-profiler")
+    space.recorded_batch = base.model.batch_per_gpu;
   return space;
 }
 
@@ -58,8 +62,17 @@ std::vector<Candidate> enumerate(const Space& space) {
   std::vector<Candidate> out;
   for (int nodes : space.node_counts) {
     const int gpus = nodes * space.gpus_per_node;
-    for (int t = 1; t <= space.gpus_per_node; t *= 2) {
-      if (space.gpus_per_node % t != 0 || (t > 1 && (space.heads == 0 || space.heads % t != 0))) continue;
+    if (space.recorded_batch > 0) {
+      out.push_back(
+          {nodes, 1, 1, gpus, 1, space.recorded_batch, 1, PipelineSchedule::one_f_one_b, 1, 0, Recompute::none, false});
+      continue;
+    }
+    std::vector<int> tensor_degrees;
+    for (int t = 1; t <= space.gpus_per_node; t *= 2)
+      if (space.gpus_per_node % t == 0) tensor_degrees.push_back(t);
+    if (space.wide_tensor > 0 && gpus % space.wide_tensor == 0) tensor_degrees.push_back(space.wide_tensor);
+    for (int t : tensor_degrees) {
+      if (t > 1 && (space.heads > 0 ? space.heads % t != 0 : !space.tensor_splits)) continue;
       for (int p : divisors(gpus / t)) {
         if (p > 1 && p > space.blocks) continue;
         const int d = gpus / (t * p);
@@ -88,10 +101,30 @@ std::vector<Candidate> enumerate(const Space& space) {
   return out;
 }
 
-scenario::Fidelity fidelity_of(const Candidate& c, const Options& options) {
-  const bool coarse_allowed = c.model_parallel();
+scenario::Fidelity fidelity_of(const Candidate& c, const Options& options, int gpus_per_node) {
+  const bool coarse_allowed = c.model_parallel() && c.tensor <= gpus_per_node;
   if (options.fidelity && (*options.fidelity != scenario::Fidelity::coarse || coarse_allowed)) return *options.fidelity;
   return coarse_allowed ? scenario::Fidelity::coarse : scenario::Fidelity::aggregate;
+}
+
+void keep_applicable_overlaps(nlohmann::json& document, bool sequence_parallel, bool interleaved) {
+  const int zero_stage = document["training"].value("zero_stage", 0);
+  auto& training = document["training"];
+  // ZeRO-3 (FSDP, DeepSpeed) reduces each unit's gradients as its backward ends, whatever the scenario asked of
+  // bucketed data parallelism.
+  if (zero_stage >= 3 && training.value("overlap", true) == false) training.erase("overlap");
+  if (!document.contains("parallelism") || !document["parallelism"].contains("overlap")) return;
+  auto& overlap = document["parallelism"]["overlap"];
+  const auto drop_when = [&](const char* key, bool value, bool inapplicable) {
+    if (inapplicable && overlap.contains(key) && overlap[key] == value) overlap.erase(key);
+  };
+  // Megatron-Core overlaps tensor-parallel communication with its GEMMs only under sequence parallelism, and a
+  // pipeline's sends with compute only under the interleaved schedule; the parameter all-gather needs the distributed
+  // optimizer (ZeRO 1 or 2).
+  drop_when("tensor", true, !sequence_parallel);
+  drop_when("p2p", true, !interleaved);
+  drop_when("param_gather", true, zero_stage != 1 && zero_stage != 2);
+  drop_when("grad_reduce", false, zero_stage >= 3);
 }
 
 scenario::Scenario candidate_scenario(const scenario::Scenario& base, const Candidate& c, const Options& options) {
@@ -118,8 +151,10 @@ scenario::Scenario candidate_scenario(const scenario::Scenario& base, const Cand
   } else {
     document.erase("parallelism");
   }
+  keep_applicable_overlaps(document, c.sequence_parallel,
+                           c.schedule == scenario::PipelineSchedule::interleaved && c.virtual_stages > 1);
   auto& run = document["run"];
-  run["fidelity"] = std::string(scenario::to_string(fidelity_of(c, options)));
+  run["fidelity"] = std::string(scenario::to_string(fidelity_of(c, options, base.cluster.gpus_per_node)));
   if (options.iterations) run["iterations"] = *options.iterations;
   if (options.warmup_iterations) run["warmup_iterations"] = *options.warmup_iterations;
   return scenario::parse_scenario(document.dump(), base.origin);

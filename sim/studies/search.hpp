@@ -13,6 +13,8 @@
 #include "sim/simulate.hpp"
 #include "sim/studies/points.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <compare>
 #include <optional>
 #include <string>
@@ -28,14 +30,22 @@ namespace dtsim::studies::search {
 struct Space {
   int gpus_per_node = 1;
   std::vector<int> node_counts;  // each its own cluster
-  int heads = 0;                 // attention heads tensor parallelism splits; 0: no tensor parallelism
+  int heads = 0;                 // attention heads tensor parallelism splits (0: not a transformer)
   int blocks = 0;                // transformer blocks pipeline stages split; 0: no pipeline parallelism
   int experts = 0;               // experts of the MoE layers; 0: no expert parallelism
   std::int64_t global_batch = 0; // samples per iteration, the same for every candidate
+  // A PyTorch profiler trace is one GPU's recorded step: its batch is the only micro-batch, run data parallel without
+  // accumulation, ZeRO or recomputation, so the global batch follows the GPUs. 0: any micro-batch.
+  int recorded_batch = 0;
+  // A model without heads whose ops say how tensor parallelism splits them (MLPs, COTS HPC's network): tensor degrees
+  // need not divide heads.
+  bool tensor_splits = false;
+  int wide_tensor = 0; // the base's tensor degree where it spans nodes (COTS HPC's whole cluster); else 0
 };
 
 // The base scenario's bounds: heads from the model's transformer (model.transformer, or the published
-// configuration of a transformer preset) when its ops say how tensor parallelism splits them; blocks the distinct
+// configuration of a transformer preset) when its ops say how tensor parallelism splits them (tensor degrees up to
+// a node's GPUs, and the base's own where it is wider); blocks the distinct
 // models::Layer::block >= 0; experts the largest models::Layer::moe.experts; the global batch the samples one
 // iteration trains (Scenario::global_batch(), times the strategy's gradient accumulation for data parallelism).
 // `node_counts` empty: the base's node count.
@@ -60,7 +70,8 @@ struct Candidate {
 };
 
 // Every candidate of the space, in Candidate order (a pure function):
-//   tensor t: powers of two dividing gpus_per_node (tensor parallelism stays inside a node) and the heads;
+//   tensor t: powers of two dividing gpus_per_node (tensor parallelism stays inside a node) and the heads where the
+//   model has them, and the base's own degree where it is wider than a node (Space::wide_tensor);
 //   pipeline p: divisors of GPUs / t, at most the blocks (1 without blocks); data d = GPUs / (t p);
 //   expert e: divisors of d that divide the experts (1 without experts);
 //   micro-batch b in {1, 2, 4, 8} with global batch % (b d) == 0; micro-batches global / (b d);
@@ -68,6 +79,7 @@ struct Candidate {
 //   multiple of p (Megatron-LM's condition); with p == 1 the schedule does not matter and is 1f1b;
 //   ZeRO stage 0 or 1, and 3 when p == 1 (ZeRO-3 shards weights layer by layer, which pipelines cannot use);
 //   recompute none, selective or full; with t > 1 sequence parallelism off and on.
+// A recorded step (Space::recorded_batch) has one candidate per node count: data parallel over every GPU.
 std::vector<Candidate> enumerate(const Space& space);
 
 struct Options {
@@ -86,14 +98,20 @@ struct Options {
   engine::ChildLimits limit;     // each simulation's memory (simulate.hpp's MemoryLimit); default none
 };
 
-// The fidelity a candidate runs at: the requested one, except that "coarse" needs model parallelism (the others
-// run at "aggregate"); without a request coarse with model parallelism and aggregate without.
-scenario::Fidelity fidelity_of(const Candidate& candidate, const Options& options);
+// The fidelity a candidate runs at: the requested one, except that "coarse" needs model parallelism with its tensor
+// groups inside a node (the others run at "aggregate"); without a request coarse there and aggregate elsewhere.
+scenario::Fidelity fidelity_of(const Candidate& candidate, const Options& options, int gpus_per_node);
+
+// A scenario document's overlap choices (parallelism.overlap, training.overlap) kept where they apply to a layout with
+// this sequence parallelism, schedule and training.zero_stage; the others are removed, so that the layout takes the
+// defaults of its own framework version. A choice that can apply anywhere (an overlap turned off) stays.
+void keep_applicable_overlaps(nlohmann::json& document, bool sequence_parallel, bool interleaved);
 
 // The base scenario laid out as the candidate says: its "parallelism" section (tensor, pipeline, expert,
 // micro_batches, schedule, virtual_stages, sequence_parallel; the base's order and routing kept; none without model
 // parallelism), model.batch_per_gpu, training.zero_stage, training.recompute,
-// cluster.nodes, run.fidelity and the options' iterations. Without model parallelism the micro-batches become
+// cluster.nodes, run.fidelity and the options' iterations; the base's overlap choices where they apply
+// (keep_applicable_overlaps). Without model parallelism the micro-batches become
 // the strategy's gradient accumulation (the same global batch); with it accumulation is 1. Built by editing
 // scenario::to_json(base) and parsing it again: throws scenario::ScenarioError when the combination is invalid.
 scenario::Scenario candidate_scenario(const scenario::Scenario& base, const Candidate& candidate,

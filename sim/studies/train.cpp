@@ -230,6 +230,11 @@ lifecycle::JobTimes job_times(const scenario::Scenario& s, double iteration, dou
   return job;
 }
 
+bool iterates_in_several_shapes(const scenario::Scenario& s) {
+  return s.lifecycle.elastic.shrink ||
+         (s.lifecycle.spot.enabled && s.lifecycle.spot.policy == lifecycle::SpotPolicy::redundancy);
+}
+
 TrainResult train(const scenario::Scenario& s, int trials, std::uint64_t seed, int jobs, const SweepProgress& progress,
                   const MemoryLimit& limit, std::optional<double> given_iteration) {
   TrainResult r;

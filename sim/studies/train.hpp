@@ -73,6 +73,10 @@ scenario::Scenario while_draining(const scenario::Scenario& s, double* drain_rat
 // Throws scenario::ScenarioError naming the flag.
 std::optional<double> measured_iteration_time(const std::string& text);
 
+// Whether a whole run takes more than one iteration time: an elastic job's smaller shapes, redundant computation's
+// iteration with and without it. train() then simulates them and refuses a given `iteration`.
+bool iterates_in_several_shapes(const scenario::Scenario& s);
+
 // Simulates the iteration (and, for an asynchronous checkpoint over the NICs, the iteration while it drains), then
 // runs `trials` seeded trials of the whole run, `jobs` at a time in child processes.
 // `iteration`: seconds per iteration measured elsewhere (a real run's step time), used instead of simulating it; an

@@ -41,5 +41,38 @@ TEST(PlanCommand, TheShippedPlanCostsItsTimeAtTheInstancesPrice) {
   EXPECT_NE(inv.out.find("Cheapest on time: 4 x aws.p5.48xlarge (32 GPUs) on demand"), std::string::npos) << inv.out;
 }
 
+// An instance whose GPU cannot run the model is a row of the plan saying why, not the end of the plan: the V100 of a
+// p3.2xlarge has no bf16 rate (calibration/profiles/v100.json). Its row still carries the cluster's size and price
+// from the preset: 4 nodes x 1 GPU, 4 x 3.06 = 12.24 USD an hour.
+TEST(PlanCommand, AnInstanceThatCannotRunTheModelIsARowSayingWhy) {
+  TempDir dir;
+  const auto json = dir.path() / "plan.json";
+  const auto scenario = std::filesystem::path(DTSIM_SOURCE_DIR) / "scenarios/llama3-8b-pretraining-plan.json";
+  const auto inv = run_dtsim("plan '" + scenario.string() +
+                                 "' --steps 10 --instances aws.p3.2xlarge,aws.p5.48xlarge --nodes 4 --layouts 1 "
+                                 "--trials 1 --json '" +
+                                 json.string() + "'",
+                             dir);
+  ASSERT_EQ(inv.status, 0) << inv.err;
+  const auto d = nlohmann::json::parse(read_file(json));
+  ASSERT_EQ(d.at("clusters").size(), 2u);
+  const auto& v100 = d.at("clusters").at(0);
+  EXPECT_EQ(v100.at("instance"), "aws.p3.2xlarge");
+  EXPECT_EQ(v100.at("gpus"), 4);
+  EXPECT_NEAR(v100.at("price_usd_per_hour").get<double>(), 12.24, 1e-9);
+  EXPECT_TRUE(v100.at("why_none").get<std::string>().starts_with("cannot run: /model/precision")) << v100;
+  ASSERT_EQ(d.at("plans").size(), 1u);
+  EXPECT_EQ(d.at("plans").at(0).at("instance"), "aws.p5.48xlarge");
+}
+
+TEST(PlanCommand, AnEmptyInstanceListIsRefused) {
+  TempDir dir;
+  const auto scenario = std::filesystem::path(DTSIM_SOURCE_DIR) / "scenarios/llama3-8b-pretraining-plan.json";
+  const auto inv = run_dtsim("plan '" + scenario.string() + "' --steps 10 --instances ''", dir);
+  EXPECT_EQ(inv.status, 2);
+  EXPECT_NE(inv.err.find("--instances"), std::string::npos) << inv.err;
+  EXPECT_NE(inv.err.find("is empty"), std::string::npos) << inv.err;
+}
+
 } // namespace
 } // namespace dtsim::testing

@@ -18,15 +18,6 @@ namespace fs = std::filesystem;
 
 const fs::path kScenarios = fs::path(DTSIM_SOURCE_DIR) / "scenarios";
 
-// One test per shipped scenario, so that ctest spreads them over its jobs (together they are the suite's longest).
-std::vector<std::string> shipped_scenarios() {
-  std::vector<std::string> names;
-  for (const auto& entry : fs::directory_iterator(kScenarios))
-    if (entry.path().extension() == ".json") names.push_back(entry.path().stem().string());
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
 class ShippedScenarios : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ShippedScenarios, Runs) {
@@ -37,12 +28,8 @@ TEST_P(ShippedScenarios, Runs) {
   EXPECT_NE(inv.out.find("throughput"), std::string::npos) << inv.out;
 }
 
-INSTANTIATE_TEST_SUITE_P(Every, ShippedScenarios, ::testing::ValuesIn(shipped_scenarios()), [](const auto& info) {
-  std::string name = info.param;
-  std::replace_if(
-      name.begin(), name.end(), [](char c) { return !std::isalnum(c); }, '_');
-  return name;
-});
+INSTANTIATE_TEST_SUITE_P(Every, ShippedScenarios, ::testing::ValuesIn(shipped_scenarios()),
+                         [](const auto& info) { return test_name(info.param); });
 
 TEST(ShippedScenarios, AtLeastTheQuickstartShips) {
   EXPECT_GE(shipped_scenarios().size(), 2u);

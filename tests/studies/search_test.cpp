@@ -200,6 +200,43 @@ TEST(SearchEnumerate, WithoutTransformerOnlyDataParallelism) {
   EXPECT_TRUE(enumerate(Space{4, {1}, 0, 0, 0, 6}).empty());
 }
 
+// A candidate keeps the base's overlap choices where its layout can run them and takes its framework's defaults
+// where it cannot (Megatron-Core overlaps tensor-parallel communication with its GEMMs only under sequence
+// parallelism, and a pipeline's sends with compute only under the interleaved schedule): without that, the base's
+// choices made every 1F1B candidate of an interleaved scenario invalid.
+TEST(SearchCandidate, KeepsTheOverlapsItsLayoutCanRun) {
+  const nlohmann::json document = {
+      {"version", 1},
+      {"name", "overlaps"},
+      {"model", {{"preset", "gpt3-125m"}, {"batch_per_gpu", 1}, {"precision", "bf16"}}},
+      {"cluster", {{"nodes", 2}, {"gpus_per_node", 4}, {"gpu", "a100-80gb"}, {"nic", {{"bandwidth", "100Gbps"}}}}},
+      {"training", {{"framework", "megatron-core"}, {"zero_stage", 1}}},
+      {"parallelism",
+       {{"tensor", 2},
+        {"pipeline", 2},
+        {"schedule", "interleaved"},
+        {"virtual_stages", 2},
+        {"sequence_parallel", true},
+        {"global_batch", 8},
+        {"overlap", {{"tensor", true}, {"p2p", true}, {"grad_reduce", true}, {"param_gather", true}}}}}};
+  const auto base = scenario::parse_scenario(document.dump(), "overlaps.json");
+  ASSERT_TRUE(base.parallelism.overlap.tensor && base.parallelism.overlap.p2p);
+  const Candidate plain{2, 2, 2, 2, 1, 1, 4, PipelineSchedule::one_f_one_b, 1, 1, Recompute::none, false};
+  const auto s = candidate_scenario(base, plain, Options{});
+  EXPECT_FALSE(s.parallelism.overlap.tensor);
+  EXPECT_FALSE(s.parallelism.overlap.p2p);
+  EXPECT_TRUE(s.parallelism.overlap.grad_reduce); // applies to every layout with ZeRO 1
+  EXPECT_TRUE(s.parallelism.overlap.param_gather);
+  const Candidate same{2, 2, 2, 2, 1, 1, 4, PipelineSchedule::interleaved, 2, 1, Recompute::none, true};
+  const auto t = candidate_scenario(base, same, Options{});
+  EXPECT_TRUE(t.parallelism.overlap.tensor);
+  EXPECT_TRUE(t.parallelism.overlap.p2p);
+  // Without the distributed optimizer there is no parameter all-gather to overlap.
+  auto zero0 = same;
+  zero0.zero_stage = 0;
+  EXPECT_FALSE(candidate_scenario(base, zero0, Options{}).parallelism.overlap.param_gather);
+}
+
 TEST(SearchCandidate, ScenarioCarriesTheLayout) {
   const auto base = gpt3_125m();
   const Candidate c{2, 2, 2, 2, 1, 2, 2, PipelineSchedule::interleaved, 2, 1, Recompute::selective};
@@ -244,7 +281,7 @@ TEST(SearchCandidate, ScenarioCarriesTheLayout) {
   EXPECT_EQ(d.run.warmup_iterations, 2);
   options.fidelity = Fidelity::step;
   EXPECT_EQ(candidate_scenario(base, dp, options).run.fidelity, Fidelity::step);
-  EXPECT_EQ(fidelity_of(c, options), Fidelity::step);
+  EXPECT_EQ(fidelity_of(c, options, 8), Fidelity::step);
 }
 
 // The eight big layers on 4 V100 16GB (16e9 bytes), global batch 8: 18 candidates (b 1 or 2 x ZeRO 0, 1, 3 x 3

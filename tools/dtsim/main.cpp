@@ -303,9 +303,9 @@ int main(int argc, char** argv) {
   plan_cmd->add_option("--steps", plan.request.steps, "Iterations to train for, instead of --tokens");
   plan_cmd->add_option("--deadline", plan.request.deadline, "Time the run must finish in, such as 14d or 300h");
   plan_cmd->add_option("--budget", plan.request.budget, "Dollars the run may cost, such as 250k");
-  plan_cmd->add_option("--instances", plan.request.instances,
-                       "Instance presets to consider, comma-separated (default: every one with a price; dtsim list "
-                       "instances)");
+  plan_cmd->add_option_function<std::string>(
+      "--instances", [&plan](const std::string& names) { plan.request.instances = names; },
+      "Instance presets to consider, comma-separated (default: every one with a price; dtsim list instances)");
   plan_cmd->add_option("--nodes", plan.request.nodes, "Node counts to consider: 4,8,16 or 4..16 (doubling)");
   plan_cmd->add_option("--capacity", plan.request.capacity, "both (on demand and, where priced, spot) or on-demand")
       ->check(CLI::IsMember({"both", "on-demand"}));

@@ -90,9 +90,12 @@ std::string clusters_table(const studies::planning::Result& r, const TimeUnit& u
                                  c.spot_price_per_hour > 0 ? fmt::format("{:.2f}", c.spot_price_per_hour) : "-",
                                  std::to_string(c.counts.estimated)};
     if (c.best)
-      row.insert(row.end(), {fmt::format("{:.4f}", c.best->estimate_seconds),
-                             fmt::format("{:.2f}", c.screened_seconds / unit.scale),
-                             fmt::format("{:.0f}", c.screened_dollars), c.simulated ? "yes" : ""});
+      row.insert(row.end(),
+                 {fmt::format("{:.4f}", c.best->estimate_seconds),
+                  fmt::format("{:.2f}", c.screened_seconds / unit.scale), fmt::format("{:.0f}", c.screened_dollars),
+                  c.screened_by_simulation ? "yes (no estimate: screened by simulation)"
+                  : c.simulated            ? "yes"
+                                           : ""});
     else
       row.insert(row.end(), {"-", "-", "-", c.why_none});
     rows.push_back(std::move(row));
