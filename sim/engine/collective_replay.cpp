@@ -87,8 +87,9 @@ void Replay::run_lane(int rank, const graph::Collective& c, const collectives::S
       if (capped(send)) step_bytes += send.bytes;
     const double cap = wire.rate_cap / std::max<std::size_t>(1, lanes);
     // NCCL opens a network connection per channel (its sockets: NCCL_SOCKET_NTHREADS x NCCL_NSOCKS_PERTHREAD each),
-    // so a lane's flow to a peer stands for the channels it carries.
-    const double connections = std::max(1.0, static_cast<double>(wire.channels) / static_cast<double>(lanes));
+    // so a lane's flow to a peer stands for the channels it carries (of every rank the op stands for).
+    const double connections =
+        c.stands_for * std::max(1.0, static_cast<double>(wire.channels) / static_cast<double>(lanes));
     const Pair* slowest_out = nullptr; // the slowest outgoing path: a send-only step's latency term (rendezvous)
     auto waited = post_receives(k);    // before any send can block
     const auto received_count = waited.size();
@@ -217,12 +218,12 @@ double Replay::aggregated_latency(int rank, const std::vector<int>& members, con
 const Replay::ScheduleEntry& Replay::schedule_for(const graph::Collective& c) {
   if (auto found = schedules_.find(&c); found != schedules_.end()) return *found->second;
   const auto key = std::make_tuple(c.op, c.algorithm, c.protocol, c.group, c.bytes, c.root, c.aggregate,
-                                   c.reduce_seconds_per_byte, static_cast<const void*>(c.matrix.get()));
+                                   c.reduce_seconds_per_byte, c.stands_for, static_cast<const void*>(c.matrix.get()));
   auto [entry, inserted] = shared_schedules_.try_emplace(key);
   if (inserted) {
     const auto request = graph::resolved_request(c, graph_.groups[c.group], cluster_);
     entry->second.algorithm = request.algorithm;
-    entry->second.wire = collectives::wire_model(request);
+    entry->second.wire = graph::wire_model(c, request);
     entry->second.schedule = c.aggregate ? collectives::aggregate(request) : collectives::make_schedule(request);
   }
   schedules_.emplace(&c, &entry->second);

@@ -18,8 +18,8 @@ constexpr double kSwitchBackplane = 1e15;
 
 class PlatformBuilder {
 public:
-  explicit PlatformBuilder(const topologies::ClusterSpec& cluster)
-      : cluster_(cluster), network_(topologies::build_network(cluster)), router_(network_) {
+  PlatformBuilder(const topologies::ClusterSpec& cluster, int nic_share)
+      : cluster_(cluster), nic_share_(nic_share), network_(topologies::build_network(cluster)), router_(network_) {
     const auto& g = network_.graph;
     node_edges_.resize(static_cast<std::size_t>(cluster.nodes));
     for (const auto& e : network_.edges)
@@ -95,9 +95,17 @@ private:
 
   // What a link carries as data: NVLink and PCIe lose part of their datasheet rate to packet headers and flow
   // control (the GPU profile's efficiencies, from NCCL's topology model).
-  double capacity(const topologies::NetworkEdge& edge) const {
+  // Coarse fidelity widens a GPU's own PCIe link by the ranks whose network traffic it carries (nic_share_) where its
+  // GPUs talk to each other over NVLink: then that link carries nothing else.
+  double capacity(const topologies::NetworkEdge& edge, std::size_t a, std::size_t b) const {
     if (edge.kind == topologies::LinkClass::fabric) return edge.bandwidth * cluster_.fabric_efficiency;
-    if (edge.kind == topologies::LinkClass::pcie) return edge.bandwidth * cluster_.pcie_efficiency;
+    if (edge.kind == topologies::LinkClass::pcie) {
+      const auto& g = network_.graph;
+      const bool gpu_end = g[a].kind == topologies::VertexKind::gpu || g[b].kind == topologies::VertexKind::gpu;
+      const bool nvlink_peers = cluster_.intra_kind == topologies::IntraNodeKind::nvlink ||
+                                cluster_.intra_kind == topologies::IntraNodeKind::hybrid_cube_mesh;
+      return edge.bandwidth * cluster_.pcie_efficiency * (gpu_end && nvlink_peers ? nic_share_ : 1);
+    }
     return edge.bandwidth * cluster_.tcp.payload_efficiency(); // TCP/IP and Ethernet framing on TCP networks
   }
 
@@ -105,7 +113,9 @@ private:
     const auto& g = network_.graph;
     for (const int index : node_edges_[static_cast<std::size_t>(node)]) {
       const auto& e = network_.edges[static_cast<std::size_t>(index)];
-      duplex(zone, g[e].name, {capacity(g[e]), link_latency(g[e], boost::source(e, g), boost::target(e, g))});
+      duplex(zone, g[e].name,
+             {capacity(g[e], boost::source(e, g), boost::target(e, g)),
+              link_latency(g[e], boost::source(e, g), boost::target(e, g))});
     }
   }
 
@@ -126,8 +136,9 @@ private:
     std::vector<std::pair<sg4::Link*, sg4::Link*>> halves(network_.edges.size(), {nullptr, nullptr});
     for (const auto& e : network_.edges) {
       if (g[e].kind == topologies::LinkClass::attach) continue;
-      auto* link =
-          duplex(iface, g[e].name, {capacity(g[e]), link_latency(g[e], boost::source(e, g), boost::target(e, g))});
+      auto* link = duplex(iface, g[e].name,
+                          {capacity(g[e], boost::source(e, g), boost::target(e, g)),
+                           link_latency(g[e], boost::source(e, g), boost::target(e, g))});
       halves[static_cast<std::size_t>(g[e].index)] = {link->get_link_up(), link->get_link_down()};
     }
     zone->set_links(std::move(halves));
@@ -260,6 +271,7 @@ private:
   }
 
   const topologies::ClusterSpec& cluster_;
+  int nic_share_ = 1;
   topologies::NetworkModel network_;
   topologies::Router router_;
   std::vector<std::vector<int>> node_edges_; // edges inside each node
@@ -270,8 +282,8 @@ private:
 
 } // namespace
 
-Platform build_platform(const topologies::ClusterSpec& cluster) {
-  return PlatformBuilder(cluster).build();
+Platform build_platform(const topologies::ClusterSpec& cluster, int nic_share) {
+  return PlatformBuilder(cluster, nic_share).build();
 }
 
 } // namespace dtsim::engine

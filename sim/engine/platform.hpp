@@ -27,6 +27,8 @@ struct Platform {
 //   torus and ring: SimGrid's TorusZone with those node zones as its points;
 //   networks with every switch drawn (spines, k-ary fat-trees, rails, dragonflies, explicit): one GraphZone
 //     (graph_zone.hpp) holding every host and link, routed by the Router with per-flow ECMP.
-Platform build_platform(const topologies::ClusterSpec& cluster);
+// nic_share: the ranks each GPU's network traffic stands for (graph::ExecutionGraph::nic_share); a GPU's own PCIe link
+// on a node whose GPUs talk over NVLink carries only its network traffic, so it is that many times as wide.
+Platform build_platform(const topologies::ClusterSpec& cluster, int nic_share = 1);
 
 } // namespace dtsim::engine

@@ -28,7 +28,7 @@ namespace detail {
 ReplayResult Replay::run() {
   configure_engine();
   if (options_.sample_links) sg_link_load_plugin_init(); // before the links exist: it attaches to each as created
-  platform_ = build_platform(cluster_);
+  platform_ = build_platform(cluster_, graph_.nic_share);
   // The network model sets its latency factor when the platform creates it (LV08: 13.01, CM02: 1).
   latency_factor_ = simgrid::config::get_value<double>("network/latency-factor");
   explicit_latency_ = cluster_.compute_capability > 0;
@@ -260,7 +260,10 @@ double Replay::send_recv(int rank, const graph::SendRecv& op, graph::Stream stre
   const double start = sg4::Engine::get_clock();
   if (op.send) {
     posted_sends_[channel_key(rank, op.peer, stream)].push_back(start);
-    put_init(p2p_mailbox(rank, op.peer, stream), &token_, op.bytes, pair(rank, op.peer))->detach();
+    // Coarse fidelity: a transfer between nodes carries the traffic of the ranks it stands for, over their connections.
+    const auto& route = pair(rank, op.peer);
+    const double connections = route.link == collectives::LinkClass::network ? graph_.nic_share : 1;
+    put_init(p2p_mailbox(rank, op.peer, stream), &token_, op.bytes, route, -1, connections)->detach();
     account(rank, pair(rank, op.peer), op.bytes, op.bytes, it);
     return start;
   }

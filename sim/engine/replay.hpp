@@ -261,7 +261,7 @@ private:
   std::map<std::tuple<int, int, int>, sg4::Mailbox*> lane_boxes_; // (from, to, lane > 0)
   using CollectiveKey =
       std::tuple<collectives::Operation, collectives::Algorithm, collectives::Protocol, int, double, int, bool, double,
-                 const void*>; // what a Collective describes, its matrix by address
+                 double, const void*>; // what a Collective describes, its matrix by address
   std::map<CollectiveKey, ScheduleEntry> shared_schedules_;
   std::unordered_map<const graph::Collective*, const ScheduleEntry*> schedules_;  // per op: its call's entry
   std::set<std::pair<const graph::Collective*, std::uint32_t>> switches_started_; // (collective, iteration)

@@ -45,7 +45,26 @@ collectives::Request collective_request(const Collective& c, const std::vector<i
 
 collectives::Request resolved_request(const Collective& c, const std::vector<int>& members,
                                       const topologies::ClusterSpec& cluster) {
-  return collectives::resolve(collective_request(c, members, cluster));
+  if (c.stands_for == 1) return collectives::resolve(collective_request(c, members, cluster));
+  // NCCL chooses for the bytes one rank posts; the request then carries the bytes of every rank it stands for.
+  // (The choice does not depend on an all-to-all-v's matrix: left out rather than copied and scaled.)
+  auto one = c;
+  one.bytes = c.bytes / c.stands_for;
+  one.matrix = nullptr;
+  auto request = collectives::resolve(collective_request(one, members, cluster));
+  request.bytes = c.bytes;
+  if (c.matrix) request.matrix = *c.matrix;
+  return request;
+}
+
+collectives::WireModel wire_model(const Collective& c, const collectives::Request& resolved) {
+  if (c.stands_for == 1) return collectives::wire_model(resolved);
+  auto one = resolved;
+  one.bytes = c.bytes / c.stands_for;
+  one.matrix.clear();
+  auto wire = collectives::wire_model(one);
+  wire.rate_cap *= c.stands_for;
+  return wire;
 }
 
 } // namespace dtsim::graph

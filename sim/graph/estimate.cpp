@@ -65,7 +65,7 @@ double closed_form_seconds(const topologies::ClusterSpec& cluster, const Paths& 
     network = std::min(network, paths.nic_bandwidth * count / std::max(count, sharers(node)));
   if (paths.connection_cap > 0) network = std::min(network, paths.connection_cap);
   const double gamma = c.reduce_seconds_per_byte;
-  const auto wire = collectives::wire_model(request);
+  const auto wire = wire_model(c, request);
   if (per_node.size() == 1) {
     const auto link = request.nccl.nvlink ? LinkClass::nvlink : LinkClass::pcie;
     return collectives::closed_form_time(request, wire, link, paths.alpha_intra, paths.bandwidth_intra, gamma);

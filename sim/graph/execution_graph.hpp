@@ -65,6 +65,9 @@ struct Collective {
   int root = 0;                       // position of the root (broadcast, reduce, send_recv)
   bool aggregate = false;             // fidelity: each phase as one set of concurrent flows (collectives::aggregate)
   double reduce_seconds_per_byte = 0; // GPU time to reduce one byte of input (from the GPU profile)
+  // Coarse fidelity: the ranks whose traffic this op's flows carry (bytes already counts them all). NCCL's choices
+  // (algorithm, protocol, channels) follow one rank's bytes, and its per-rank rate cap and connections scale by it.
+  double stands_for = 1;
   // all_to_all_v: bytes from position i to j at [i * n + j]; shared by the ops that carry the same one (every member
   // of an expert group posts its layer's: 128 experts' matrices copied per rank took gigabytes).
   std::shared_ptr<const std::vector<double>> matrix;
@@ -157,6 +160,10 @@ struct ExecutionGraph {
   std::vector<Server> servers;             // parameter-server shards (PushPull ops address them)
   // Per rank, per iteration: the factor its compute ops take longer by (stragglers); empty: 1 everywhere.
   std::vector<std::vector<double>> compute_slowdown;
+  // Coarse fidelity: the ranks whose network traffic each simulated rank's carries (its tensor-parallel peers behind
+  // the same NIC, whose ops are Collective::stands_for that many). Each GPU's own PCIe link to its NIC carries their
+  // traffic too, so the platform widens it by this; 1 at every other fidelity.
+  int nic_share = 1;
 
   int rank_count() const { return static_cast<int>(rank_program.size()); }
   const Program& program_of(int rank) const { return programs.at(rank_program.at(rank)); }

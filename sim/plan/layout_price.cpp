@@ -278,7 +278,8 @@ LayoutPrice LayoutPricer::price(const LayoutSpec& l, const topologies::ClusterSp
   const auto closed_form = [&](Operation op, double bytes, const std::vector<int>& group, bool crosses) {
     graph::Collective c;
     c.op = op;
-    c.bytes = bytes * (crosses ? nic_share : 1);
+    c.stands_for = crosses ? nic_share : 1;
+    c.bytes = bytes * c.stands_for;
     c.algorithm = collectives::Algorithm::automatic;
     c.aggregate = true;
     c.reduce_seconds_per_byte = base_.gpu.reduce_seconds_per_byte();

@@ -44,6 +44,7 @@ std::uint32_t ModelParallelPlanner::add_collective(Operation op, double bytes, i
   graph::Collective c;
   c.op = op;
   c.bytes = bytes * share;
+  c.stands_for = share;
   c.group = group;
   c.algorithm = collectives::Algorithm::automatic;
   c.aggregate = s_.run.fidelity != scenario::Fidelity::step;
