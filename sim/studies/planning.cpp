@@ -280,8 +280,10 @@ Result plan(const scenario::Scenario& base, const Options& options, const SweepP
 
   // Each chosen cluster's best layouts simulated; its fastest is its plan's layout.
   std::size_t done = 0, total = 0;
+  // The layouts each chosen cluster will simulate (fewer than asked where fewer fit; none where the screen simulated
+  // them) and its trials: the count the progress reaches.
   for (auto i : chosen)
-    total += static_cast<std::size_t>(search_options.simulate) +
+    total += (result.clusters[i].screened_by_simulation ? 0 : prepared[i].points.size()) +
              static_cast<std::size_t>(options.trials) * (result.clusters[i].spot_price_per_hour > 0 ? 2 : 1);
   const auto step = [&](std::size_t d, std::size_t) {
     if (progress) progress(done + d, total);
@@ -301,7 +303,7 @@ Result plan(const scenario::Scenario& base, const Options& options, const SweepP
   // A shard stops at its layouts: the trials run where the shards are merged.
   if (search_options.resume && search_options.resume->finished_shard()) return result;
   for (auto i : chosen)
-    done += static_cast<std::size_t>(prepared[i].counts.simulated);
+    done += result.clusters[i].screened_by_simulation ? 0 : prepared[i].points.size();
   for (auto i : chosen) {
     auto& cluster = result.clusters[i];
     const auto& searched = prepared[i];

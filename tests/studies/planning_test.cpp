@@ -113,6 +113,27 @@ TEST(Plan, TheCheapestPlanOnTimeIsTheOneAHandCalculationPicks) {
   EXPECT_TRUE(planned.binding.empty()) << planned.binding;
 }
 
+// The progress a plan reports counts the work it does: each simulated cluster's layouts (as many as were chosen, which
+// may be fewer than --layouts) and its trials on each capacity (two on spot and on demand for a2-highgpu-8g, one for
+// p4d), and it ends at its total.
+TEST(Plan, ItsProgressCountsItsWorkAndReachesItsTotal) {
+  const auto base = read(small_job());
+  auto options = two_by_two();
+  std::size_t last_done = 0, first_total = 0, last_total = 0;
+  const auto planned = plan(base, options, [&](std::size_t done, std::size_t total) {
+    EXPECT_GE(done, last_done);
+    last_done = done;
+    if (first_total == 0) first_total = total;
+    last_total = total;
+  });
+  std::size_t work = 0;
+  for (const auto& c : planned.clusters)
+    if (c.simulated) work += static_cast<std::size_t>(c.counts.simulated) + 2 * (c.spot_price_per_hour > 0 ? 2 : 1);
+  EXPECT_EQ(first_total, work);
+  EXPECT_EQ(last_total, work);
+  EXPECT_EQ(last_done, work);
+}
+
 TEST(Plan, AnUnreachableDeadlineSaysWhichPlanComesNearestAndByHowMuch) {
   const auto base = read(small_job());
   auto options = two_by_two();

@@ -215,6 +215,10 @@ private:
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
   mutable bool warned_ = false;
   mutable std::chrono::steady_clock::time_point last_line_ = start_; // not a terminal: the last line written
+  mutable bool wrote_line_ = false, ended_ = false;
+  // The first update: the pace is measured from there, so that the work before the first point (a search's screen)
+  // does not count as the points' time.
+  mutable std::optional<std::pair<std::chrono::steady_clock::time_point, std::size_t>> first_;
 };
 
 using report::csv_field;
