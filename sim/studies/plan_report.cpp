@@ -18,8 +18,8 @@ namespace dtsim::studies::planning {
 using nlohmann::json;
 
 // "15T", "100B", "2.5e11", "250k": a count as ML papers write token counts and budgets (K thousand, M million, B
-// billion, T trillion); `flag` names it in the message.
-double parse_count(const std::string& flag, std::string text) {
+// billion, T trillion); `flag` names it in the message, and `example` what is expected.
+double parse_count(const std::string& flag, std::string text, const char* example) {
   text = trim(text);
   if (!text.empty() && text.front() == '$') text.erase(0, 1);
   if (text.size() > 3 && text.ends_with("USD")) text = trim(text.substr(0, text.size() - 3));
@@ -52,9 +52,18 @@ double parse_count(const std::string& flag, std::string text) {
     used = 0;
   }
   if (used == 0 || used != text.size() || !std::isfinite(value) || value <= 0)
-    throw scenario::ScenarioError(
-        flag, "", fmt::format("expected a positive count such as 100B, 2.5e11 or 250k, got \"{}\"", text));
+    throw scenario::ScenarioError(flag, "", fmt::format("expected {}, got \"{}\"", example, text));
   return value * scale;
+}
+
+// A run's iterations: whole, and at most a trillion (a millisecond each would be 31 years), so that the run's
+// arithmetic stays exact in 64-bit integers.
+static std::int64_t run_steps_of(const std::string& flag, double steps) {
+  constexpr double kMostSteps = 1e12;
+  if (steps > kMostSteps)
+    throw scenario::ScenarioError(
+        flag, "", fmt::format("makes {:.3g} iterations; at most {:.0e} are simulated", steps, kMostSteps));
+  return static_cast<std::int64_t>(steps);
 }
 
 Options plan_options(const scenario::Scenario& base, const Request& request) {
@@ -91,9 +100,15 @@ Options plan_options(const scenario::Scenario& base, const Request& request) {
       throw scenario::ScenarioError("--tokens", "",
                                     fmt::format("the model counts {} (not tokens): give --steps instead", sample.name));
     const double per_step = static_cast<double>(search::space_of(base).global_batch) * sample.per_sample;
-    options.steps = static_cast<std::int64_t>(std::ceil(parse_count("--tokens", request.tokens) / per_step));
+    options.steps = run_steps_of("--tokens", std::ceil(parse_count("--tokens", request.tokens) / per_step));
   }
-  if (!request.steps.empty()) options.steps = static_cast<std::int64_t>(parse_count("--steps", request.steps));
+  if (!request.steps.empty()) {
+    const double steps = parse_count("--steps", request.steps, "a whole number of iterations such as 20000 or 250k");
+    if (steps != std::floor(steps))
+      throw scenario::ScenarioError("--steps", "",
+                                    fmt::format("expected a whole number of iterations, got \"{}\"", request.steps));
+    options.steps = run_steps_of("--steps", steps);
+  }
   if (!request.deadline.empty()) {
     const auto seconds = scenario::parse_quantity(request.deadline, scenario::Dimension::duration);
     if (!seconds || *seconds <= 0)
@@ -101,7 +116,8 @@ Options plan_options(const scenario::Scenario& base, const Request& request) {
           "--deadline", "", fmt::format("expected a duration such as 14d or 300h, got \"{}\"", request.deadline));
     options.deadline = *seconds;
   }
-  if (!request.budget.empty()) options.budget = parse_count("--budget", request.budget);
+  if (!request.budget.empty())
+    options.budget = parse_count("--budget", request.budget, "a positive amount of US dollars such as 250k or $1.2M");
   if (request.capacity != "both" && request.capacity != "on-demand")
     throw scenario::ScenarioError("--capacity", "",
                                   fmt::format("expected both or on-demand, got \"{}\"", request.capacity));

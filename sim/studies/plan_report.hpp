@@ -29,8 +29,9 @@ struct Request {
 };
 
 // "15T", "100B", "2.5e11", "250k", "$250k": a count as ML papers write token counts and budgets (K thousand, M
-// million, B billion, T trillion). Throws scenario::ScenarioError naming `flag`.
-double parse_count(const std::string& flag, std::string text);
+// million, B billion, T trillion). Throws scenario::ScenarioError naming `flag` and saying `example` was expected.
+double parse_count(const std::string& flag, std::string text,
+                   const char* example = "a positive count such as 100B, 2.5e11 or 250k");
 
 // The plan's options for `base`; jobs, the memory limit and the resume store are the caller's.
 Options plan_options(const scenario::Scenario& base, const Request& request);

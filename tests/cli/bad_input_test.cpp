@@ -101,7 +101,8 @@ TEST(BadInputFiles, BadNodeListForSweep) {
 }
 
 // dtsim plan refuses its own flags before anything runs, naming the flag: an instance that is no preset, a token count
-// for a model that counts samples, a deadline that is no duration.
+// for a model that counts samples, a deadline that is no duration, a budget that is no amount, a run of part of an
+// iteration or of more iterations than 64-bit arithmetic keeps exact, a negative seed (it used to wrap around).
 TEST(BadInputFiles, PlanNamesTheFlagItRefuses) {
   TempDir dir;
   const auto file = "'" + dir.write("scenario.json", kValid).string() + "'";
@@ -109,7 +110,10 @@ TEST(BadInputFiles, PlanNamesTheFlagItRefuses) {
       {"--steps 100 --instances aws.p5.48xlarge,nope.x", "--instances: unknown instance preset \"nope.x\""},
       {"--tokens 100B", "--tokens: the model counts"},
       {"--steps 100 --deadline soon", "--deadline: expected a duration"},
-      {"--steps 100 --budget -5", "--budget: expected a positive count"}};
+      {"--steps 100 --budget -5", "--budget: expected a positive amount of US dollars"},
+      {"--steps 2.5", "--steps: expected a whole number of iterations"},
+      {"--steps 1e20", "--steps: makes 1e+20 iterations; at most 1e+12"},
+      {"--steps 100 --seed -1", "--seed: expected a whole number from 0 to 18446744073709551615, got \"-1\""}};
   for (const auto& [flags, message] : cases) {
     const auto inv = run_dtsim("plan " + file + " " + flags, dir);
     EXPECT_EQ(inv.status, 2) << flags;

@@ -74,5 +74,15 @@ TEST(PlanCommand, AnEmptyInstanceListIsRefused) {
   EXPECT_NE(inv.err.find("is empty"), std::string::npos) << inv.err;
 }
 
+// 10^30 tokens in steps of 512 x 8,192 = 4,194,304 tokens make 2.4e23 iterations: refused naming --tokens, where the
+// cast to a 64-bit count used to overflow.
+TEST(PlanCommand, ARunLongerThanATrillionIterationsIsRefused) {
+  TempDir dir;
+  const auto scenario = std::filesystem::path(DTSIM_SOURCE_DIR) / "scenarios/llama3-8b-pretraining-plan.json";
+  const auto inv = run_dtsim("plan '" + scenario.string() + "' --tokens 1e30", dir);
+  EXPECT_EQ(inv.status, 2);
+  EXPECT_NE(inv.err.find("--tokens: makes 2.38e+23 iterations"), std::string::npos) << inv.err;
+}
+
 } // namespace
 } // namespace dtsim::testing

@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <optional>
 
@@ -39,6 +40,20 @@ CLI::Validator count(std::int64_t min, std::int64_t max) {
         return {};
       },
       fmt::format("INT in {}..{}", min, max));
+}
+
+// A seed: a whole number from 0 to 2^64 - 1 (a negative one would wrap around to a seed nobody asked for).
+CLI::Validator seed_value() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        std::uint64_t value = 0;
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+        if (ec != std::errc{} || end != text.data() + text.size())
+          return fmt::format("expected a whole number from 0 to {}, got \"{}\"",
+                             std::numeric_limits<std::uint64_t>::max(), text);
+        return {};
+      },
+      "UINT64");
 }
 
 // A node's price per hour in USD: a finite number from 0 to the format's bound (NaN compares false to every bound).
@@ -167,6 +182,9 @@ int main(int argc, char** argv) {
   auto json_option = [](CLI::App* cmd, std::string& json, const std::string& what) {
     cmd->add_option("--json", json, fmt::format("Write {} as JSON to FILE (- for stdout)", what));
   };
+  auto seed_option = [](CLI::App* cmd, std::optional<std::uint64_t>& seed, const std::string& text) {
+    cmd->add_option("--seed", seed, text)->check(seed_value());
+  };
   auto html_option = [](CLI::App* cmd, std::string& html) {
     cmd->add_option("--html", html, "Write a self-contained HTML report with figures to FILE (opens offline)");
   };
@@ -249,7 +267,7 @@ int main(int argc, char** argv) {
   strategies_opt->excludes(policies_opt);
   compare_cmd->add_option("--trials", compare.trials, "With --policies: seeded trials of each run (default 100)")
       ->check(count(1, 1'000'000));
-  compare_cmd->add_option("--seed", compare.seed, "With --policies: seed of the first trial (default: run.seed)");
+  seed_option(compare_cmd, compare.seed, "With --policies: seed of the first trial (default: run.seed)");
   parallel_options(compare_cmd, compare.csv_out, compare.jobs);
   json_option(compare_cmd, compare.json_out, "every strategy's full result (an array)");
   html_option(compare_cmd, compare.html_out);
@@ -263,7 +281,7 @@ int main(int argc, char** argv) {
                "train over seeded trials");
   scenario_options(train_cmd, train.scenario, train.sets);
   train_cmd->add_option("--trials", train.trials, "Seeded trials of the run (default 100)")->check(count(1, 1'000'000));
-  train_cmd->add_option("--seed", train.seed, "Seed of the first trial (default: the scenario's run.seed)");
+  seed_option(train_cmd, train.seed, "Seed of the first trial (default: the scenario's run.seed)");
   train_cmd->add_option("--iteration-time", train.iteration_time,
                         "Seconds per iteration measured on a real run (such as 6.1s), used instead of simulating it");
   parallel_options(train_cmd, train.csv_out, train.jobs);
@@ -320,7 +338,7 @@ int main(int argc, char** argv) {
       ->check(count(1, 1000));
   plan_cmd->add_option("--trials", plan.request.trials, "Whole-run trials per plan (default 20)")
       ->check(count(1, 100'000));
-  plan_cmd->add_option("--seed", plan.seed, "Seed of the first trial (default: the scenario's run.seed)");
+  seed_option(plan_cmd, plan.seed, "Seed of the first trial (default: the scenario's run.seed)");
   parallel_options(plan_cmd, plan.csv_out, plan.jobs);
   json_option(plan_cmd, plan.json_out, "every cluster screened and every plan");
   html_option(plan_cmd, plan.html_out);
