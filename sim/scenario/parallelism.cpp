@@ -196,10 +196,6 @@ void read_parallelism(const Object& top, Scenario& s) {
         "give parallelism.tensor, or another strategy");
   if (spec.sequence_parallel && spec.tensor == 1) p.fail("sequence_parallel", "needs tensor > 1");
   check_context(p, s);
-  if (spec.overlap.p2p && !spec.interleaved())
-    p.fail("overlap", "p2p: Megatron-Core (to v0.8, as dtsim models it) overlaps a pipeline's sends with compute only "
-                      "under the interleaved schedule with virtual_stages > 1 (its other schedules wait for each send "
-                      "and receive)");
   if (spec.overlap.tensor && !spec.sequence_parallel)
     p.fail("overlap", "tensor: Megatron-Core overlaps tensor-parallel communication with its GEMMs only under "
                       "sequence parallelism (\"sequence_parallel\": true)");

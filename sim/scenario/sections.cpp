@@ -114,6 +114,20 @@ void resolve_framework(const Object& top, Scenario& s) {
     throw ScenarioError(top.file(), top.pointer("training") + "/overlap",
                         fmt::format("{} cannot reduce gradients while backward runs; set it false", f.display_name));
   auto& spec = s.parallelism;
+  if (spec.overlap.given.p2p.value_or(false)) {
+    const auto pointer = top.pointer("parallelism") + "/overlap/p2p";
+    if (!f.overlap_p2p)
+      throw ScenarioError(top.file(), pointer,
+                          fmt::format("{} waits for each pipeline send and receive: it has no option to overlap them "
+                                      "(Megatron-LM's came in 2023); set it false, or use megatron-core",
+                                      f.display_name));
+    if (!spec.interleaved())
+      throw ScenarioError(top.file(), pointer,
+                          fmt::format("{} overlaps a pipeline's sends with compute only under the interleaved "
+                                      "schedule with virtual_stages > 1 (its other schedules wait for each send and "
+                                      "receive); set it false",
+                                      f.display_name));
+  }
   spec.overlap.p2p = overlaps_p2p(f, spec);
   if (!f.distributed_optimizer && s.training.zero_stage > 0)
     throw ScenarioError(
