@@ -188,13 +188,31 @@ bool Object::boolean(std::string_view key, std::optional<bool> fallback) const {
   return v.get<bool>();
 }
 
+// Text that reaches a terminal, a report or a file name must not steer them: control characters (an escape sequence
+// rewrites the terminal) other than tab and newline, and Unicode's bidirectional overrides and isolates (U+202A to
+// U+202E, U+2066 to U+2069: a name that reads differently from what it is).
+static std::optional<std::size_t> steering_character(const std::string& text) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if ((c < 0x20 && c != '\t' && c != '\n') || c == 0x7f) return i;
+    if (c == 0xe2 && i + 2 < text.size()) {
+      const auto b = static_cast<unsigned char>(text[i + 1]), d = static_cast<unsigned char>(text[i + 2]);
+      if ((b == 0x80 && d >= 0xaa && d <= 0xae) || (b == 0x81 && d >= 0xa6 && d <= 0xa9)) return i;
+    }
+  }
+  return std::nullopt;
+}
+
 std::string Object::string(std::string_view key, std::optional<std::string> fallback, bool allow_empty) const {
   const std::string expected = allow_empty ? "a string" : "a non-empty string";
   if (!has(key) && fallback) return *fallback;
   const json& v = required(key, expected);
   if (!v.is_string() || (!allow_empty && v.get<std::string>().empty()))
     fail(key, fmt::format("expected {}, got {}", expected, show(v)));
-  return v.get<std::string>();
+  auto text = v.get<std::string>();
+  if (const auto at = steering_character(text))
+    fail(key, fmt::format("expected printable text, got a control or text-direction character at byte {}", *at));
+  return text;
 }
 
 std::string Object::choice(std::string_view key, const std::vector<std::string>& allowed, std::string_view what,

@@ -87,6 +87,17 @@ const HostileCase kCases[] = {
     {"duplicate_key", "run", replace(kValid, R"("nodes": 2)", R"("nodes": -5, "nodes": 2)"), "", "/cluster/nodes",
      "given twice"},
     {"bytes_not_utf8", "run", replace(kValid, "hostile", "\xff\xfe"), "", "scenario.json", "malformed JSON"},
+    // Text that would steer the terminal or read backwards: an escape sequence (clear the screen), a right-to-left
+    // override (U+202E, as \u escape and as its UTF-8 bytes).
+    {"name_with_an_escape_sequence", "run", replace(kValid, R"("hostile")", R"("x\u001b[2J")"), "", "/name",
+     "control or text-direction character at byte 1"},
+    {"name_with_a_right_to_left_override", "run", replace(kValid, R"("hostile")", R"("abc\u202Egpj.exe")"), "", "/name",
+     "control or text-direction character at byte 3"},
+    {"description_with_a_raw_override", "run",
+     replace(kValid, R"("name": "hostile",)",
+             "\"name\": \"hostile\", \"description\": \"a\xe2\x80\xae"
+             "b\","),
+     "", "/description", "control or text-direction character at byte 1"},
     {"not_an_object", "run", "[1, 2, 3]", "", "scenario.json", "expected a JSON object"},
     {"empty_file", "run", " ", "", "scenario.json", "malformed JSON"},
     // Counts the format bounds, so that every product stays exact.
