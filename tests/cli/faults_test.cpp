@@ -149,7 +149,8 @@ TEST(Faults, HoursOfWorkAreAnnouncedAtTheStart) {
   run.wait();
   EXPECT_NE(text.find("/1000000 done in"), std::string::npos) << text;
   EXPECT_NE(text.find("more at this pace"), std::string::npos) << text;
-  // stderr is a file here, not a terminal: a progress line came every five seconds, the first before the warning.
+  // stderr is a file here, not a terminal: a progress line comes every five seconds, and the first before the warning
+  // however slowly the trials come (the update that warns writes its line first).
   const auto line = text.find("train: trials run: ");
   ASSERT_NE(line, std::string::npos) << text;
   EXPECT_LT(line, text.find("warning: train:")) << text;

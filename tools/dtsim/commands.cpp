@@ -229,7 +229,24 @@ void ProgressLine::update(std::size_t done, std::size_t total) const {
   const auto now = std::chrono::steady_clock::now();
   const double elapsed = std::chrono::duration<double>(now - start_).count();
   if (!first_) first_ = std::make_pair(now, done);
-  // The forecast: the work left at the pace of the points done since the first update, once that has run a while.
+  if (terminal_) {
+    std::cerr << fmt::format("\r{}: {}/{} done", label_, done, total) << std::flush;
+  } else {
+    // Piped or logged (a batch job's output): a line every few seconds instead of a line redrawn, so that a long run
+    // is seen to move, and the last point's (N/N) where any line came before it or the work took that long. Lines
+    // come as points finish; a single long simulation shows none until it ends (a ticking thread would share the
+    // process with the forks that run the simulations).
+    constexpr auto kLineEvery = std::chrono::seconds(5);
+    const bool last = done >= total && !ended_ && (wrote_line_ || now - start_ >= kLineEvery);
+    ended_ = ended_ || last;
+    if (last || (done < total && now - last_line_ >= kLineEvery)) {
+      last_line_ = now;
+      wrote_line_ = true;
+      std::cerr << fmt::format("{}: {}/{} done in {}\n", label_, done, total, report::format_seconds(elapsed));
+    }
+  }
+  // The forecast, after the line (a log shows the progress first, however slowly the points come): the work left at
+  // the pace of the points done since the first update, once that has run a while.
   const double observed = std::chrono::duration<double>(now - first_->first).count();
   const std::size_t finished = done - std::min(done, first_->second);
   if (!warned_ && finished > 0 && done < total && observed >= kPaceSeconds) {
@@ -240,22 +257,6 @@ void ProgressLine::update(std::size_t done, std::size_t total) const {
                 << fmt::format("warning: {}: {}/{} done in {}; the rest will take about {} more at this pace (Ctrl-C "
                                "stops it; ask for less to finish sooner)\n",
                                label_, done, total, report::format_seconds(elapsed), report::format_seconds(left));
-  }
-  if (terminal_) {
-    std::cerr << fmt::format("\r{}: {}/{} done", label_, done, total) << std::flush;
-    return;
-  }
-  // Piped or logged (a batch job's output): a line every few seconds instead of a line redrawn, so that a long run is
-  // seen to move. Lines come as points finish; a single long simulation shows none until it ends (a ticking thread
-  // would share the process with the forks that run the simulations).
-  // The last point gets its line too (N/N) where any line came before it or the work took that long.
-  constexpr auto kLineEvery = std::chrono::seconds(5);
-  const bool last = done >= total && !ended_ && (wrote_line_ || now - start_ >= kLineEvery);
-  ended_ = ended_ || last;
-  if (last || (done < total && now - last_line_ >= kLineEvery)) {
-    last_line_ = now;
-    wrote_line_ = true;
-    std::cerr << fmt::format("{}: {}/{} done in {}\n", label_, done, total, report::format_seconds(elapsed));
   }
 }
 
