@@ -9,6 +9,12 @@ namespace dtsim::calibration::detail {
 
 namespace {
 
+// Physical bounds on the energies, far outside any GPU's (an H100 spends 0.8 pJ a bf16 GEMM FLOP and 91 pJ a byte of
+// HBM; a 2012 GTX 680, about 65 pJ a FLOP): past them the clock the limit allows falls to nothing and a kernel's
+// time to infinity, which the simulation cannot carry.
+constexpr double kMostJoulesPerFlop = 1e-9; // 1 kW at 1 TFLOP/s
+constexpr double kMostJoulesPerByte = 1e-8; // 1 kW at 100 GB/s
+
 // "sustained": the energy of work at the power limit and the clock's two ends.
 void read_sustained(const Reader& r, const json& s, const GpuProfile& g, GpuProfile::Power& p) {
   const std::string at = "/power/sustained";
@@ -26,9 +32,15 @@ void read_sustained(const Reader& r, const json& s, const GpuProfile& g, GpuProf
       if (!g.peak_flops.contains(precision))
         r.fail(pointer(path, name), fmt::format("/peak_flops has no {} entry", name));
       out[precision] = r.number(value, pointer(path, name), "a positive number of joules per FLOP", 0, false);
+      if (out[precision] > kMostJoulesPerFlop)
+        r.fail(pointer(path, name), fmt::format("expected at most {:g} joules per FLOP (1 kW at 1 TFLOP/s), got {:g}",
+                                                kMostJoulesPerFlop, out[precision]));
     }
   }
   p.joules_per_byte = r.positive(s, at, "joules_per_byte", "joules per byte moved through HBM");
+  if (p.joules_per_byte > kMostJoulesPerByte)
+    r.fail(at + "/joules_per_byte", fmt::format("expected at most {:g} joules per byte (1 kW at 100 GB/s), got {:g}",
+                                                kMostJoulesPerByte, p.joules_per_byte));
   const json* found = Reader::find(s, "sm_clock");
   if (!found) return; // no measured clock at the limit: reports show none
   const json& clock = *found;

@@ -245,7 +245,10 @@ st::StragglerSpec read_stragglers(const Object& top, const Scenario& s) {
   if (jitter.present()) {
     out.jitter =
         *st::parse_jitter(jitter.choice("distribution", st::jitter_names(), "jitter distribution", std::nullopt));
-    out.scale = jitter.number("scale", 0, out.jitter == st::Jitter::none ? std::optional(0.0) : std::nullopt, 1e3);
+    // A lognormal's factor is exp(scale z): at scale 1.5 a draw 8 deviations out (the generator's reach) is 1.6e5 times
+    // the compute, within the slowdown's bound; at 300 it overflows, and the simulation with it.
+    const double most = out.jitter == st::Jitter::lognormal ? 1.5 : 1e3;
+    out.scale = jitter.number("scale", 0, out.jitter == st::Jitter::none ? std::optional(0.0) : std::nullopt, most);
   }
   return out;
 }

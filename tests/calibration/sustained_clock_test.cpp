@@ -143,6 +143,17 @@ TEST(SustainedClock, MalformedFiguresNameTheirPointer) {
   } catch (const CalibrationError& e) {
     EXPECT_NE(std::string(e.what()).find("/power/sustained/joules_per_flop"), std::string::npos) << e.what();
   }
+  // An energy past any GPU's would drive the clock at the limit, and every kernel's time, to infinity.
+  auto absurd = profile_to_json(*find_profile("h100-sxm"));
+  absurd.replace(absurd.find(attention), attention.size(), "\"attention\": {\"fp16\": 1e300");
+  try {
+    parse_profile(absurd, "bad.json");
+    FAIL() << "1e300 joules per FLOP was accepted";
+  } catch (const CalibrationError& e) {
+    EXPECT_NE(std::string(e.what()).find("/power/sustained/joules_per_flop/attention/fp16"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("expected at most 1e-09 joules per FLOP"), std::string::npos) << e.what();
+  }
 }
 
 } // namespace

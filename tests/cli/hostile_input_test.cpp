@@ -99,6 +99,10 @@ const HostileCase kCases[] = {
              "b\","),
      "", "/description", "control or text-direction character at byte 1"},
     {"not_an_object", "run", "[1, 2, 3]", "", "scenario.json", "expected a JSON object"},
+    // A straggler's lognormal jitter whose draws overflow a double (exp(300 z)): bounded where the factor stays finite.
+    {"jitter_past_a_double", "run",
+     replace(kValid, R"("run":)", R"("stragglers": {"jitter": {"distribution": "lognormal", "scale": 300}}, "run":)"),
+     "", "/stragglers/jitter/scale", "1.5"},
     {"empty_file", "run", " ", "", "scenario.json", "malformed JSON"},
     // Counts the format bounds, so that every product stays exact.
     {"vocabulary_2_62", "run",
