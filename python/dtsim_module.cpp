@@ -6,6 +6,7 @@
 #include "sim/engine/engine.hpp"
 #include "sim/engine/footprint.hpp"
 #include "sim/plan/plan.hpp"
+#include "sim/scenario/limits.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/simulate.hpp"
 #include "sim/studies/catalog.hpp"
@@ -20,11 +21,15 @@
 #include <pybind11/eval.h>
 #include <pybind11/pybind11.h>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstdint>
 #include <exception>
+#include <limits>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -187,6 +192,9 @@ Input input(const py::object& scenario, const py::object& overrides) {
     in.text_or_path = py::module_::import("json").attr("dumps")(scenario).cast<std::string>();
   } else {
     in.text_or_path = py::module_::import("os").attr("fsdecode")(scenario).cast<std::string>();
+    // The C library would read the path only up to a NUL: "q.json\0x" must not run q.json.
+    if (in.text_or_path.find('\0') != std::string::npos)
+      throw scenario::ScenarioError("scenario", "", "expected a path without NUL characters");
   }
   in.sets = assignments(overrides);
   return in;
@@ -207,8 +215,33 @@ std::string list_text(const py::object& value, const char* argument) {
 }
 
 int jobs_of(int requested) {
-  if (requested < 0) throw scenario::ScenarioError("jobs", "", "expected 0 (one per core) or more");
+  if (requested < 0 || requested > 1024)
+    throw scenario::ScenarioError("jobs", "", fmt::format("expected 0 (one per core) to 1024, got {}", requested));
   return requested > 0 ? requested : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+// An integer argument within the range the command line's flag checks (a billion trials would allocate gigabytes
+// before anything ran); `name` is the argument's.
+int counted(int value, const char* name, std::int64_t min, std::int64_t max) {
+  if (value < min || value > max)
+    throw scenario::ScenarioError(name, "", fmt::format("expected an integer from {} to {}, got {}", min, max, value));
+  return value;
+}
+
+// A seed: None, or a whole number from 0 to 2^64 - 1 (pybind11's own cast names no argument, and a bool is no seed).
+std::optional<std::uint64_t> seed_of(const py::object& seed) {
+  if (seed.is_none()) return std::nullopt;
+  const auto refuse = [&] {
+    return scenario::ScenarioError("seed", "",
+                                   fmt::format("expected None or a whole number from 0 to {}, got {}",
+                                               std::numeric_limits<std::uint64_t>::max(),
+                                               py::repr(seed).cast<std::string>()));
+  };
+  if (!py::isinstance<py::int_>(seed) || py::isinstance<py::bool_>(seed)) throw refuse();
+  if (PyObject_RichCompareBool(seed.ptr(), py::int_(0).ptr(), Py_LT) == 1 ||
+      PyObject_RichCompareBool(seed.ptr(), py::int_(std::numeric_limits<std::uint64_t>::max()).ptr(), Py_GT) == 1)
+    throw refuse();
+  return seed.cast<std::uint64_t>();
 }
 
 // Runs `body` without the GIL (other Python threads go on while simulations run) and sorts what it throws: the
@@ -326,8 +359,8 @@ py::object py_train(const py::object& scenario, const py::object& overrides, int
                     const py::object& iteration_time, int jobs) {
   const auto in = input(scenario, overrides);
   const auto time_text = text_of(iteration_time, "iteration_time");
-  const auto given_seed = seed.is_none() ? std::optional<std::uint64_t>() : seed.cast<std::uint64_t>();
-  if (trials < 1) throw scenario::ScenarioError("trials", "", "expected 1 or more");
+  const auto given_seed = seed_of(seed);
+  counted(trials, "trials", 1, 1'000'000);
   const int parallel = jobs_of(jobs);
   const auto document = simulating(in, [&] {
     const auto base = in.load();
@@ -357,7 +390,8 @@ py::object py_collective(const py::object& scenario, const py::object& instance,
   } else {
     in = input(scenario, overrides);
   }
-  const int node_count = nodes.is_none() ? 1 : nodes.cast<int>();
+  const int node_count = nodes.is_none() ? 1 : counted(nodes.cast<int>(), "nodes", 1, scenario::limits::kNodes);
+  counted(ranks, "ranks", 0, scenario::limits::kGpus); // 0: every GPU of the cluster
   const auto size_text = list_text(sizes, "sizes");
   const int parallel = jobs_of(jobs);
   const auto document = simulating(in, [&] {
@@ -437,10 +471,10 @@ py::object py_plan(const py::object& scenario, const py::object& overrides, cons
       .instances = instances.is_none() ? std::nullopt : std::optional(list_text(instances, "instances")),
       .nodes = list_text(nodes, "nodes"),
       .capacity = capacity,
-      .clusters = clusters,
-      .layouts = layouts,
-      .trials = trials};
-  const auto given_seed = seed.is_none() ? std::optional<std::uint64_t>() : seed.cast<std::uint64_t>();
+      .clusters = counted(clusters, "clusters", 1, 1000),
+      .layouts = counted(layouts, "layouts", 1, 1000),
+      .trials = counted(trials, "trials", 1, 100'000)};
+  const auto given_seed = seed_of(seed);
   const int parallel = jobs_of(jobs);
   const auto document = simulating(in, [&] {
     const auto base = in.load();

@@ -489,7 +489,10 @@ class PlanResult(_Document):
     _document: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def chosen(self) -> Optional[PlanRow]:
-        """The plan the command leads with: the cheapest on time, else the fastest within budget, else the cheapest."""
+        """The plan the command leads with: with a deadline the cheapest on time, with a budget the fastest within it,
+        else the cheapest; None where a deadline or budget was asked and no plan meets it (binding says why)."""
+        if self.binding:
+            return None
         for i in (self.cheapest_on_time, self.fastest_in_budget, self.cheapest):
             if i is not None:
                 return self.plans[i]

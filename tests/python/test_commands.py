@@ -92,6 +92,15 @@ def test_plan_equals_cli(tmp_path):
         assert result.chosen().time_to_train_seconds_p90 <= 0.8 * 3600
 
 
+def test_plan_that_misses_its_deadline_chooses_nothing():
+    # A second is no time to train in: every plan misses it, and the plan the command would lead with is none.
+    result = dtsim.plan(PLAN_SMALL, instances=["aws.p4d.24xlarge"], nodes=[1], trials=1, layouts=1, deadline="1s",
+                        jobs=2)
+    assert result.plans and result.cheapest_on_time is None
+    assert result.binding and "no plan meets the deadline" in result.binding
+    assert result.chosen() is None
+
+
 def test_results_as_dataframes():
     pandas = pytest.importorskip("pandas")
     run = dtsim.run(QUICKSTART)

@@ -220,6 +220,26 @@ def test_bad_arguments_raise_scenario_error():
         dtsim.run(QUICKSTART, overrides=["cluster.nodes=2"])
 
 
+@pytest.mark.parametrize("call, argument, phrase", [
+    # The command line's ranges: a billion trials would allocate gigabytes before anything ran.
+    (lambda: dtsim.plan(QUICKSTART, steps=10, trials=10**9), "trials", "from 1 to 100000"),
+    (lambda: dtsim.train(QUICKSTART, overrides={"training.steps": 10}, trials=0), "trials", "from 1 to 1000000"),
+    (lambda: dtsim.collective(QUICKSTART, ranks=-1), "ranks", "from 0 to"),
+    (lambda: dtsim.collective(instance="aws.p5.48xlarge", nodes=0), "nodes", "from 1 to"),
+    # A seed is a whole number from 0 to 2^64 - 1, named as the argument it is.
+    (lambda: dtsim.train(QUICKSTART, overrides={"training.steps": 10}, seed=-1), "seed", "got -1"),
+    (lambda: dtsim.plan(QUICKSTART, steps=10, seed=2**64), "seed", "got 18446744073709551616"),
+    (lambda: dtsim.plan(QUICKSTART, steps=10, seed=True), "seed", "got True"),
+    # The C library reads a path only up to a NUL: "quickstart.json\0x" must not run quickstart.json.
+    (lambda: dtsim.run(str(QUICKSTART) + "\0x"), "scenario", "without NUL"),
+])
+def test_arguments_out_of_range_raise_naming_the_argument(call, argument, phrase):
+    with pytest.raises(dtsim.ScenarioError) as raised:
+        call()
+    assert raised.value.file == argument
+    assert phrase in str(raised.value)
+
+
 def test_interrupt_raises_keyboard_interrupt_and_stops_the_simulations():
     """Ctrl-C during a call stops its child processes and raises KeyboardInterrupt; the interpreter goes on (the
     command-line tool dies of the signal instead). The run takes some 40 s uninterrupted (a 1 GiB ring all-reduce
