@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include <iostream>
 #include <string_view>
 #include <unistd.h>
@@ -53,7 +55,17 @@ std::string unreadable(const engine::ChildOutcome& outcome) {
     return "not a point's outcome";
   if (outcome.output.front() == 'B') return {};
   try {
-    (void)report::run_result_from_json(nlohmann::json::parse(outcome.output.substr(1)));
+    const auto r = report::run_result_from_json(nlohmann::json::parse(outcome.output.substr(1)));
+    // Checked as the reader checks a scenario: a kept point whose figures no simulation gives (an iteration of
+    // -1e300 s would win every ranking) is simulated again.
+    const auto physical = [](double v) { return std::isfinite(v) && v >= 0; };
+    const auto& i = r.iteration;
+    if (!(std::isfinite(i.mean) && i.mean > 0 && physical(i.p50) && physical(i.p99) && physical(i.min) &&
+          physical(i.max)) ||
+        !physical(r.throughput) || !physical(r.price_per_hour) || !physical(r.cost_of_run) ||
+        !physical(r.cost_per_epoch) || !physical(r.epoch_seconds))
+      return "its figures are not physical (an iteration that is not a positive time, a negative or infinite "
+             "throughput, time or cost)";
   } catch (const nlohmann::json::parse_error& e) {
     return fmt::format("its result is not valid JSON (at byte {})", e.byte);
   } catch (const nlohmann::json::exception&) {

@@ -1,6 +1,7 @@
 #include "sim/studies/resume.hpp"
 
 #include "io/hash.hpp"
+#include "io/json_text.hpp"
 #include "sim/scenario/scenario.hpp"
 
 #include <fmt/format.h>
@@ -11,7 +12,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <sstream>
 #include <unistd.h>
 
 namespace dtsim::studies {
@@ -68,13 +68,16 @@ std::optional<engine::ChildOutcome> ResumeStore::load(const std::string& key, co
   if (!fs::exists(path, ec)) return std::nullopt;
   std::string why;
   engine::ChildOutcome outcome;
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream bytes;
-  bytes << in.rdbuf();
-  if (!in) {
-    why = "cannot be read";
-  } else {
-    const auto doc = nlohmann::json::parse(bytes.str(), nullptr, false);
+  // Read as any input is: at most io::kMaxInputBytes (64 MiB, far above any point's result), so that a planted or
+  // damaged file (a sparse 16 GiB one) is refused unread instead of exhausting memory.
+  std::string bytes;
+  try {
+    bytes = io::read_text_file(path, "kept point");
+  } catch (const io::FileError& e) {
+    why = e.what();
+  }
+  if (why.empty()) {
+    const auto doc = nlohmann::json::parse(bytes, nullptr, false);
     why = doc.is_discarded() ? "not valid JSON" : problem_with(doc, key, version_);
     if (why.empty()) {
       outcome.ok = doc["ok"].get<bool>();

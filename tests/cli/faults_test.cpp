@@ -245,6 +245,32 @@ TEST(Faults, ResumeIgnoresDamagedAndStalePoints) {
   EXPECT_EQ(std::distance(fs::directory_iterator(keep), fs::directory_iterator{}), 4);
 }
 
+// Kept points are inputs like any other: one whose iteration no simulation gives (-1e300 s, which would win every
+// ranking) and one of 100 MiB (sparse: no disk spent) are said and simulated again, the second without being read.
+TEST(Faults, ResumeRefusesPlantedPoints) {
+  TempDir dir;
+  const auto scenario = dir.write("s.json", kSlow);
+  const auto keep = dir.path() / "kept";
+  const std::string base = "sweep '" + scenario.string() + "' --nodes 2,4 --resume '" + keep.string() + "'";
+  const auto first = run_dtsim(base, dir);
+  ASSERT_EQ(first.status, 0) << first.err;
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(keep))
+    files.push_back(e.path());
+  ASSERT_EQ(files.size(), 2u);
+  auto kept = nlohmann::json::parse(read_file(files[0]));
+  auto result = nlohmann::json::parse(kept["output"].get<std::string>().substr(1));
+  result["iteration_seconds"]["mean"] = -1e300;
+  kept["output"] = "R" + result.dump();
+  std::ofstream(files[0], std::ios::trunc) << kept.dump();
+  fs::resize_file(files[1], std::uintmax_t{100} << 20);
+  const auto second = run_dtsim(base, dir);
+  EXPECT_EQ(second.status, 0) << second.err;
+  EXPECT_NE(second.err.find("its figures are not physical"), std::string::npos) << second.err;
+  EXPECT_NE(second.err.find("the kept point is larger than 64 MiB"), std::string::npos) << second.err;
+  EXPECT_EQ(second.out, first.out);
+}
+
 // compare and search keep and read back their points as a sweep does: a second run with the same store simulates
 // nothing and prints the same bytes.
 TEST(Faults, CompareAndSearchResumeToTheSameBytes) {

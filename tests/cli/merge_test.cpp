@@ -128,6 +128,13 @@ TEST(Merge, ATamperedManifestIsRefusedAndWritesNothing) {
   // The manifest as dtsim wrote it merges.
   std::ofstream(a / "shard.json") << manifest.dump(2);
   EXPECT_EQ(run_dtsim("merge " + quoted(a) + " " + quoted(b), dir).status, 0);
+  // A point file of 100 MiB (sparse: no disk spent) is no point: refused by name, not copied densely.
+  const auto planted = a / "0123456789abcdef0123456789abcdef.json";
+  std::ofstream(planted) << "{}";
+  fs::resize_file(planted, std::uintmax_t{100} << 20);
+  inv = run_dtsim("merge " + quoted(a) + " " + quoted(b), dir);
+  EXPECT_EQ(inv.status, 2);
+  EXPECT_NE(inv.err.find(planted.filename().string() + ": is larger than 64 MiB"), std::string::npos) << inv.err;
 }
 
 // Merged from another directory than the shards ran in: a relative output is written where the merge runs, and named

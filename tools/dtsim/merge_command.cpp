@@ -238,8 +238,15 @@ int merge_command(const MergeArgs& args) {
   TemporaryDirectory store;
   for (const auto& m : manifests)
     for (const auto& entry : fs::directory_iterator(m.dir))
-      if (entry.is_regular_file() && entry.path().extension() == ".json" && entry.path().filename() != kManifest)
+      if (entry.is_regular_file() && entry.path().extension() == ".json" && entry.path().filename() != kManifest) {
+        // A point is kilobytes: a larger file (a sparse one of gigabytes would be copied densely) is not one.
+        if (entry.file_size() > io::kMaxInputBytes)
+          throw scenario::ScenarioError(entry.path().string(), "",
+                                        fmt::format("is larger than {} MiB; a kept point is kilobytes: run its shard "
+                                                    "again",
+                                                    io::kMaxInputBytes >> 20));
         fs::copy_file(entry.path(), store.path() / entry.path().filename(), fs::copy_options::skip_existing);
+      }
   command.insert(command.end(), {"--resume", store.path().string(), "--merge-only", std::to_string(first.shards)});
   return run_dtsim(command, first.cwd);
 }
