@@ -212,19 +212,30 @@ TEST(Faults, AResumedSweepEqualsAnUninterruptedOne) {
   EXPECT_EQ(body(again.out), body(whole.out));
 }
 
+// A two-point sweep of kSlow run once with --resume: its command, what it printed and the two points it kept.
+struct KeptSweep {
+  explicit KeptSweep(const TempDir& dir)
+      : keep(dir.path() / "kept"),
+        base("sweep '" + dir.write("s.json", kSlow).string() + "' --nodes 2,4 --resume '" + keep.string() + "'"),
+        first(run_dtsim(base, dir)) {
+    if (fs::exists(keep))
+      for (const auto& e : fs::directory_iterator(keep))
+        files.push_back(e.path());
+  }
+  fs::path keep;
+  std::string base;
+  Invocation first;
+  std::vector<fs::path> files;
+};
+
 // A kept point that is not what dtsim wrote (truncated by a crash mid-write of another tool, edited) is said and
 // simulated again; a changed scenario does not reuse the old points.
 TEST(Faults, ResumeIgnoresDamagedAndStalePoints) {
   TempDir dir;
-  const auto scenario = dir.write("s.json", kSlow);
-  const auto keep = dir.path() / "kept";
-  const std::string base = "sweep '" + scenario.string() + "' --nodes 2,4 --resume '" + keep.string() + "'";
-  const auto first = run_dtsim(base, dir);
-  ASSERT_EQ(first.status, 0) << first.err;
-  std::vector<fs::path> files;
-  for (const auto& e : fs::directory_iterator(keep))
-    files.push_back(e.path());
-  ASSERT_EQ(files.size(), 2u);
+  const KeptSweep sweep(dir);
+  ASSERT_EQ(sweep.first.status, 0) << sweep.first.err;
+  ASSERT_EQ(sweep.files.size(), 2u);
+  const auto& [keep, base, first, files] = sweep;
   std::ofstream(files[0], std::ios::trunc) << "{\"format\": \"dtsim-resume-1\", \"ok\": tr";
   // A well-formed file whose result is not: said in words, not as the JSON library's exception.
   auto kept = nlohmann::json::parse(read_file(files[1]));
@@ -249,15 +260,10 @@ TEST(Faults, ResumeIgnoresDamagedAndStalePoints) {
 // ranking) and one of 100 MiB (sparse: no disk spent) are said and simulated again, the second without being read.
 TEST(Faults, ResumeRefusesPlantedPoints) {
   TempDir dir;
-  const auto scenario = dir.write("s.json", kSlow);
-  const auto keep = dir.path() / "kept";
-  const std::string base = "sweep '" + scenario.string() + "' --nodes 2,4 --resume '" + keep.string() + "'";
-  const auto first = run_dtsim(base, dir);
-  ASSERT_EQ(first.status, 0) << first.err;
-  std::vector<fs::path> files;
-  for (const auto& e : fs::directory_iterator(keep))
-    files.push_back(e.path());
-  ASSERT_EQ(files.size(), 2u);
+  const KeptSweep sweep(dir);
+  ASSERT_EQ(sweep.first.status, 0) << sweep.first.err;
+  ASSERT_EQ(sweep.files.size(), 2u);
+  const auto& [keep, base, first, files] = sweep;
   auto kept = nlohmann::json::parse(read_file(files[0]));
   auto result = nlohmann::json::parse(kept["output"].get<std::string>().substr(1));
   result["iteration_seconds"]["mean"] = -1e300;
