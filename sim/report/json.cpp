@@ -285,9 +285,12 @@ json to_json(const RunResult& r) {
                                                        : json(nullptr)},
       {"epoch_seconds", r.epoch_seconds},
       {"epochs", r.epochs},
-      {"cost_usd", priced
-                       ? json{{"per_hour", r.price_per_hour}, {"per_epoch", r.cost_per_epoch}, {"run", r.cost_of_run}}
-                       : json{{"per_hour", nullptr}, {"per_epoch", nullptr}, {"run", nullptr}}},
+      // None without a price; per epoch and for the run none without a dataset to give the run's length (not 0 USD,
+      // and not the price of the few iterations simulated, which the text report names as such).
+      {"cost_usd", priced ? json{{"per_hour", r.price_per_hour},
+                                 {"per_epoch", r.epoch_seconds > 0 ? json(r.cost_per_epoch) : json(nullptr)},
+                                 {"run", r.epoch_seconds > 0 ? json(r.cost_of_run) : json(nullptr)}}
+                          : json{{"per_hour", nullptr}, {"per_epoch", nullptr}, {"run", nullptr}}},
       {"energy", energy_to_json(r.energy)},
       {"gpu_groups", groups_to_json(r.groups)},
       {"breakdown_seconds_per_iteration",

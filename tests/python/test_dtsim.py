@@ -94,6 +94,21 @@ def test_run_equals_cli(form, tmp_path):
     assert result["provenance"]["scenario_hash"].startswith("fnv1a64:")
 
 
+def test_cost_per_epoch_and_run_need_a_dataset():
+    # A priced cluster without a dataset has a price per hour (3.06 USD a node of p3.2xlarge x 2 nodes) and no cost per
+    # epoch or for the run: None, not 0 or the price of the two iterations simulated; with a dataset, both.
+    scenario = scenario_dict(QUICKSTART)
+    scenario.pop("dataset", None)
+    priced = {"cluster.instance": "aws.p3.2xlarge", "cluster.nodes": 2}
+    without = dtsim.run(scenario, overrides=priced).cost_usd
+    assert without.per_hour == pytest.approx(2 * 3.06)
+    assert without.per_epoch is None and without.run is None
+    scenario["dataset"] = {"samples": 100000, "epochs": 2}
+    epochs = dtsim.run(scenario, overrides=priced)
+    assert epochs.cost_usd.per_epoch == pytest.approx(2 * 3.06 * epochs.epoch_seconds / 3600)
+    assert epochs.cost_usd.run == pytest.approx(2 * epochs.cost_usd.per_epoch)
+
+
 def test_overrides_equal_set(tmp_path):
     overrides = {"cluster.nodes": 2, "cluster.nic.bandwidth": "25Gbps", "run.iterations": 3}
     result = dtsim.run(str(QUICKSTART), overrides=overrides)
