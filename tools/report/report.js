@@ -246,15 +246,18 @@
     const series = { field: "series", type: "nominal", title: "", sort: ["simulated"] };
     // The dash follows the colour's series: one legend (the colour's), not a second one in black for the dashes.
     const dash = { ...series, legend: null };
-    figure("throughput", "Throughput against nodes", `Simulated throughput beside the ideal, linear in GPUs from the first point.`, {
+    // Both axes logarithmic: against the nodes' log axis a linear y would draw linear scaling as an exponential; on
+    // log-log axes it is a straight line of slope one and the simulated series' droop shows as it is.
+    const logY = { type: "log", base: 2 };
+    figure("throughput", "Throughput against nodes", `Simulated throughput beside the ideal, linear in GPUs from the first point (both axes logarithmic).`, {
       data: { values: rows },
       mark: line,
-      encoding: { x: xNodes, y: { field: "throughput", type: "quantitative", title: `throughput (${unit}/s)` }, color: series, strokeDash: dash },
+      encoding: { x: xNodes, y: { field: "throughput", type: "quantitative", title: `throughput (${unit}/s)`, scale: logY }, color: series, strokeDash: dash },
     });
-    figure("speedup", "Speedup against nodes", "Throughput over the first point's, beside the ideal (the GPU ratio).", {
+    figure("speedup", "Speedup against nodes", "Throughput over the first point's, beside the ideal (the GPU ratio; both axes logarithmic).", {
       data: { values: rows },
       mark: line,
-      encoding: { x: xNodes, y: { field: "speedup", type: "quantitative", title: "speedup (x)" }, color: series, strokeDash: dash },
+      encoding: { x: xNodes, y: { field: "speedup", type: "quantitative", title: "speedup (x)", scale: logY }, color: series, strokeDash: dash },
     });
     figure("efficiency", "Scaling efficiency", "Speedup over the GPU ratio: 100% is linear scaling.", {
       data: { values: ok.map((p) => ({ nodes: p.nodes, percent: 100 * p.efficiency })) },
@@ -585,7 +588,9 @@
     const peak = peaks.network ? { label: "the node's NICs", gbs: peaks.network / 1e9 } : peaks.fabric ? { label: "a GPU's fabric port", gbs: peaks.fabric / 1e9 } : null;
     const busbw = { x, y: { field: "busbw", type: "quantitative", title: "bus bandwidth (GB/s)" } };
     figure("busbw", "Bus bandwidth against size", "nccl-tests' bus bandwidth: algorithm bandwidth times its operation's factor." +
-      (peak ? ` The dashed line is ${peak.label}' datasheet bandwidth, which bus bandwidth cannot pass.` : ""), {
+      (peak
+        ? ` The dashed line is ${peak.label}' datasheet bandwidth: a ring's bus bandwidth cannot pass it; a tree or an in-switch reduction, which reduce inside the node before the network, can.`
+        : ""), {
       layer: [
         { data: { values: rows }, mark: { type: "line", point: true, tooltip: true }, encoding: { ...busbw, color } },
         ...(peak
