@@ -44,6 +44,9 @@ std::vector<std::string> close_matches(std::string_view word, const std::vector<
                                        std::size_t min_edits) {
   const std::string w = lowercase(word);
   if (w.empty()) return {};
+  // The name itself in other case ("H100-SXM" for "h100-sxm") before any name it abbreviates.
+  for (const auto& k : known)
+    if (lowercase(k) == w && k != word) return {k};
   std::vector<std::string> out;
   // Names that the word abbreviates ("a100" -> "a100-40gb", "a100-80gb"; "node" -> "nodes").
   if (w.size() >= 3)

@@ -172,6 +172,15 @@ double Object::quantity(std::string_view key, Dimension dim, Bound bound, std::o
                          Dimension::duration, Dimension::power, Dimension::carbon_intensity})
         if (other != dim && parse_quantity(v.get<std::string>(), other))
           hint = fmt::format(" (that is a {}, not a {})", noun(other), noun(dim));
+    // A rate written as its amount ("100Gb", "25GB"): the unit it most likely meant.
+    // Bytes as "GB/s" (as the examples write them), bits as "Gbps".
+    const bool bytes = v.is_string() && v.get<std::string>().ends_with('B');
+    if (v.is_string())
+      for (const char* per_second : bytes ? std::array{"/s", "ps"} : std::array{"ps", "/s"})
+        if (const auto meant = v.get<std::string>() + per_second; parse_quantity(meant, dim)) {
+          hint += fmt::format("; did you mean \"{}\"?", meant);
+          break;
+        }
     fail(key, fmt::format("expected {}, got {}{}", describe(dim), show(v), hint));
   }
   if (bound == Bound::positive ? !(*q > 0) : !(*q >= 0))

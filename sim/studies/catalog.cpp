@@ -2,6 +2,7 @@
 
 #include "calibration/framework.hpp"
 #include "calibration/profile.hpp"
+#include "io/suggest.hpp"
 #include "models/zoo.hpp"
 #include "sim/collectives/schedule.hpp"
 #include "sim/report/format.hpp"
@@ -359,8 +360,8 @@ void check_kind(const std::string& what) {
   if (std::find(kinds.begin(), kinds.end(), what) == kinds.end())
     throw scenario::ScenarioError("list", "",
                                   fmt::format("cannot list \"{}\"; expected instances, gpus, models, algorithms, "
-                                              "topologies, strategies, failures or frameworks",
-                                              what));
+                                              "topologies, strategies, failures or frameworks{}",
+                                              what, io::did_you_mean(what, kinds, 1)));
 }
 
 } // namespace

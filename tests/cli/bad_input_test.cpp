@@ -63,6 +63,12 @@ const BadCase kCases[] = {
     {"malformed_json", replace(kValid, R"("version": 1,)", R"("version": 1)"), "", "line 3", "column"},
     {"unknown_preset", replace(kValid, "mlp-small", "resnet5"), "", "/model/preset", "resnet50"},
     {"unknown_gpu", replace(kValid, "v100", "v101"), "", "/cluster/gpu", "v100"},
+    // A name in other case is that name, before any it abbreviates ("h100-sxm", not "h100-sxm-measured").
+    {"gpu_in_other_case", replace(kValid, "v100", "H100-SXM"), "", "/cluster/gpu", "did you mean \"h100-sxm\"?"},
+    // A rate written as its amount: bits as Gbps, bytes as GB/s.
+    {"bandwidth_as_bits", replace(kValid, "10Gbps", "100Gb"), "", "/cluster/nic/bandwidth",
+     "did you mean \"100Gbps\"?"},
+    {"bandwidth_as_bytes", replace(kValid, "10Gbps", "25GB"), "", "/cluster/nic/bandwidth", "did you mean \"25GB/s\"?"},
     {"bad_version", replace(kValid, R"("version": 1)", R"("version": 7)"), "", "/version", "1"},
     {"non_integral_count", replace(kValid, R"("nodes": 2)", R"("nodes": 2.5)"), "", "/cluster/nodes", "integer"},
     {"bad_set_form", kValid, "--set cluster.nodes", "--set", "="},
@@ -129,6 +135,10 @@ TEST(BadInputFiles, MistypedCommandsAndOptionsGetTheClosestName) {
   const auto command = run_dtsim("rn scenarios/quickstart.json", dir);
   EXPECT_EQ(command.status, 2);
   EXPECT_NE(command.err.find("unknown command \"rn\"; did you mean \"run\"?"), std::string::npos) << command.err;
+  const auto kind = run_dtsim("list gpu", dir);
+  EXPECT_EQ(kind.status, 2);
+  EXPECT_NE(kind.err.find("cannot list \"gpu\"; expected instances, gpus"), std::string::npos) << kind.err;
+  EXPECT_NE(kind.err.find("; did you mean \"gpus\"?"), std::string::npos) << kind.err;
   const auto option =
       run_dtsim("run '" + std::string(DTSIM_SOURCE_DIR) + "/scenarios/quickstart.json' --jsn x.json", dir);
   EXPECT_EQ(option.status, 2);
