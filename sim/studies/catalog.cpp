@@ -3,6 +3,7 @@
 #include "calibration/framework.hpp"
 #include "calibration/profile.hpp"
 #include "io/suggest.hpp"
+#include "io/table.hpp"
 #include "models/zoo.hpp"
 #include "sim/collectives/schedule.hpp"
 #include "sim/report/format.hpp"
@@ -21,19 +22,22 @@ namespace dtsim::studies {
 namespace {
 
 std::string instances() {
-  std::string out = fmt::format("{:<24} {:>4} {:<10} {:<26} {:<26} {:>10} {:>8}  {}\n", "instance", "GPUs", "GPU",
-                                "intra-node", "network", "on-demand", "spot", "price date, region");
+  // Columns as wide as their widest cell: names, then figures right-aligned, then where the price comes from.
+  std::vector<std::vector<std::string>> rows{
+      {"instance", "GPU", "intra-node", "network", "GPUs", "on-demand", "spot", "price date, region"}};
   for (const auto& i : topologies::all_instances()) {
-    const auto spot = i.price.spot_per_hour ? fmt::format("${:.2f}", *i.price.spot_per_hour) : std::string("-");
-    out += fmt::format(
-        "{:<24} {:>4} {:<10} {:<26} {:<26} {:>10} {:>8}  {}, {}\n", i.name, i.gpus, i.gpu,
-        fmt::format("{} {}", i.topology,
-                    i.intra_bandwidth > 0 ? fmt::format("{:.0f} GB/s", i.intra_bandwidth / 1e9) : std::string()),
-        i.nic_bandwidth > 0
-            ? fmt::format("{} x {} {}", i.nics, report::format_bandwidth(i.nic_bandwidth), i.network_technology)
-            : i.network_technology + " (rate unpublished)",
-        fmt::format("${:.2f}/h", i.price.on_demand_per_hour), spot, i.price.date, i.price.region);
+    const auto spot = i.price.spot_per_hour ? fmt::format("${:.2f}/h", *i.price.spot_per_hour) : std::string("-");
+    rows.push_back(
+        {i.name, i.gpu,
+         fmt::format("{} {}", i.topology,
+                     i.intra_bandwidth > 0 ? fmt::format("{:.0f} GB/s", i.intra_bandwidth / 1e9) : std::string()),
+         i.nic_bandwidth > 0
+             ? fmt::format("{} x {} {}", i.nics, report::format_bandwidth(i.nic_bandwidth), i.network_technology)
+             : i.network_technology + " (rate unpublished)",
+         std::to_string(i.gpus), fmt::format("${:.2f}/h", i.price.on_demand_per_hour), spot,
+         fmt::format("{}, {}", i.price.date, i.price.region)});
   }
+  std::string out = io::aligned_table(rows, 4);
   out += "\nPrices are USD per instance-hour, as listed on the date shown (sources in topologies/instances/*.json).\n";
   return out;
 }

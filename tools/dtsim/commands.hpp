@@ -2,6 +2,7 @@
 // The dtsim subcommands. main.cpp parses argv with CLI11 and calls these; they build a Scenario and call
 // the library. Each returns the process exit status.
 #include "io/error.hpp"
+#include "io/table.hpp"
 #include "sim/report/format.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/simulate.hpp"
@@ -243,10 +244,7 @@ void check_writable(const std::vector<std::string>& paths, const std::vector<std
 // Writes each file: `-` to standard output; a symlink's target (the link stays); a device or FIFO in place; a regular
 // file via a temporary in its directory and a rename, so no half-written file is ever left behind.
 void write_files(const std::vector<OutputFile>& files);
-// Rows of cells aligned in columns, two blanks apart: the first `left_columns` left-aligned, the others
-// right-aligned; each line starts with `indent`.
-std::string aligned_table(const std::vector<std::vector<std::string>>& rows, std::size_t left_columns = 1,
-                          const std::string& indent = "");
+using io::aligned_table;
 
 // "Wrote PATH" for every file written to a path (not for standard output).
 std::string wrote(const std::vector<OutputFile>& files);
