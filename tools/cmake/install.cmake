@@ -6,7 +6,7 @@ include(GNUInstallDirs)
 install(TARGETS dtsim RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
 # The man page: help2man runs the built binary's --help and --version, and each subcommand's --help goes in its
-# COMMANDS section (Debian's help2man; without it there is no man
+# COMMANDS section; tools/cmake/dtsim.h2m adds EXAMPLES and EXIT STATUS (Debian's help2man; without it there is no man
 # page, and a STATUS line says so).
 find_program(DTSIM_HELP2MAN help2man)
 if(DTSIM_HELP2MAN)
@@ -14,8 +14,9 @@ if(DTSIM_HELP2MAN)
     OUTPUT ${CMAKE_BINARY_DIR}/dtsim.1
     COMMAND ${CMAKE_SOURCE_DIR}/tools/cmake/man_commands.sh $<TARGET_FILE:dtsim> ${CMAKE_BINARY_DIR}/dtsim.commands.h2m
     COMMAND ${DTSIM_HELP2MAN} --no-info --section=1 --name "simulate distributed deep-learning training on a modeled cluster"
-            --include=${CMAKE_BINARY_DIR}/dtsim.commands.h2m --output=${CMAKE_BINARY_DIR}/dtsim.1 $<TARGET_FILE:dtsim>
-    DEPENDS dtsim ${CMAKE_SOURCE_DIR}/tools/cmake/man_commands.sh
+            --include=${CMAKE_BINARY_DIR}/dtsim.commands.h2m --include=${CMAKE_SOURCE_DIR}/tools/cmake/dtsim.h2m
+            --output=${CMAKE_BINARY_DIR}/dtsim.1 $<TARGET_FILE:dtsim>
+    DEPENDS dtsim ${CMAKE_SOURCE_DIR}/tools/cmake/man_commands.sh ${CMAKE_SOURCE_DIR}/tools/cmake/dtsim.h2m
     COMMENT "Generating the dtsim(1) man page from dtsim --help")
   # Installed compressed, as Debian's policy has manual pages (gzip -n: no name or time in the header, so the same
   # page gives the same bytes).
