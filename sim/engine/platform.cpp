@@ -18,7 +18,7 @@ constexpr double kSwitchBackplane = 1e15;
 
 class PlatformBuilder {
 public:
-  PlatformBuilder(const topologies::ClusterSpec& cluster, int nic_share)
+  PlatformBuilder(const topologies::ClusterSpec& cluster, double nic_share)
       : cluster_(cluster), nic_share_(nic_share), network_(topologies::build_network(cluster)), router_(network_) {
     const auto& g = network_.graph;
     node_edges_.resize(static_cast<std::size_t>(cluster.nodes));
@@ -271,7 +271,7 @@ private:
   }
 
   const topologies::ClusterSpec& cluster_;
-  int nic_share_ = 1;
+  double nic_share_ = 1;
   topologies::NetworkModel network_;
   topologies::Router router_;
   std::vector<std::vector<int>> node_edges_; // edges inside each node
@@ -282,7 +282,7 @@ private:
 
 } // namespace
 
-Platform build_platform(const topologies::ClusterSpec& cluster, int nic_share) {
+Platform build_platform(const topologies::ClusterSpec& cluster, double nic_share) {
   return PlatformBuilder(cluster, nic_share).build();
 }
 

@@ -29,6 +29,6 @@ struct Platform {
 //     (graph_zone.hpp) holding every host and link, routed by the Router with per-flow ECMP.
 // nic_share: the ranks each GPU's network traffic stands for (graph::ExecutionGraph::nic_share); a GPU's own PCIe link
 // on a node whose GPUs talk over NVLink carries only its network traffic, so it is that many times as wide.
-Platform build_platform(const topologies::ClusterSpec& cluster, int nic_share = 1);
+Platform build_platform(const topologies::ClusterSpec& cluster, double nic_share = 1);
 
 } // namespace dtsim::engine

@@ -264,7 +264,7 @@ double Replay::send_recv(int rank, const graph::SendRecv& op, graph::Stream stre
     const auto& route = pair(rank, op.peer);
     const double connections = route.link == collectives::LinkClass::network ? graph_.nic_share : 1;
     put_init(p2p_mailbox(rank, op.peer, stream), &token_, op.bytes, route, -1, connections)->detach();
-    account(rank, pair(rank, op.peer), op.bytes, op.bytes, it);
+    account(rank, route, op.bytes, op.bytes, it);
     return start;
   }
   status.peer = op.peer;

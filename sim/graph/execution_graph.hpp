@@ -163,7 +163,7 @@ struct ExecutionGraph {
   // Coarse fidelity: the ranks whose network traffic each simulated rank's carries (its tensor-parallel peers behind
   // the same NIC, whose ops are Collective::stands_for that many). Each GPU's own PCIe link to its NIC carries their
   // traffic too, so the platform widens it by this; 1 at every other fidelity.
-  int nic_share = 1;
+  double nic_share = 1;
 
   int rank_count() const { return static_cast<int>(rank_program.size()); }
   const Program& program_of(int rank) const { return programs.at(rank_program.at(rank)); }

@@ -147,7 +147,7 @@ Plan ModelParallelPlanner::build(bool first_replica_only) {
                                   [](const auto& a, const auto& b) { return a.total() < b.total(); });
   check_model_parallel_fits(s_, stages);
   graph_ = &plan.graph;
-  if (coarse()) plan.graph.nic_share = static_cast<int>(nic_share());
+  if (coarse()) plan.graph.nic_share = nic_share();
   add_groups(plan.graph);
   plan.graph.programs.emplace_back(); // 0: ranks another rank stands for (coarse fidelity)
   plan.graph.rank_program.assign(layout_.world(), 0);

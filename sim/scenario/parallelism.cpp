@@ -376,3 +376,26 @@ json parallelism_json(const ParallelismSpec& p) {
 }
 
 } // namespace dtsim::scenario::detail
+
+namespace dtsim::scenario {
+
+void keep_applicable_overlaps(nlohmann::json& document, bool sequence_parallel, bool interleaved) {
+  auto& training = document["training"];
+  const int zero_stage = training.value("zero_stage", 0);
+  // ZeRO-3 (FSDP, DeepSpeed) reduces each unit's gradients as its backward ends, whatever the scenario asked of
+  // bucketed data parallelism.
+  if (zero_stage >= 3 && training.value("overlap", true) == false) training.erase("overlap");
+  if (!document.contains("parallelism") || !document["parallelism"].contains("overlap")) return;
+  auto& overlap = document["parallelism"]["overlap"];
+  const auto drop_when = [&](const char* key, bool value, bool inapplicable) {
+    if (inapplicable && overlap.contains(key) && overlap[key] == value) overlap.erase(key);
+  };
+  // The reader's own rules: read_overlap's (param_gather, grad_reduce under ZeRO-3), read_parallelism's (tensor under
+  // sequence parallelism) and resolve_framework's (p2p under the interleaved schedule).
+  drop_when("tensor", true, !sequence_parallel);
+  drop_when("p2p", true, !interleaved);
+  drop_when("param_gather", true, zero_stage != 1 && zero_stage != 2);
+  drop_when("grad_reduce", false, zero_stage >= 3);
+}
+
+} // namespace dtsim::scenario

@@ -282,6 +282,12 @@ Scenario parse_scenario(const std::string& json_text, const std::string& origin,
 // The resolved scenario in canonical form (every default spelled out, base units), echoed in results.
 nlohmann::json to_json(const Scenario& scenario);
 
+// A scenario document's overlap choices (parallelism.overlap, training.overlap) kept where they apply to a layout with
+// this sequence parallelism, schedule and training.zero_stage, by the rules the reader refuses them with; the others
+// are removed, so that the layout takes the defaults of its own framework version (`dtsim search`'s candidates,
+// `dtsim plan`'s clusters). A choice that can apply anywhere (an overlap turned off) stays.
+void keep_applicable_overlaps(nlohmann::json& document, bool sequence_parallel, bool interleaved);
+
 // The failure presets (sim/lifecycle/failures/*.json) by name, and one's sources with each unit's MTBF derived from
 // the study's counts (empty for an unknown name).
 std::vector<std::string> failure_preset_names();

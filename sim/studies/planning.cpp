@@ -214,7 +214,7 @@ scenario::Scenario on_cluster(const scenario::Scenario& base, const std::string&
   // Each layout runs at its own fidelity (search::fidelity_of) and takes the overlap choices that apply to it: the
   // cluster's scenario, without a layout, keeps them as given for its layouts (search::candidate_scenario).
   document["run"].erase("fidelity");
-  search::keep_applicable_overlaps(document, false, false);
+  scenario::keep_applicable_overlaps(document, false, false);
   if (steps > 0) document["training"]["steps"] = steps;
   if (capacity == Capacity::on_demand) {
     document.erase("spot");
@@ -247,12 +247,9 @@ std::vector<std::size_t> pareto_front(const std::vector<FrontPoint>& points) {
 
 Result plan(const scenario::Scenario& base, const Options& options, const SweepProgress& progress) {
   Result result;
-  if (options.steps <= 0 && base.lifecycle.steps <= 0 && base.dataset.samples <= 0)
-    throw scenario::ScenarioError(base.origin, "/training/steps",
-                                  "missing; a plan needs the run's length: the plan's steps or tokens, or in the "
-                                  "scenario \"steps\" (iterations) or \"dataset\" with \"samples\" per epoch and "
-                                  "\"epochs\"");
-  result.steps = options.steps > 0 ? options.steps : run_steps(base, &result.steps_from);
+  result.steps = options.steps > 0
+                     ? options.steps
+                     : run_steps(base, &result.steps_from, "the plan's steps or tokens, or in the scenario ");
   if (options.steps > 0) result.steps_from = "given";
   result.unit = search::unit_of(base);
   result.global_batch = search::space_of(base).global_batch;

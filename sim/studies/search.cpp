@@ -107,26 +107,6 @@ scenario::Fidelity fidelity_of(const Candidate& c, const Options& options, int g
   return coarse_allowed ? scenario::Fidelity::coarse : scenario::Fidelity::aggregate;
 }
 
-void keep_applicable_overlaps(nlohmann::json& document, bool sequence_parallel, bool interleaved) {
-  const int zero_stage = document["training"].value("zero_stage", 0);
-  auto& training = document["training"];
-  // ZeRO-3 (FSDP, DeepSpeed) reduces each unit's gradients as its backward ends, whatever the scenario asked of
-  // bucketed data parallelism.
-  if (zero_stage >= 3 && training.value("overlap", true) == false) training.erase("overlap");
-  if (!document.contains("parallelism") || !document["parallelism"].contains("overlap")) return;
-  auto& overlap = document["parallelism"]["overlap"];
-  const auto drop_when = [&](const char* key, bool value, bool inapplicable) {
-    if (inapplicable && overlap.contains(key) && overlap[key] == value) overlap.erase(key);
-  };
-  // Megatron-Core overlaps tensor-parallel communication with its GEMMs only under sequence parallelism, and a
-  // pipeline's sends with compute only under the interleaved schedule; the parameter all-gather needs the distributed
-  // optimizer (ZeRO 1 or 2).
-  drop_when("tensor", true, !sequence_parallel);
-  drop_when("p2p", true, !interleaved);
-  drop_when("param_gather", true, zero_stage != 1 && zero_stage != 2);
-  drop_when("grad_reduce", false, zero_stage >= 3);
-}
-
 scenario::Scenario candidate_scenario(const scenario::Scenario& base, const Candidate& c, const Options& options) {
   auto document = scenario::to_json(base);
   document["cluster"]["nodes"] = c.nodes;
@@ -151,8 +131,8 @@ scenario::Scenario candidate_scenario(const scenario::Scenario& base, const Cand
   } else {
     document.erase("parallelism");
   }
-  keep_applicable_overlaps(document, c.sequence_parallel,
-                           c.schedule == scenario::PipelineSchedule::interleaved && c.virtual_stages > 1);
+  scenario::keep_applicable_overlaps(document, c.sequence_parallel,
+                                     c.schedule == scenario::PipelineSchedule::interleaved && c.virtual_stages > 1);
   auto& run = document["run"];
   run["fidelity"] = std::string(scenario::to_string(fidelity_of(c, options, base.cluster.gpus_per_node)));
   if (options.iterations) run["iterations"] = *options.iterations;

@@ -13,8 +13,6 @@
 #include "sim/simulate.hpp"
 #include "sim/studies/points.hpp"
 
-#include <nlohmann/json.hpp>
-
 #include <compare>
 #include <optional>
 #include <string>
@@ -102,16 +100,11 @@ struct Options {
 // groups inside a node (the others run at "aggregate"); without a request coarse there and aggregate elsewhere.
 scenario::Fidelity fidelity_of(const Candidate& candidate, const Options& options, int gpus_per_node);
 
-// A scenario document's overlap choices (parallelism.overlap, training.overlap) kept where they apply to a layout with
-// this sequence parallelism, schedule and training.zero_stage; the others are removed, so that the layout takes the
-// defaults of its own framework version. A choice that can apply anywhere (an overlap turned off) stays.
-void keep_applicable_overlaps(nlohmann::json& document, bool sequence_parallel, bool interleaved);
-
 // The base scenario laid out as the candidate says: its "parallelism" section (tensor, pipeline, expert,
 // micro_batches, schedule, virtual_stages, sequence_parallel; the base's order and routing kept; none without model
 // parallelism), model.batch_per_gpu, training.zero_stage, training.recompute,
 // cluster.nodes, run.fidelity and the options' iterations; the base's overlap choices where they apply
-// (keep_applicable_overlaps). Without model parallelism the micro-batches become
+// (scenario::keep_applicable_overlaps). Without model parallelism the micro-batches become
 // the strategy's gradient accumulation (the same global batch); with it accumulation is 1. Built by editing
 // scenario::to_json(base) and parsing it again: throws scenario::ScenarioError when the combination is invalid.
 scenario::Scenario candidate_scenario(const scenario::Scenario& base, const Candidate& candidate,

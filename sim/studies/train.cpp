@@ -140,15 +140,16 @@ double goodput(const lifecycle::TrialResult& t) {
   return t.wall > 0 ? t.useful / t.wall : 0;
 }
 
-std::int64_t run_steps(const scenario::Scenario& s, std::string* from) {
+std::int64_t run_steps(const scenario::Scenario& s, std::string* from, std::string_view other_ways) {
   if (s.lifecycle.steps > 0) {
     if (from) *from = "training.steps";
     return s.lifecycle.steps;
   }
   if (s.dataset.samples <= 0)
     throw scenario::ScenarioError(s.origin, "/training/steps",
-                                  "missing; a whole run needs its length: \"steps\" (iterations), or \"dataset\" with "
-                                  "\"samples\" per epoch and \"epochs\"");
+                                  fmt::format("missing; a whole run needs its length: {}\"steps\" (iterations), or "
+                                              "\"dataset\" with \"samples\" per epoch and \"epochs\"",
+                                              other_ways));
   const std::int64_t batch = s.global_batch();
   const std::int64_t per_epoch = (s.dataset.samples + batch - 1) / batch;
   if (from)

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace dtsim::studies {
@@ -54,7 +55,9 @@ struct TrainResult {
 
 // The run's length in iterations: training.steps, or the dataset's epochs in global batches. Throws ScenarioError
 // (naming /training/steps) when the scenario gives neither.
-std::int64_t run_steps(const scenario::Scenario& s, std::string* from = nullptr);
+// `other_ways`: how else the caller can be given the length, said first where the scenario has none ("the plan's
+// steps or tokens, or in the scenario ").
+std::int64_t run_steps(const scenario::Scenario& s, std::string* from = nullptr, std::string_view other_ways = {});
 
 // The bytes of one checkpoint of the scenario's model, and each node's and GPU's share of a fully parallel save.
 lifecycle::CheckpointSize checkpoint_size(const scenario::Scenario& s);

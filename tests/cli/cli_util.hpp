@@ -1,7 +1,7 @@
 #pragma once
 // Runs the dtsim binary as a user would and captures what it printed.
-#include <algorithm>
-#include <cctype>
+#include "tests/shipped_scenarios.hpp"
+
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -10,7 +10,6 @@
 #include <string>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <vector>
 
 namespace dtsim::testing {
 
@@ -62,23 +61,6 @@ inline Invocation run_dtsim(const std::string& args, const TempDir& dir) {
   inv.out = read_file(out);
   inv.err = read_file(err);
   return inv;
-}
-
-// The shipped scenarios' names (scenarios/*.json without the extension), sorted: one test each, so that ctest
-// spreads them over its jobs.
-inline std::vector<std::string> shipped_scenarios() {
-  std::vector<std::string> names;
-  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(DTSIM_SOURCE_DIR) / "scenarios"))
-    if (entry.path().extension() == ".json") names.push_back(entry.path().stem().string());
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
-// A scenario's name as a test's name: letters and digits, the rest underscores.
-inline std::string test_name(std::string name) {
-  std::replace_if(
-      name.begin(), name.end(), [](unsigned char c) { return !std::isalnum(c); }, '_');
-  return name;
 }
 
 // The header and the first row of `dtsim collective --csv`.

@@ -222,6 +222,12 @@ struct KeptSweep {
       for (const auto& e : fs::directory_iterator(keep))
         files.push_back(e.path());
   }
+  // The first run succeeded and kept its two points.
+  ::testing::AssertionResult ran() const {
+    if (first.status != 0) return ::testing::AssertionFailure() << "the first run failed: " << first.err;
+    if (files.size() != 2) return ::testing::AssertionFailure() << files.size() << " points kept, not 2";
+    return ::testing::AssertionSuccess();
+  }
   fs::path keep;
   std::string base;
   Invocation first;
@@ -233,8 +239,7 @@ struct KeptSweep {
 TEST(Faults, ResumeIgnoresDamagedAndStalePoints) {
   TempDir dir;
   const KeptSweep sweep(dir);
-  ASSERT_EQ(sweep.first.status, 0) << sweep.first.err;
-  ASSERT_EQ(sweep.files.size(), 2u);
+  ASSERT_TRUE(sweep.ran());
   const auto& [keep, base, first, files] = sweep;
   std::ofstream(files[0], std::ios::trunc) << "{\"format\": \"dtsim-resume-1\", \"ok\": tr";
   // A well-formed file whose result is not: said in words, not as the JSON library's exception.
@@ -261,8 +266,7 @@ TEST(Faults, ResumeIgnoresDamagedAndStalePoints) {
 TEST(Faults, ResumeRefusesPlantedPoints) {
   TempDir dir;
   const KeptSweep sweep(dir);
-  ASSERT_EQ(sweep.first.status, 0) << sweep.first.err;
-  ASSERT_EQ(sweep.files.size(), 2u);
+  ASSERT_TRUE(sweep.ran());
   const auto& [keep, base, first, files] = sweep;
   auto kept = nlohmann::json::parse(read_file(files[0]));
   auto result = nlohmann::json::parse(kept["output"].get<std::string>().substr(1));

@@ -6,11 +6,15 @@
 
 #include <cmath>
 #include <filesystem>
+#include <string>
 
 #include <gtest/gtest.h>
 
 namespace dtsim::testing {
 namespace {
+
+// Llama-3-8B pre-training over H100 and A100 instances: the shipped planning scenario.
+const std::string kPlanScenario = std::string(DTSIM_SOURCE_DIR) + "/scenarios/llama3-8b-pretraining-plan.json";
 
 // Llama-3-8B on 10 billion tokens over 4 AWS p5.48xlarge, one layout simulated and three trials. By hand:
 //   steps = ceil(10e9 / (512 sequences x 8,192 tokens)) = ceil(2,384.19) = 2,385;
@@ -20,8 +24,7 @@ namespace {
 TEST(PlanCommand, TheShippedPlanCostsItsTimeAtTheInstancesPrice) {
   TempDir dir;
   const auto json = dir.path() / "plan.json";
-  const auto scenario = std::filesystem::path(DTSIM_SOURCE_DIR) / "scenarios/llama3-8b-pretraining-plan.json";
-  const auto inv = run_dtsim("plan '" + scenario.string() +
+  const auto inv = run_dtsim("plan '" + kPlanScenario +
                                  "' --tokens 10B --deadline 5d --instances aws.p5.48xlarge --nodes 4 --layouts 1 "
                                  "--trials 3 --jobs 2 --json '" +
                                  json.string() + "'",
@@ -47,8 +50,7 @@ TEST(PlanCommand, TheShippedPlanCostsItsTimeAtTheInstancesPrice) {
 TEST(PlanCommand, AnInstanceThatCannotRunTheModelIsARowSayingWhy) {
   TempDir dir;
   const auto json = dir.path() / "plan.json";
-  const auto scenario = std::filesystem::path(DTSIM_SOURCE_DIR) / "scenarios/llama3-8b-pretraining-plan.json";
-  const auto inv = run_dtsim("plan '" + scenario.string() +
+  const auto inv = run_dtsim("plan '" + kPlanScenario +
                                  "' --steps 10 --instances aws.p3.2xlarge,aws.p5.48xlarge --nodes 4 --layouts 1 "
                                  "--trials 1 --json '" +
                                  json.string() + "'",
@@ -67,8 +69,7 @@ TEST(PlanCommand, AnInstanceThatCannotRunTheModelIsARowSayingWhy) {
 
 TEST(PlanCommand, AnEmptyInstanceListIsRefused) {
   TempDir dir;
-  const auto scenario = std::filesystem::path(DTSIM_SOURCE_DIR) / "scenarios/llama3-8b-pretraining-plan.json";
-  const auto inv = run_dtsim("plan '" + scenario.string() + "' --steps 10 --instances ''", dir);
+  const auto inv = run_dtsim("plan '" + kPlanScenario + "' --steps 10 --instances ''", dir);
   EXPECT_EQ(inv.status, 2);
   EXPECT_NE(inv.err.find("--instances"), std::string::npos) << inv.err;
   EXPECT_NE(inv.err.find("is empty"), std::string::npos) << inv.err;
@@ -78,8 +79,7 @@ TEST(PlanCommand, AnEmptyInstanceListIsRefused) {
 // cast to a 64-bit count used to overflow.
 TEST(PlanCommand, ARunLongerThanATrillionIterationsIsRefused) {
   TempDir dir;
-  const auto scenario = std::filesystem::path(DTSIM_SOURCE_DIR) / "scenarios/llama3-8b-pretraining-plan.json";
-  const auto inv = run_dtsim("plan '" + scenario.string() + "' --tokens 1e30", dir);
+  const auto inv = run_dtsim("plan '" + kPlanScenario + "' --tokens 1e30", dir);
   EXPECT_EQ(inv.status, 2);
   EXPECT_NE(inv.err.find("--tokens: makes 2.38e+23 iterations"), std::string::npos) << inv.err;
 }

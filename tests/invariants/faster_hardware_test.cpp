@@ -7,11 +7,10 @@
 // ms at 10, 15, 20 and 25 Gb/s.)
 #include "sim/simulate.hpp"
 #include "tests/invariants/variants.hpp"
+#include "tests/shipped_scenarios.hpp"
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <cctype>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -33,14 +32,6 @@ TEST(FasterNetwork, ResNetOnP3NodesIsNeverSlowerOnAFasterNic) {
     }
     last = mean;
   }
-}
-
-std::vector<std::string> shipped() {
-  std::vector<std::string> names;
-  for (const auto& entry : fs::directory_iterator(kScenarios))
-    if (entry.path().extension() == ".json") names.push_back(entry.path().stem().string());
-  std::sort(names.begin(), names.end());
-  return names;
 }
 
 class FasterHardware : public ::testing::TestWithParam<std::string> {};
@@ -84,12 +75,8 @@ TEST_P(FasterHardware, AFasterGpuNeverLengthensTheIteration) {
       << "a GPU twice as fast";
 }
 
-INSTANTIATE_TEST_SUITE_P(Every, FasterHardware, ::testing::ValuesIn(shipped()), [](const auto& info) {
-  std::string name = info.param;
-  std::replace_if(
-      name.begin(), name.end(), [](char c) { return !std::isalnum(c); }, '_');
-  return name;
-});
+INSTANTIATE_TEST_SUITE_P(Every, FasterHardware, ::testing::ValuesIn(testing::shipped_scenarios()),
+                         [](const auto& info) { return testing::test_name(info.param); });
 
 } // namespace
 } // namespace dtsim

@@ -4,7 +4,7 @@
 // (step takes 27 s to minutes there: Megatron-Core's 7.1B GPT on 96 H100 measured +0.8%); a generated grid of 28
 // layouts is held the same way in tests/sim/model_parallel_test.cpp.
 #include "sim/simulate.hpp"
-#include "tests/cli/cli_util.hpp"
+#include "tests/shipped_scenarios.hpp"
 
 #include <gtest/gtest.h>
 
