@@ -56,7 +56,7 @@ def _overrides(overrides: Overrides) -> Any:
 def run(scenario: Scenario, overrides: Overrides = None) -> RunResult:
     """Simulates the scenario once, as ``dtsim run --json``.
 
-    Returns a RunResult: iteration_seconds (mean, min, max, p50, p99), throughput_samples_per_second, epoch_seconds,
+    Returns a RunResult: iteration_seconds (mean, min, max, p50, p90, p99), throughput_samples_per_second, epoch_seconds,
     breakdown_seconds_per_iteration, memory_per_gpu (bytes), mfu, cost_usd (per hour, per epoch, run), the busiest
     links; to_dict() for every figure of the run.
 

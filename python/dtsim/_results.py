@@ -111,6 +111,7 @@ class Stats:
     min: float
     max: float
     p50: float
+    p90: float
     p99: float
 
 

@@ -388,7 +388,9 @@ private:
 
 // ---- writing ----
 
-pb::Node node_of(const graph::ExecutionGraph& g, const graph::Op& op, std::uint32_t index) {
+// `slowdown`: the rank's compute_slowdown, baked into its kernels' durations (a trace holds one iteration: the
+// first's).
+pb::Node node_of(const graph::ExecutionGraph& g, const graph::Op& op, std::uint32_t index, double slowdown = 1) {
   pb::Node node;
   node.set_id(index);
   node.set_name(op.name);
@@ -401,8 +403,9 @@ pb::Node node_of(const graph::ExecutionGraph& g, const graph::Op& op, std::uint3
         using T = std::decay_t<decltype(body)>;
         if constexpr (std::is_same_v<T, graph::Compute>) {
           node.set_type(pb::COMP_NODE);
-          node.set_duration_micros(static_cast<std::uint64_t>(std::llround(body.seconds * 1e6)));
-          add(node, "dtsim_duration_seconds", body.seconds); // the microseconds above lose what a small kernel takes
+          const double seconds = body.seconds * (graph::paced_by_gpu(op) ? slowdown : 1.0);
+          node.set_duration_micros(static_cast<std::uint64_t>(std::llround(seconds * 1e6)));
+          add(node, "dtsim_duration_seconds", seconds); // the microseconds above lose what a small kernel takes
           if (body.flops > 0) add_int(node, "num_ops", static_cast<std::int64_t>(std::llround(body.flops)));
           if (body.bytes > 0) add_int(node, "tensor_size", static_cast<std::int64_t>(std::llround(body.bytes)));
         } else if constexpr (std::is_same_v<T, graph::Collective>) {
@@ -536,10 +539,12 @@ std::vector<fs::path> write_trace(const graph::ExecutionGraph& g, const fs::path
       metadata.set_version(kSchemaVersion);
       google::protobuf::util::SerializeDelimitedToZeroCopyStream(metadata, &out);
       const auto& program = g.program_of(r);
+      const auto& slowdown = g.compute_slowdown;
+      const double factor = slowdown.empty() || slowdown[r].empty() ? 1.0 : slowdown[r].front();
       for (std::uint32_t i = 0; i < program.ops.size(); ++i) {
         pb::Node node;
         try {
-          node = node_of(g, program.ops[i], i);
+          node = node_of(g, program.ops[i], i, factor);
         } catch (const TraceError& e) {
           throw TraceError(file.string(), fmt::format("rank {} op {} (\"{}\"): {}", r, i, program.ops[i].name,
                                                       std::string(e.what()).substr(e.file().size() + 2)));

@@ -221,7 +221,7 @@ double Replay::execute(int rank, const graph::Op& op, std::uint32_t it, StreamSt
   const double start = sg4::Engine::get_clock();
   if (const auto* compute = std::get_if<graph::Compute>(&op.body)) {
     const auto& slowdown = graph_.compute_slowdown;
-    const bool straggles = op.stream == graph::Stream::compute && !slowdown.empty() && !slowdown[rank].empty();
+    const bool straggles = graph::paced_by_gpu(op) && !slowdown.empty() && !slowdown[rank].empty();
     const double seconds = compute->seconds * (straggles ? slowdown[rank][it % slowdown[rank].size()] : 1.0);
     // GPU kernels slow down while collectives hold some of the SMs and of the memory bandwidth (contention.cpp); the
     // data loader's work runs beside the GPU.

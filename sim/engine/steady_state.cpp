@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <numeric>
 
 namespace dtsim::engine::detail {
@@ -41,12 +42,13 @@ std::pair<std::size_t, std::size_t> intervals_of(const std::vector<Interval>& st
   return {static_cast<std::size_t>(lo - stream.begin()), static_cast<std::size_t>(hi - stream.begin())};
 }
 
-// Graphs replayed to the end: stochastic inputs (stragglers' slowdowns, gossip's random peers, parameter servers'
-// arrival-ordered rounds), and D-PSGD's exchanges, whose received bytes are counted for the run, not per iteration.
+// Graphs replayed to the end: stochastic inputs (stragglers' slowdowns that change from iteration to iteration,
+// gossip's random peers, parameter servers' arrival-ordered rounds), and D-PSGD's exchanges, whose received bytes are
+// counted for the run, not per iteration. A GPU's own speed is the same every iteration, so its iterations repeat.
 bool replays_every_iteration(const graph::ExecutionGraph& graph) {
   if (!graph.servers.empty()) return true;
   for (const auto& slowdown : graph.compute_slowdown)
-    if (!slowdown.empty()) return true;
+    if (std::adjacent_find(slowdown.begin(), slowdown.end(), std::not_equal_to<>()) != slowdown.end()) return true;
   for (const auto& program : graph.programs)
     for (const auto& op : program.ops)
       if (!std::holds_alternative<graph::Compute>(op.body) && !std::holds_alternative<graph::Collective>(op.body) &&

@@ -251,7 +251,11 @@ void Evaluator::advance(int rank, int stream) {
       continue;
     }
     if (const auto* compute = std::get_if<Compute>(&op.body)) {
-      complete(rank, stream, index, ready + compute->seconds);
+      // A slower GPU's kernels take longer (as the replay prices them); the data loader's work does not.
+      const auto& slowdown = graph_.compute_slowdown;
+      const bool slowed = paced_by_gpu(op) && !slowdown.empty() && !slowdown[rank].empty();
+      complete(rank, stream, index,
+               ready + compute->seconds * (slowed ? slowdown[rank][st.it % slowdown[rank].size()] : 1.0));
     } else if (const auto* c = std::get_if<Collective>(&op.body)) {
       // The k-th collective a member posts on a group is the group's k-th call (NCCL's communicators order them).
       if (!st.posted) {

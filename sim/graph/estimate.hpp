@@ -6,7 +6,8 @@
 // lasts its closed-form time (collectives/closed_form.hpp) for the algorithm and protocol NCCL's tuning picks, over
 // the group's slowest link class; a receive ends bytes / bandwidth + latency after the later of its send and itself.
 // What it leaves out: SimGrid's flow sharing (concurrent collectives over one link, several rings' flows crossing a
-// switch uplink), the SMs a collective takes from overlapping kernels, stragglers. It is what `dtsim search` ranks
+// switch uplink), the SMs a collective takes from overlapping kernels. Each rank's kernels take its compute_slowdown
+// (its GPU's speed, stragglers), as in the replay. It is what `dtsim search` ranks
 // candidates by before it simulates the best.
 #include "io/error.hpp"
 #include "sim/graph/execution_graph.hpp"

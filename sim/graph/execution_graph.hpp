@@ -131,6 +131,12 @@ struct Op {
                                    // communication (closed-form tensor-parallel collectives) say so too
 };
 
+// Compute work its GPU's speed sets (compute_slowdown): the compute stream's kernels, not communication priced as
+// compute (closed-form tensor-parallel collectives) nor the data loader's work beside the GPU.
+inline bool paced_by_gpu(const Op& op) {
+  return op.stream == Stream::compute && op.axis == Axis::data;
+}
+
 // One program; ranks with the same role share it (all ranks of plain data parallelism do).
 // An empty program: the rank is not simulated (in coarse fidelity one rank stands for its tensor-parallel group).
 struct Program {
@@ -158,7 +164,8 @@ struct ExecutionGraph {
   std::vector<std::uint32_t> rank_program; // program index of each rank
   std::vector<std::vector<int>> groups;    // communicator groups: the ranks of each, in ring order
   std::vector<Server> servers;             // parameter-server shards (PushPull ops address them)
-  // Per rank, per iteration: the factor its compute ops take longer by (stragglers); empty: 1 everywhere.
+  // Per rank, per iteration (a row of one: every iteration): the factor its compute ops take longer by (paced_by_gpu:
+  // its GPU's speed, stragglers); empty (or an empty row): 1.
   std::vector<std::vector<double>> compute_slowdown;
   // Coarse fidelity: the ranks whose network traffic each simulated rank's carries (its tensor-parallel peers behind
   // the same NIC, whose ops are Collective::stands_for that many). Each GPU's own PCIe link to its NIC carries their

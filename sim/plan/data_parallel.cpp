@@ -24,6 +24,7 @@
 // Other strategies change what a closed bucket becomes and what follows the step: strategy_ops.cpp.
 #include "sim/plan/data_parallel.hpp"
 #include "sim/graph/collective_request.hpp"
+#include "sim/plan/gpu_speed.hpp"
 #include "sim/plan/input_pipeline.hpp"
 #include "sim/plan/model_parallel.hpp"
 #include "sim/plan/sustained_clock.hpp"
@@ -99,6 +100,8 @@ Plan DataParallelPlanner::build() {
         random_peers(workers, iterations, strategy_.kind == Kind::gossip ? strategy_.probability : 1.0, s_.run.seed);
   plan.graph.servers = server_specs(s_, layout_);
   plan.graph.compute_slowdown = compute_slowdown(s_, workers, iterations);
+  const auto gpus = gpu_time_factors(workers, s_.stragglers.gpu_speed_sigma, s_.run.seed);
+  plan.slowest_gpu = *std::max_element(gpus.begin(), gpus.end());
 
   // Ranks share one program unless their peers or roles differ.
   const bool per_rank = strategy_.kind == Kind::dpsgd || strategy_.kind == Kind::gossip ||

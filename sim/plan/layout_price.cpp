@@ -1,6 +1,7 @@
 // The closed-form price of a model-parallel layout (layout_price.hpp says what it combines and what it leaves out).
 #include "sim/plan/layout_price.hpp"
 #include "sim/graph/estimate.hpp"
+#include "sim/plan/gpu_speed.hpp"
 #include "sim/plan/model_parallel.hpp"
 #include "sim/plan/pipeline_schedule.hpp"
 #include "sim/plan/stage_partition.hpp"
@@ -228,6 +229,13 @@ LayoutPricer::Shape& LayoutPricer::shape_of(const LayoutSpec& l, const topologie
   return *slot;
 }
 
+const std::vector<double>& LayoutPricer::gpu_factors_of(int gpus) {
+  auto found = gpu_factors_.find(gpus);
+  if (found == gpu_factors_.end())
+    found = gpu_factors_.emplace(gpus, gpu_time_factors(gpus, base_.stragglers.gpu_speed_sigma, base_.run.seed)).first;
+  return found->second;
+}
+
 LayoutPrice LayoutPricer::price(const LayoutSpec& l, const topologies::ClusterSpec& cluster) {
   if (!unsupported_.empty()) throw std::invalid_argument("the closed form does not cover " + unsupported_);
   if (l.tensor <= 1 && l.pipeline <= 1) throw std::invalid_argument("the closed form prices model-parallel layouts");
@@ -272,6 +280,12 @@ LayoutPrice LayoutPricer::price(const LayoutSpec& l, const topologies::ClusterSp
     return grid.rank(c);
   };
   const auto crossing = [&](int a, int b) { return cluster.node_of(a) != cluster.node_of(b); };
+  // Each stage computes at the pace of its slowest GPU (gpu_speed.hpp): its tensor-parallel collectives wait for it at
+  // every layer, and the replicas for the slowest replica's stage at the reduction.
+  std::vector<double> pace(p, 0.0);
+  const auto& gpu_factors = gpu_factors_of(grid.world());
+  for (int r = 0; r < grid.world(); ++r)
+    pace[grid.coord(r).pp] = std::max(pace[grid.coord(r).pp], gpu_factors[static_cast<std::size_t>(r)]);
   const double reduced = detail::reduced_gradient_bytes(base_, spec);
   // A collective at the graph estimate's price, its bytes through the NIC coarse fidelity shares where it leaves the
   // node, its algorithm NCCL's tuning's (as the planner's requests).
@@ -355,7 +369,7 @@ LayoutPrice LayoutPricer::price(const LayoutSpec& l, const topologies::ClusterSp
     iteration += step_stretch;
     auto clock = calibration::sustained_clock(base_.gpu, iteration);
     if (!clock.capped) clock = {};
-    const auto at_clock = [&](const Stretch& k) { return clock.stretched(k.seconds, k.math_seconds); };
+    const auto at_clock = [&](const Stretch& k) { return clock.stretched(k.seconds, k.math_seconds) * pace[s]; };
     steps[s] = at_clock(step_stretch);
     for (int c = s; c < chunks; c += p) {
       if (c + 1 < chunks) transfers[c] = transfer(c);

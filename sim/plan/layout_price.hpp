@@ -12,7 +12,8 @@
 //   after it otherwise, over the data-parallel ranks at the graph estimate's price of a collective
 //   (graph/estimate.hpp); the tied embedding's gradients, the gradient norm, the optimizer step and the distributed
 //   optimizer's weight all-gather follow.
-// Each stage's kernels run at the clock its GPU sustains over the iteration (calibration/sustained_clock.hpp).
+// Each stage's kernels run at the clock its GPU sustains over the iteration (calibration/sustained_clock.hpp), at the
+// pace of the stage's slowest GPU (gpu_speed.hpp).
 // Left out against the graph estimate: the host's lead carried across units (each unit's pass is priced with the host
 // in steady state), the second iteration's start staggered by the first's end, and contention. It covers dense models
 // on one kind of GPU trained with the all-reduce strategy and no context parallelism; `unsupported()` names what else a
@@ -82,6 +83,7 @@ public:
 private:
   struct Shape;
   Shape& shape_of(const LayoutSpec& layout, const topologies::ClusterSpec& cluster);
+  const std::vector<double>& gpu_factors_of(int gpus); // gpu_time_factors at the base's seed, per world size
 
   const scenario::Scenario& base_;
   std::string unsupported_;
@@ -90,6 +92,7 @@ private:
   std::map<std::tuple<int, int, int, int>, std::vector<std::vector<PipelineSlot>>> orders_;
   // (nodes, operation, bytes, NIC sharers, members' nodes from the first's) -> a data-parallel collective's seconds
   std::map<std::tuple<int, int, double, int, std::vector<int>>, double> collectives_;
+  std::map<int, std::vector<double>> gpu_factors_;
 };
 
 } // namespace dtsim::plan

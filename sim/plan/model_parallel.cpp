@@ -1,5 +1,6 @@
 // The programs of large-model parallelism (model_parallel.hpp says what each rank runs and why).
 #include "sim/plan/model_parallel.hpp"
+#include "sim/plan/gpu_speed.hpp"
 #include "sim/plan/pipeline_schedule.hpp"
 #include "sim/plan/stage_partition.hpp"
 #include "sim/plan/sustained_clock.hpp"
@@ -158,6 +159,11 @@ Plan ModelParallelPlanner::build(bool first_replica_only) {
     plan.graph.rank_program[r] = static_cast<std::uint32_t>(plan.graph.programs.size());
     plan.graph.programs.push_back(std::move(program));
   }
+  const auto gpus = gpu_time_factors(layout_.world(), s_.stragglers.gpu_speed_sigma, s_.run.seed);
+  // Coarse fidelity folds the replicas too: every replica then runs one program at one pace, so their events coincide
+  // as with identical GPUs (replicas at distinct speeds cost a frontier job's replay twice the time).
+  plan.graph.compute_slowdown = compute_slowdown(layout_, gpus, coarse(), first_replica_only || coarse());
+  plan.slowest_gpu = *std::max_element(gpus.begin(), gpus.end());
   plan.workers = layout_.data();
   plan.samples_per_worker_iteration = static_cast<double>(s_.model.batch_per_gpu) * spec_.micro_batches;
   // Rank 0's (the first stage's) gradients, and the reductions they go in.

@@ -87,6 +87,9 @@ struct Plan {
   ParallelInfo parallel;
   std::vector<KernelRow> kernels; // rank 0's iteration by distinct kernel, the longest first
   calibration::ClockState clock;  // the SM clock rank 0's GPU sustains over its kernels (sustained_clock.hpp)
+  // The slowest GPU's compute time over the median GPU's (gpu_speed.hpp): 1 where every GPU runs at the profile's
+  // speed.
+  double slowest_gpu = 1;
   // Per program: its priced kernels' stretch at burst clocks, and the clock that stretch set (rate 1: not capped).
   std::vector<calibration::Stretch> burst_stretches;
   std::vector<calibration::ClockState> program_clocks;

@@ -1,8 +1,10 @@
 #include "sim/plan/strategy_layout.hpp"
+#include "sim/plan/gpu_speed.hpp"
 #include "sim/plan/op_cost.hpp"
 #include "sim/plan/random.hpp"
 #include "sim/strategies/mixing.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 #include <random>
@@ -72,10 +74,28 @@ double jitter_factor(strategies::Jitter jitter, double scale, std::mt19937_64& r
 
 std::vector<std::vector<double>> compute_slowdown(const scenario::Scenario& s, int workers, int iterations) {
   const auto& stragglers = s.stragglers;
-  if (!stragglers.any()) return {};
-  std::vector<std::vector<double>> factors(workers, std::vector<double>(iterations, 1.0));
+  auto gpus = gpu_time_factors(workers, stragglers.gpu_speed_sigma, s.run.seed);
+  // Aggregate fidelity runs a synchronous all-reduce's replicas at the slowest one's pace, as it runs a model-parallel
+  // job's (plan/gpu_speed.hpp): the iteration waits for it all the same, and replicas at one pace repeat their
+  // iterations exactly, where replicas at distinct speeds keep shifting against one another by a few tenths of a
+  // percent from one iteration to the next and the steady state is never reached.
+  if (s.run.fidelity == scenario::Fidelity::aggregate && s.training.strategy.kind == strategies::Kind::allreduce &&
+      !gpus.empty())
+    gpus.assign(gpus.size(), *std::max_element(gpus.begin(), gpus.end()));
+  if (!stragglers.any()) {
+    if (std::all_of(gpus.begin(), gpus.end(), [](double f) { return f == 1; })) return {};
+    std::vector<std::vector<double>> factors;
+    for (double f : gpus)
+      factors.push_back({f}); // one factor for every iteration
+    return factors;
+  }
+  std::vector<std::vector<double>> factors(workers);
+  for (int r = 0; r < workers; ++r)
+    factors[r].assign(iterations, gpus[r]);
   for (int r : stragglers.ranks)
-    if (r < workers) factors[r].assign(iterations, stragglers.slowdown);
+    if (r < workers)
+      for (double& f : factors[r])
+        f *= stragglers.slowdown;
   if (stragglers.jitter != strategies::Jitter::none) {
     std::mt19937_64 rng(s.run.seed ^ 0x5354524147474c45ULL); // "STRAGGLE": a stream of its own
     for (int it = 0; it < iterations; ++it)

@@ -8,13 +8,15 @@ using nlohmann::json;
 namespace {
 
 json to_json(const Distribution& d) {
-  return {{"mean", d.mean}, {"p50", d.p50}, {"p99", d.p99}, {"min", d.min}, {"max", d.max}, {"samples", d.samples}};
+  return {{"mean", d.mean}, {"p50", d.p50}, {"p90", d.p90},        {"p99", d.p99},
+          {"min", d.min},   {"max", d.max}, {"samples", d.samples}};
 }
 
 Distribution distribution_from_json(const json& j) {
   Distribution d;
   d.mean = j.at("mean");
   d.p50 = j.at("p50");
+  d.p90 = j.value("p90", d.p50); // points written before p90 was reported: read, not refused
   d.p99 = j.at("p99");
   d.min = j.at("min");
   d.max = j.at("max");
@@ -319,6 +321,7 @@ json to_json(const RunResult& r) {
       {"kernels", kernels_json(r.kernels)},
       {"host_wait_seconds_per_iteration", r.host_wait_seconds},
       {"sm_clock", clock_to_json(r.clock)},
+      {"gpu_speed", {{"sigma", r.gpu_speed_sigma}, {"slowest_time_factor", r.slowest_gpu}}},
       {"simulated_seconds", r.simulated_seconds},
       {"transfers", r.transfers},
       {"iterations",
@@ -401,6 +404,10 @@ RunResult run_result_from_json(const json& j) {
   r.kernels = kernels_from_json(j.at("kernels"));
   r.host_wait_seconds = j.at("host_wait_seconds_per_iteration");
   r.clock = clock_from_json(j.at("sm_clock"));
+  if (const auto speed = j.find("gpu_speed"); speed != j.end()) { // absent from points written before it was reported
+    r.gpu_speed_sigma = speed->at("sigma");
+    r.slowest_gpu = speed->at("slowest_time_factor");
+  }
   r.simulated_seconds = j.at("simulated_seconds");
   r.transfers = j.at("transfers");
   const auto& iterations = j.at("iterations");

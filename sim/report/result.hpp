@@ -13,7 +13,7 @@
 namespace dtsim::report {
 
 struct Distribution {
-  double mean = 0, p50 = 0, p99 = 0, min = 0, max = 0;
+  double mean = 0, p50 = 0, p90 = 0, p99 = 0, min = 0, max = 0;
   std::vector<double> samples;
 };
 Distribution distribution(std::vector<double> samples); // nearest-rank percentiles
@@ -187,6 +187,10 @@ struct RunResult {
   std::vector<plan::KernelRow> kernels;
   double host_wait_seconds = 0;
   calibration::ClockState clock; // the SM clock rank 0's GPU sustained over them (power-capped or not)
+  // GPUs of one model at different speeds (stragglers.gpu_speed_sigma): sigma of ln(compute time), and the slowest
+  // GPU's compute time over the median GPU's (1: every GPU at the profile's speed).
+  double gpu_speed_sigma = 0;
+  double slowest_gpu = 1;
   double simulated_seconds = 0;
   std::uint64_t transfers = 0;
   // Iterations replayed, warm-up included (fewer than the run's when the rest repeat a steady state exactly: the last

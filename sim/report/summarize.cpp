@@ -247,6 +247,7 @@ Distribution distribution(std::vector<double> samples) {
   };
   d.mean = std::accumulate(samples.begin(), samples.end(), 0.0) / samples.size();
   d.p50 = percentile(50);
+  d.p90 = percentile(90);
   d.p99 = percentile(99);
   d.min = samples.front();
   d.max = samples.back();
@@ -272,6 +273,8 @@ RunResult summarize(const scenario::Scenario& s, const plan::Plan& plan, const e
   r.host_wait_seconds = plan.host_wait_seconds;
   r.warnings = plan.warnings;
   r.clock = plan.clock;
+  r.slowest_gpu = plan.slowest_gpu;
+  if (plan.slowest_gpu != 1) r.gpu_speed_sigma = s.stragglers.gpu_speed_sigma;
   r.simulated_seconds = replay.simulated_seconds;
   r.transfers = replay.transfers;
   r.replayed_iterations = replay.replayed_iterations;
@@ -352,8 +355,16 @@ RunResult summarize(const scenario::Scenario& s, const plan::Plan& plan, const e
     r.busiest_links.push_back({link.name, link_kind(link.name), link.bandwidth, link.bytes,
                                link.bytes / (link.bandwidth * replay.simulated_seconds)});
   }
-  std::sort(r.busiest_links.begin(), r.busiest_links.end(), [](const LinkUsage& a, const LinkUsage& b) {
-    return a.utilization != b.utilization ? a.utilization > b.utilization : a.name < b.name;
+  // Links that carry the same bytes (the mirror images of a ring) come out equal only to rounding, which a replay
+  // skipped past its steady state rounds otherwise: ranked to 30 bits of utilization (1e-9), then by name.
+  const auto ranked = [](double utilization) {
+    int exponent = 0;
+    const double mantissa = std::frexp(utilization, &exponent);
+    return std::ldexp(std::round(std::ldexp(mantissa, 30)), exponent - 30);
+  };
+  std::sort(r.busiest_links.begin(), r.busiest_links.end(), [&](const LinkUsage& a, const LinkUsage& b) {
+    const double x = ranked(a.utilization), y = ranked(b.utilization);
+    return x != y ? x > y : a.name < b.name;
   });
   std::map<std::string, int> taken; // of each kind
   for (const auto& l : r.busiest_links)

@@ -50,7 +50,8 @@ std::string format_summary(const RunResult& r) {
   out += "Iteration\n";
   line("time (mean)",
        format_seconds(r.iteration.mean) + (r.strategy.time_per == "iteration" ? "" : " per " + r.strategy.time_per));
-  line("time (p50 / p99)", format_seconds(r.iteration.p50) + " / " + format_seconds(r.iteration.p99));
+  line("time (p50 / p90 / p99)", format_seconds(r.iteration.p50) + " / " + format_seconds(r.iteration.p90) + " / " +
+                                     format_seconds(r.iteration.p99));
   line("throughput", format_rate(r.throughput, r.sample_unit));
   if (r.utilization.tokens_per_second > 0) line("tokens", format_rate(r.utilization.tokens_per_second, "tokens"));
   if (r.utilization.tflops_per_gpu > 0)
@@ -81,6 +82,11 @@ std::string format_summary(const RunResult& r) {
          fmt::format("SM clock about {:.0f} MHz: its math at {} of its burst rate (its kernels would draw {:.0f} W at "
                      "burst clocks)",
                      r.clock.sm_clock_mhz, format_percent(r.clock.rate), r.clock.demand_watts));
+  if (r.slowest_gpu > 1)
+    line("  at the slowest GPU's pace",
+         fmt::format("its compute {} longer than the median GPU's (GPUs of one model differ: sigma {:.2f}%, from "
+                     "Sinha et al. SC'22)",
+                     format_percent(r.slowest_gpu - 1), 100 * r.gpu_speed_sigma));
   line("exposed communication", format_seconds(r.breakdown.exposed_communication) + "  (" +
                                     format_percent(r.breakdown.exposed_communication / total) + ")");
   const auto& b = r.breakdown;

@@ -99,11 +99,22 @@ enum class Jitter : std::uint8_t {
   exponential, // factor 1 + Exp(mean scale)
 };
 
+// How far apart GPUs of one model run: sigma of ln(a GPU's compute time over the median GPU's). Sinha et al. (SC'22,
+// "Not All GPUs Are Created Equal") measured a kernel 8% apart on average across the GPUs of five production
+// clusters, their "variation" being a box plot's whisker span (the fastest to the slowest GPU that is not an
+// outlier); a normal population's whiskers lie 2.70 standard deviations either side of its median, so sigma =
+// 0.08 / 5.40 = 0.0148 (derived). Their outliers, up to 1.5x slower than the median, are left to `ranks`: a fleet's
+// health checks take such GPUs out of service. plan/gpu_speed.hpp places the speeds on ranks.
+inline constexpr double kMeasuredGpuSpeedSigma = 0.0148;
+
 struct StragglerSpec {
   std::vector<int> ranks; // workers that are always slower
   double slowdown = 1;    // their compute time factor (>= 1)
   Jitter jitter = Jitter::none;
-  double scale = 0; // jitter parameter (see Jitter)
+  double scale = 0;                                // jitter parameter (see Jitter)
+  double gpu_speed_sigma = kMeasuredGpuSpeedSigma; // 0: every GPU at its profile's (the median GPU's) speed
+  // Stragglers beyond the GPUs' own spread: ranks enter collectives at times that differ from iteration to iteration
+  // (or by far more than the spread), which the auto fidelity replays step by step.
   bool any() const { return (!ranks.empty() && slowdown != 1) || (jitter != Jitter::none && scale > 0); }
 
   bool operator==(const StragglerSpec&) const = default;

@@ -60,8 +60,8 @@ std::string unreadable(const engine::ChildOutcome& outcome) {
     // -1e300 s would win every ranking) is simulated again.
     const auto physical = [](double v) { return std::isfinite(v) && v >= 0; };
     const auto& i = r.iteration;
-    if (!(std::isfinite(i.mean) && i.mean > 0 && physical(i.p50) && physical(i.p99) && physical(i.min) &&
-          physical(i.max)) ||
+    if (!(std::isfinite(i.mean) && i.mean > 0 && physical(i.p50) && physical(i.p90) && physical(i.p99) &&
+          physical(i.min) && physical(i.max)) ||
         !physical(r.throughput) || !physical(r.price_per_hour) || !physical(r.cost_of_run) ||
         !physical(r.cost_per_epoch) || !physical(r.epoch_seconds))
       return "its figures are not physical (an iteration that is not a positive time, a negative or infinite "

@@ -71,9 +71,15 @@ TEST(AutoFidelity, ItsAnswerIsTheChosenFidelitys) {
   EXPECT_EQ(by_auto.iteration.mean, simulate(read(aggregate)).result.iteration.mean);
   EXPECT_EQ(by_auto.fidelity, "aggregate");
   EXPECT_NE(by_auto.fidelity_reason.find("one switch"), std::string::npos);
-  // What makes aggregate the safe choice here: step replays the same iteration, to rounding.
+  // What makes aggregate the safe choice here: with identical GPUs step replays the same iteration, to rounding; with
+  // GPUs that differ (the default) a step's flows from the ranks that arrive first start before the slowest's, and
+  // the two differ by what that lead saves (0.04% here, 0.19% on the shipped ResNet-50 on 8 p3.2xlarge).
   const double by_step = simulate(read(step)).result.iteration.mean;
-  EXPECT_NEAR(by_auto.iteration.mean, by_step, 1e-9 * by_step);
+  EXPECT_NEAR(by_auto.iteration.mean, by_step, 0.0025 * by_step);
+  auto identical = one_switch(), identical_step = step;
+  identical["stragglers"] = identical_step["stragglers"] = {{"gpu_speed_sigma", 0}};
+  const double identical_auto = simulate(read(identical)).result.iteration.mean;
+  EXPECT_NEAR(identical_auto, simulate(read(identical_step)).result.iteration.mean, 1e-9 * identical_auto);
 }
 
 // Model parallelism: coarse from 64 GPUs on (one rank per tensor-parallel group), step below, and step when the

@@ -344,7 +344,9 @@ TEST(Fidelity, CoarseAgreesWithStepOnASmallGrid) {
 // data-parallel and pipeline traffic through the NIC. Each GPU reaches the NIC over its own PCIe link, so the
 // simulated rank's link carries t ranks' bytes and must be t times as wide, and NCCL's per-rank caps and choices stay
 // one rank's (graph::Collective::stands_for). Before that, a GPT of 0.4B at tensor 8 spent its data-parallel
-// reduction 8 times as long in coarse as in step. Every layout here agrees within 2%, as the fine grid above.
+// reduction 8 times as long in coarse as in step. Every layout here agrees within 2%, as the fine grid above. With
+// identical GPUs: where they differ, step counts the faster replicas' wait for the slowest inside the reduction as
+// exposed data-parallel time, which coarse, running every replica at the slowest one's pace, counts as compute.
 TEST(Fidelity, CoarseAgreesWithStepWhereTensorRanksShareTheNic) {
   const std::pair<int, int> layouts[] = {{2, 1}, {4, 2}, {8, 1}, {8, 2}}; // tensor, pipeline on 16 GPUs
   for (const auto& [tensor, pipeline] : layouts) {
@@ -355,7 +357,8 @@ TEST(Fidelity, CoarseAgreesWithStepWhereTensorRanksShareTheNic) {
       "cluster": {{"instance": "aws.p5.48xlarge", "nodes": 2}},
       "training": {{"optimizer": "adam", "zero_stage": 1}},
       "parallelism": {{"tensor": {}, "pipeline": {}, "global_batch": {}}},
-      "run": {{"iterations": 1, "warmup_iterations": 1, "fidelity": "coarse"}}}})",
+      "run": {{"iterations": 1, "warmup_iterations": 1, "fidelity": "coarse"}},
+      "stragglers": {{"gpu_speed_sigma": 0}}}})",
                                   tensor, pipeline, 2 * data);
     auto s = scenario::parse_scenario(text, "gpt-0.4b-p5.json");
     const auto coarse = simulate(s).result;
@@ -371,9 +374,12 @@ TEST(Fidelity, CoarseAgreesWithStepWhereTensorRanksShareTheNic) {
 // Coarse and aggregate against step over a generated grid of layouts: tensor 2, 4 and 8 x pipeline 1 to 8 x data 2 to
 // 16 (28 layouts in whole nodes of up to 128 GPUs, so that step stays affordable), a GPT of 0.4B in 8 blocks on
 // p5.48xlarge nodes (one bonded link a node: every tensor rank behind one NIC) with 2 micro-batches a stage, ZeRO 1 and
-// the data-parallel reduction exposed. Measured: coarse -0.1% to +1.7%, aggregate 0.0% to +1.7% (the largest at data
-// 16, where a node's several reduce-scatter rings share its link step by step in step fidelity and phase by phase in
-// the others), the range the auto fidelity's message quotes. Every layout within 2% of step.
+// the data-parallel reduction exposed. Measured with identical GPUs: coarse -0.1% to +1.7%, aggregate 0.0% to +1.7%
+// (the largest at data 16, where a node's several reduce-scatter rings share its link step by step in step fidelity
+// and phase by phase in the others). With GPUs that differ (the default): coarse 0.0% to +2.2%, aggregate -0.2% to
+// +1.8%, the range the auto fidelity's message quotes; the largest at tensor 4 data 16, where in step the rings of a
+// node's faster tensor group reach its link before the slowest group's and leave it freer, while coarse and
+// aggregate start each phase of a collective together. Every layout within 2.5% of step.
 TEST(Fidelity, CoarseAndAggregateAgreeWithStepOverAGridOfLayouts) {
   double worst = 0;
   for (int tensor : {2, 4, 8})
@@ -395,7 +401,7 @@ TEST(Fidelity, CoarseAndAggregateAgreeWithStepOverAGridOfLayouts) {
           s.run.fidelity = fidelity;
           const double other = simulate(s).result.iteration.mean;
           worst = std::max(worst, std::abs(other / step - 1));
-          EXPECT_NEAR(other, step, 0.02 * step)
+          EXPECT_NEAR(other, step, 0.025 * step)
               << scenario::to_string(fidelity) << ": tensor " << tensor << " pipeline " << pipeline << " data " << data;
         }
       }

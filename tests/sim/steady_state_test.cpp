@@ -59,10 +59,15 @@ TEST_P(SteadyStateRun, SkippingRepeatsChangesNoFigure) {
 
 INSTANTIATE_TEST_SUITE_P(
     Shipped, SteadyStateRun,
-    ::testing::Values(Case{"resnet50-p3.2xlarge-sync.json", {{"cluster.nodes", "64"}}}, // aggregate, a 64-rank ring
-                      Case{"resnet50-p3.16xlarge-x4.json", {}}, // step, 8 GPUs a node sharing the NIC
-                      Case{"gpt2-1.5b-gpipe-v100x16.json", {}}, // GPipe's pipeline
-                      Case{"gpt2-p4d.24xlarge-x2.json", {}}),   // tensor and pipeline parallel on NVSwitch nodes
+    // The data-parallel cases with identical GPUs: where GPUs differ (the default), a ring's ranks reach each
+    // all-reduce at offsets that alternate from one iteration to the next and settle over tens of iterations (0.07% of
+    // ResNet-50's on 4 p3.16xlarge), so those replays run to the end.
+    ::testing::Values(Case{"resnet50-p3.2xlarge-sync.json",
+                           {{"cluster.nodes", "64"}, {"stragglers.gpu_speed_sigma", "0"}}}, // aggregate, a 64-rank ring
+                      Case{"resnet50-p3.16xlarge-x4.json",
+                           {{"stragglers.gpu_speed_sigma", "0"}}}, // step, 8 GPUs a node sharing the NIC
+                      Case{"gpt2-1.5b-gpipe-v100x16.json", {}},    // GPipe's pipeline
+                      Case{"gpt2-p4d.24xlarge-x2.json", {}}),      // tensor and pipeline parallel on NVSwitch nodes
     [](const auto& info) {
       std::string name = info.param.file;
       name = name.substr(0, name.find(".json"));

@@ -5,6 +5,7 @@
 #include "sim/studies/search.hpp"
 #include "tests/sim/rank_correlation.hpp"
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -453,43 +454,60 @@ TEST(SearchScreen, TheEstimateRanksAsTheSimulationDoes) {
   EXPECT_LE(two_nodes.best_by_estimate, 20); // in the default screened top 20
 }
 
-// The estimate plans the first data-parallel replica only: the same figure as the whole plan's, every layout of GPT-3
-// 125M on 2 nodes that has model parallelism and data parallelism both.
+// The estimate plans the first data-parallel replica only: with identical GPUs the same figure as the whole plan's,
+// every layout of GPT-3 125M on 2 nodes that has model parallelism and data parallelism both. With GPUs that differ
+// (the default) each simulated rank takes the slowest speed of its position across the replicas, an upper bound on
+// the whole plan's (which waits for the slowest replica, not for a replica of each position's slowest): measured 0.1%
+// to 0.4% above it.
 TEST(SearchScreen, FirstReplicaPlanEstimatesAsTheWholePlan) {
-  const auto base = gpt3_125m(2, 4, 2);
-  int compared = 0;
-  for (const auto& c : enumerate(space_of(base))) {
-    if (!c.model_parallel() || c.data == 1 || c.recompute != Recompute::none) continue;
-    const auto s = candidate_scenario(base, c, Options{});
-    if (!plan::estimate_memory(s).fits()) continue;
-    const auto whole = graph::estimate(s.cluster, plan::make_plan(s).graph, 2).iteration_seconds;
-    EXPECT_NEAR(estimate_seconds(s), whole, 1e-12 * whole) << c.tensor << " " << c.pipeline << " " << c.data;
-    ++compared;
+  for (double sigma : {0.0, strategies::kMeasuredGpuSpeedSigma}) {
+    auto base = gpt3_125m(2, 4, 2);
+    base.stragglers.gpu_speed_sigma = sigma;
+    int compared = 0;
+    for (const auto& c : enumerate(space_of(base))) {
+      if (!c.model_parallel() || c.data == 1 || c.recompute != Recompute::none) continue;
+      const auto s = candidate_scenario(base, c, Options{});
+      if (!plan::estimate_memory(s).fits()) continue;
+      const auto whole = graph::estimate(s.cluster, plan::make_plan(s).graph, 2).iteration_seconds;
+      const auto first = estimate_seconds(s);
+      const auto layout = fmt::format("sigma {} layout {} {} {}", sigma, c.tensor, c.pipeline, c.data);
+      if (sigma == 0) {
+        EXPECT_NEAR(first, whole, 1e-12 * whole) << layout;
+      } else {
+        EXPECT_GE(first, whole * (1 - 1e-12)) << layout;
+        EXPECT_LE(first, whole * 1.01) << layout;
+      }
+      ++compared;
+    }
+    EXPECT_GT(compared, 20);
   }
-  EXPECT_GT(compared, 20);
 }
 
 // The estimate prices many micro-batches from two short runs of the schedule and extends the steady state linearly:
 // on every layout of GPT-3 125M over 2 nodes of 4 GPUs with a global batch of 64 whose micro-batches reach past the
-// schedule's warm-up, the same figure as the plan built with all of them, on A100 and on H100 (GPT-3 125M's small GEMMs
-// stay under the power limit at boost clocks).
+// schedule's warm-up, with identical GPUs the same figure as the plan built with all of them, on A100 and on H100
+// (GPT-3 125M's small GEMMs stay under the power limit at boost clocks). Where GPUs differ, stages run at different
+// speeds and the faster ones' lead settles over more micro-batches than the short runs hold: measured within 0.18%.
 TEST(SearchScreen, TheSteadyStateExtendsToEveryMicroBatch) {
-  int compared = 0;
-  double worst = 0;
-  for (const auto& base :
-       {gpt3_125m(2, 4, 8),
-        make({{"preset", "gpt3-125m"}, {"batch_per_gpu", 8}, {"precision", "bf16"}}, 2, 4, {}, "h100-sxm")})
-    for (const auto& c : enumerate(space_of(base))) {
-      const int from = 2 * c.pipeline * c.virtual_stages;
-      if (c.micro_batches <= from + c.pipeline) continue;
-      const auto s = candidate_scenario(base, c, Options{});
-      if (!plan::estimate_memory(s).fits()) continue;
-      const auto whole = graph::estimate(s.cluster, plan::make_first_replica_plan(s).graph, 2).iteration_seconds;
-      worst = std::max(worst, std::fabs(estimate_seconds(s) / whole - 1));
-      ++compared;
+  for (double sigma : {0.0, strategies::kMeasuredGpuSpeedSigma}) {
+    int compared = 0;
+    double worst = 0;
+    for (auto base : {gpt3_125m(2, 4, 8), make({{"preset", "gpt3-125m"}, {"batch_per_gpu", 8}, {"precision", "bf16"}},
+                                               2, 4, {}, "h100-sxm")}) {
+      base.stragglers.gpu_speed_sigma = sigma;
+      for (const auto& c : enumerate(space_of(base))) {
+        const int from = 2 * c.pipeline * c.virtual_stages;
+        if (c.micro_batches <= from + c.pipeline) continue;
+        const auto s = candidate_scenario(base, c, Options{});
+        if (!plan::estimate_memory(s).fits()) continue;
+        const auto whole = graph::estimate(s.cluster, plan::make_first_replica_plan(s).graph, 2).iteration_seconds;
+        worst = std::max(worst, std::fabs(estimate_seconds(s) / whole - 1));
+        ++compared;
+      }
     }
-  EXPECT_GT(compared, 50);
-  EXPECT_LT(worst, 1e-9); // measured: 1e-13 over 732 layouts
+    EXPECT_GT(compared, 50);
+    EXPECT_LT(worst, sigma == 0 ? 1e-9 : 3e-3) << "sigma " << sigma; // measured: 1e-13 over 732 layouts; 1.8e-3
+  }
 }
 
 // Where the power limit holds the clock below its boost (Llama-3-8B's GEMMs on H100 draw more than 700 W at boost),
@@ -497,34 +515,38 @@ TEST(SearchScreen, TheSteadyStateExtendsToEveryMicroBatch) {
 // per micro-batch), so each is priced as the whole plan prices it. But stages that sustain different clocks (their
 // kernels differ: the last holds the LM head and the loss) run at different speeds, and the faster one's lead takes
 // tens of micro-batches to settle: the steady state then starts after the short plans end, and the extension is short
-// by what that settling adds.
+// by what that settling adds. GPUs that differ in speed (the default) add to it.
 TEST(SearchScreen, TheSteadyStateExtendsUnderAPowerCappedClock) {
-  const auto base =
-      make({{"transformer", {{"base", "llama3-8b"}, {"sequence", 2048}}}, {"batch_per_gpu", 1}, {"precision", "bf16"}},
-           1, 8, {{"optimizer", "adam"}}, "h100-sxm");
-  auto document = scenario::to_json(base);
-  document["parallelism"] = {{"tensor", 2}, {"global_batch", 64}};
-  const auto sized = scenario::parse_scenario(document.dump(), "search-test.json");
-  int compared = 0;
-  double worst = 0;
-  for (const auto& c : enumerate(space_of(sized))) {
-    if (c.recompute != Recompute::none || c.sequence_parallel || c.micro_batches <= 3 * c.pipeline * c.virtual_stages)
-      continue;
-    std::optional<scenario::Scenario> valid;
-    try {
-      valid = candidate_scenario(sized, c, Options{});
-    } catch (const scenario::ScenarioError&) {
-      continue; // a layout the format refuses (the search counts it invalid)
+  for (double sigma : {0.0, strategies::kMeasuredGpuSpeedSigma}) {
+    auto base = make(
+        {{"transformer", {{"base", "llama3-8b"}, {"sequence", 2048}}}, {"batch_per_gpu", 1}, {"precision", "bf16"}}, 1,
+        8, {{"optimizer", "adam"}}, "h100-sxm");
+    base.stragglers.gpu_speed_sigma = sigma;
+    auto document = scenario::to_json(base);
+    document["parallelism"] = {{"tensor", 2}, {"global_batch", 64}};
+    const auto sized = scenario::parse_scenario(document.dump(), "search-test.json");
+    int compared = 0;
+    double worst = 0;
+    for (const auto& c : enumerate(space_of(sized))) {
+      if (c.recompute != Recompute::none || c.sequence_parallel || c.micro_batches <= 3 * c.pipeline * c.virtual_stages)
+        continue;
+      std::optional<scenario::Scenario> valid;
+      try {
+        valid = candidate_scenario(sized, c, Options{});
+      } catch (const scenario::ScenarioError&) {
+        continue; // a layout the format refuses (the search counts it invalid)
+      }
+      const auto& s = *valid;
+      if (!plan::estimate_memory(s).fits()) continue;
+      const auto whole = graph::estimate(s.cluster, plan::make_first_replica_plan(s).graph, 2).iteration_seconds;
+      worst = std::max(worst, std::fabs(estimate_seconds(s) / whole - 1));
+      ++compared;
     }
-    const auto& s = *valid;
-    if (!plan::estimate_memory(s).fits()) continue;
-    const auto whole = graph::estimate(s.cluster, plan::make_first_replica_plan(s).graph, 2).iteration_seconds;
-    worst = std::max(worst, std::fabs(estimate_seconds(s) / whole - 1));
-    ++compared;
+    EXPECT_GT(compared, 50);
+    // Measured with identical GPUs: 72 of 73 exact to 1e-13; tensor 4 x interleaved pipeline 2 at 64 micro-batches
+    // 0.29% short. With GPUs that differ: within 0.91%.
+    EXPECT_LT(worst, sigma == 0 ? 5e-3 : 1.2e-2) << "sigma " << sigma;
   }
-  EXPECT_GT(compared, 50);
-  // Measured: 72 of 73 exact to 1e-13; tensor 4 x interleaved pipeline 2 at 64 micro-batches 0.29% short.
-  EXPECT_LT(worst, 5e-3);
 }
 
 // With --simulate K only the best K by the estimate are simulated; the rest are listed by it, and none is lost.
