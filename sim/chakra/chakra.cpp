@@ -390,7 +390,7 @@ private:
 
 // `slowdown`: the rank's compute_slowdown, baked into its kernels' durations (a trace holds one iteration: the
 // first's).
-pb::Node node_of(const graph::ExecutionGraph& g, const graph::Op& op, std::uint32_t index, double slowdown = 1) {
+pb::Node node_of(const graph::ExecutionGraph& g, const graph::Op& op, std::uint32_t index, double slowdown) {
   pb::Node node;
   node.set_id(index);
   node.set_name(op.name);

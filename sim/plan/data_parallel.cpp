@@ -99,9 +99,15 @@ Plan DataParallelPlanner::build() {
     peers_ =
         random_peers(workers, iterations, strategy_.kind == Kind::gossip ? strategy_.probability : 1.0, s_.run.seed);
   plan.graph.servers = server_specs(s_, layout_);
-  plan.graph.compute_slowdown = compute_slowdown(s_, workers, iterations);
-  const auto gpus = gpu_time_factors(workers, s_.stragglers.gpu_speed_sigma, s_.run.seed);
+  auto gpus = gpu_time_factors(workers, s_.stragglers.gpu_speed_sigma, s_.run.seed);
   plan.slowest_gpu = *std::max_element(gpus.begin(), gpus.end());
+  // Aggregate fidelity runs a synchronous all-reduce's replicas at the slowest one's pace, as it runs a model-parallel
+  // job's (paced_by_stand_ins): the iteration waits for it all the same, and replicas at one pace repeat their
+  // iterations exactly, where replicas at distinct speeds keep shifting against one another by a few tenths of a
+  // percent from one iteration to the next and the steady state is never reached.
+  if (s_.run.fidelity == scenario::Fidelity::aggregate && strategy_.kind == Kind::allreduce)
+    gpus.assign(gpus.size(), plan.slowest_gpu);
+  plan.graph.compute_slowdown = compute_slowdown(s_, gpus, iterations);
 
   // Ranks share one program unless their peers or roles differ.
   const bool per_rank = strategy_.kind == Kind::dpsgd || strategy_.kind == Kind::gossip ||

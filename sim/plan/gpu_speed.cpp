@@ -31,23 +31,29 @@ std::vector<double> gpu_time_factors(int gpus, double sigma, std::uint64_t seed)
   return factors;
 }
 
-std::vector<std::vector<double>> compute_slowdown(const ParallelLayout& layout, const std::vector<double>& factors,
-                                                  bool fold_tensor, bool fold_replicas) {
-  if (std::all_of(factors.begin(), factors.end(), [](double f) { return f == 1; })) return {};
-  std::vector<double> pace(factors.size(), 0.0); // by the rank that stands for the others
+std::vector<double> paced_by_stand_ins(const ParallelLayout& layout, const std::vector<double>& factors,
+                                       bool fold_tensor, bool fold_replicas) {
   const auto stand_in = [&](int rank) {
     auto c = layout.coord(rank);
     if (fold_tensor) c.tp = 0;
     if (fold_replicas) c.dp = 0;
-    return layout.rank(c);
+    return static_cast<std::size_t>(layout.rank(c));
   };
-  for (int r = 0; r < layout.world(); ++r) {
-    double& p = pace[static_cast<std::size_t>(stand_in(r))];
-    p = std::max(p, factors[static_cast<std::size_t>(r)]);
-  }
-  std::vector<std::vector<double>> rows(factors.size());
+  std::vector<double> slowest(factors.size(), 0.0); // by the rank that stands for the others
+  for (int r = 0; r < layout.world(); ++r)
+    slowest[stand_in(r)] = std::max(slowest[stand_in(r)], factors[static_cast<std::size_t>(r)]);
+  std::vector<double> paces(factors.size());
   for (int r = 0; r < layout.world(); ++r) // every rank at its stand-in's pace (a whole plan runs every replica)
-    rows[static_cast<std::size_t>(r)] = {pace[static_cast<std::size_t>(stand_in(r))]};
+    paces[static_cast<std::size_t>(r)] = slowest[stand_in(r)];
+  return paces;
+}
+
+std::vector<std::vector<double>> constant_slowdown(const std::vector<double>& factors) {
+  if (std::all_of(factors.begin(), factors.end(), [](double f) { return f == 1; })) return {};
+  std::vector<std::vector<double>> rows;
+  rows.reserve(factors.size());
+  for (double f : factors)
+    rows.push_back({f}); // a row of one: every iteration
   return rows;
 }
 

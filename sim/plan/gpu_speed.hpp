@@ -27,13 +27,17 @@ double expected_normal_order_statistic(int k, int n);
 // 1 when sigma is 0.
 std::vector<double> gpu_time_factors(int gpus, double sigma, std::uint64_t seed);
 
-// The graph's compute_slowdown rows (one factor a rank, constant over iterations; none when every factor is 1) for a
-// model-parallel layout. A rank that stands for others computes at the pace of the slowest GPU it stands for: in
-// coarse fidelity (`fold_tensor`) its tensor-parallel group, whose collectives wait for their slowest member at every
-// layer; in coarse fidelity and where only the first replica is simulated (`fold_replicas`), its position in every
-// replica, since the gradient reduction waits for the slowest replica and a replica for its slowest stage (an upper
-// bound on the replicas' own: each position at its slowest replica's pace, measured 0.1% to 0.4% slower).
-std::vector<std::vector<double>> compute_slowdown(const ParallelLayout& layout, const std::vector<double>& factors,
-                                                  bool fold_tensor, bool fold_replicas);
+// Each rank of a model-parallel layout at the pace of the slowest GPU it stands for: in coarse fidelity
+// (`fold_tensor`) its tensor-parallel group, whose collectives wait for their slowest member at every layer; in
+// coarse fidelity and where only the first replica is simulated (`fold_replicas`), its position in every replica,
+// since the gradient reduction waits for the slowest replica and a replica for its slowest stage (an upper bound on
+// the replicas' own: each position at its slowest replica's pace, measured 0.1% to 0.4% slower). Replicas at one pace
+// also keep their events together, where replicas at distinct speeds cost a frontier job's replay twice the time.
+std::vector<double> paced_by_stand_ins(const ParallelLayout& layout, const std::vector<double>& factors,
+                                       bool fold_tensor, bool fold_replicas);
+
+// graph::ExecutionGraph::compute_slowdown rows for factors that hold every iteration: one factor a rank, none at all
+// when every factor is 1.
+std::vector<std::vector<double>> constant_slowdown(const std::vector<double>& factors);
 
 } // namespace dtsim::plan

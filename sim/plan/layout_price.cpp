@@ -229,11 +229,19 @@ LayoutPricer::Shape& LayoutPricer::shape_of(const LayoutSpec& l, const topologie
   return *slot;
 }
 
-const std::vector<double>& LayoutPricer::gpu_factors_of(int gpus) {
-  auto found = gpu_factors_.find(gpus);
-  if (found == gpu_factors_.end())
-    found = gpu_factors_.emplace(gpus, gpu_time_factors(gpus, base_.stragglers.gpu_speed_sigma, base_.run.seed)).first;
-  return found->second;
+// Each stage computes at the pace of its slowest GPU (gpu_speed.hpp): its tensor-parallel collectives wait for it at
+// every layer, and the replicas for the slowest replica's stage at the reduction. Priced once per grid: the search
+// prices many layouts of each.
+const std::vector<double>& LayoutPricer::stage_paces(const ParallelLayout& grid) {
+  const auto key = std::make_tuple(grid.tensor(), grid.pipeline(), grid.data());
+  if (const auto found = stage_paces_.find(key); found != stage_paces_.end()) return found->second;
+  const auto gpus = gpu_time_factors(grid.world(), base_.stragglers.gpu_speed_sigma, base_.run.seed);
+  std::vector<double> paces(static_cast<std::size_t>(grid.pipeline()), 0.0);
+  for (int r = 0; r < grid.world(); ++r) {
+    double& pace = paces[static_cast<std::size_t>(grid.coord(r).pp)];
+    pace = std::max(pace, gpus[static_cast<std::size_t>(r)]);
+  }
+  return stage_paces_.emplace(key, std::move(paces)).first->second;
 }
 
 LayoutPrice LayoutPricer::price(const LayoutSpec& l, const topologies::ClusterSpec& cluster) {
@@ -280,12 +288,7 @@ LayoutPrice LayoutPricer::price(const LayoutSpec& l, const topologies::ClusterSp
     return grid.rank(c);
   };
   const auto crossing = [&](int a, int b) { return cluster.node_of(a) != cluster.node_of(b); };
-  // Each stage computes at the pace of its slowest GPU (gpu_speed.hpp): its tensor-parallel collectives wait for it at
-  // every layer, and the replicas for the slowest replica's stage at the reduction.
-  std::vector<double> pace(p, 0.0);
-  const auto& gpu_factors = gpu_factors_of(grid.world());
-  for (int r = 0; r < grid.world(); ++r)
-    pace[grid.coord(r).pp] = std::max(pace[grid.coord(r).pp], gpu_factors[static_cast<std::size_t>(r)]);
+  const auto& pace = stage_paces(grid);
   const double reduced = detail::reduced_gradient_bytes(base_, spec);
   // A collective at the graph estimate's price, its bytes through the NIC coarse fidelity shares where it leaves the
   // node, its algorithm NCCL's tuning's (as the planner's requests).

@@ -29,6 +29,8 @@
 
 namespace dtsim::plan {
 
+class ParallelLayout;
+
 // What the search varies in a layout (search::Candidate, without experts).
 struct LayoutSpec {
   int nodes = 1;
@@ -83,7 +85,7 @@ public:
 private:
   struct Shape;
   Shape& shape_of(const LayoutSpec& layout, const topologies::ClusterSpec& cluster);
-  const std::vector<double>& gpu_factors_of(int gpus); // gpu_time_factors at the base's seed, per world size
+  const std::vector<double>& stage_paces(const ParallelLayout& grid); // each stage's slowest GPU (gpu_speed.hpp)
 
   const scenario::Scenario& base_;
   std::string unsupported_;
@@ -92,7 +94,7 @@ private:
   std::map<std::tuple<int, int, int, int>, std::vector<std::vector<PipelineSlot>>> orders_;
   // (nodes, operation, bytes, NIC sharers, members' nodes from the first's) -> a data-parallel collective's seconds
   std::map<std::tuple<int, int, double, int, std::vector<int>>, double> collectives_;
-  std::map<int, std::vector<double>> gpu_factors_;
+  std::map<std::tuple<int, int, int>, std::vector<double>> stage_paces_; // (tensor, pipeline, data) -> per stage
 };
 
 } // namespace dtsim::plan

@@ -160,9 +160,8 @@ Plan ModelParallelPlanner::build(bool first_replica_only) {
     plan.graph.programs.push_back(std::move(program));
   }
   const auto gpus = gpu_time_factors(layout_.world(), s_.stragglers.gpu_speed_sigma, s_.run.seed);
-  // Coarse fidelity folds the replicas too: every replica then runs one program at one pace, so their events coincide
-  // as with identical GPUs (replicas at distinct speeds cost a frontier job's replay twice the time).
-  plan.graph.compute_slowdown = compute_slowdown(layout_, gpus, coarse(), first_replica_only || coarse());
+  plan.graph.compute_slowdown =
+      constant_slowdown(paced_by_stand_ins(layout_, gpus, coarse(), first_replica_only || coarse()));
   plan.slowest_gpu = *std::max_element(gpus.begin(), gpus.end());
   plan.workers = layout_.data();
   plan.samples_per_worker_iteration = static_cast<double>(s_.model.batch_per_gpu) * spec_.micro_batches;

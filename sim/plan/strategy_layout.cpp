@@ -4,7 +4,6 @@
 #include "sim/plan/random.hpp"
 #include "sim/strategies/mixing.hpp"
 
-#include <algorithm>
 #include <cmath>
 #include <numbers>
 #include <random>
@@ -72,23 +71,11 @@ double jitter_factor(strategies::Jitter jitter, double scale, std::mt19937_64& r
 
 } // namespace
 
-std::vector<std::vector<double>> compute_slowdown(const scenario::Scenario& s, int workers, int iterations) {
+std::vector<std::vector<double>> compute_slowdown(const scenario::Scenario& s, const std::vector<double>& gpus,
+                                                  int iterations) {
   const auto& stragglers = s.stragglers;
-  auto gpus = gpu_time_factors(workers, stragglers.gpu_speed_sigma, s.run.seed);
-  // Aggregate fidelity runs a synchronous all-reduce's replicas at the slowest one's pace, as it runs a model-parallel
-  // job's (plan/gpu_speed.hpp): the iteration waits for it all the same, and replicas at one pace repeat their
-  // iterations exactly, where replicas at distinct speeds keep shifting against one another by a few tenths of a
-  // percent from one iteration to the next and the steady state is never reached.
-  if (s.run.fidelity == scenario::Fidelity::aggregate && s.training.strategy.kind == strategies::Kind::allreduce &&
-      !gpus.empty())
-    gpus.assign(gpus.size(), *std::max_element(gpus.begin(), gpus.end()));
-  if (!stragglers.any()) {
-    if (std::all_of(gpus.begin(), gpus.end(), [](double f) { return f == 1; })) return {};
-    std::vector<std::vector<double>> factors;
-    for (double f : gpus)
-      factors.push_back({f}); // one factor for every iteration
-    return factors;
-  }
+  if (!stragglers.any()) return constant_slowdown(gpus);
+  const int workers = static_cast<int>(gpus.size());
   std::vector<std::vector<double>> factors(workers);
   for (int r = 0; r < workers; ++r)
     factors[r].assign(iterations, gpus[r]);

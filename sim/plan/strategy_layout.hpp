@@ -21,9 +21,11 @@ StrategyLayout strategy_layout(const scenario::Scenario& s);
 // host memory, applying the optimizer streams the step's bytes (optimizer_step_bytes) per parameter.
 std::vector<graph::Server> server_specs(const scenario::Scenario& s, const StrategyLayout& layout);
 
-// Per worker, per iteration: the factor its compute takes longer by (its GPU's speed, gpu_speed.hpp, times the
-// stragglers' slowdown and jitter); one factor a worker when no straggler varies it, none when every factor is 1.
-std::vector<std::vector<double>> compute_slowdown(const scenario::Scenario& s, int workers, int iterations);
+// Per worker, per iteration: the factor its compute takes longer by, its GPU's (`gpus`, one a worker: gpu_speed.hpp)
+// times the stragglers' slowdown and jitter; one factor a worker when no straggler varies it, none when every factor
+// is 1.
+std::vector<std::vector<double>> compute_slowdown(const scenario::Scenario& s, const std::vector<double>& gpus,
+                                                  int iterations);
 
 // Per worker, per iteration: with probability p a peer drawn uniformly among the others, else -1.
 std::vector<std::vector<int>> random_peers(int workers, int iterations, double probability, std::uint64_t seed);

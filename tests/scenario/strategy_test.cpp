@@ -169,6 +169,25 @@ TEST(Strategy, Stragglers) {
   EXPECT_EQ(parse(on_four_nodes({{"strategy", "ps-sync"}}, {{"ranks", {5}}, {"slowdown", 3}})).stragglers.ranks[0], 5);
 }
 
+// GPUs of one model at different speeds: the measured spread when absent; 0 (identical GPUs) written back in the
+// canonical form, which leaves the section out at the default; out of range refused at its field.
+TEST(Strategy, GpuSpeedSigma) {
+  EXPECT_DOUBLE_EQ(parse(test::minimal()).stragglers.gpu_speed_sigma, st::kMeasuredGpuSpeedSigma);
+  EXPECT_NEAR(st::kMeasuredGpuSpeedSigma, 0.08 / (2 * 2.70), 1e-4); // Sinha et al.'s 8% span over 5.40 deviations
+  const Scenario identical = parse(on_four_nodes(json::object(), {{"gpu_speed_sigma", 0}}));
+  EXPECT_EQ(identical.stragglers.gpu_speed_sigma, 0);
+  EXPECT_FALSE(identical.stragglers.any()); // the auto fidelity's stragglers are the ones that vary
+  EXPECT_EQ(to_json(identical)["stragglers"]["gpu_speed_sigma"], 0);
+  expect_round_trip(identical);
+  EXPECT_FALSE(to_json(parse(test::minimal())).contains("stragglers"));
+  EXPECT_SCENARIO_ERROR(error_of(on_four_nodes(json::object(), {{"gpu_speed_sigma", 0.6}})),
+                        "/stragglers/gpu_speed_sigma", "0.5");
+  EXPECT_SCENARIO_ERROR(error_of(on_four_nodes(json::object(), {{"gpu_speed_sigma", -0.01}})),
+                        "/stragglers/gpu_speed_sigma", "expected");
+  EXPECT_SCENARIO_ERROR(error_of(on_four_nodes(json::object(), {{"gpu_speed_sigma", "wide"}})),
+                        "/stragglers/gpu_speed_sigma", "expected");
+}
+
 TEST(Strategy, CanonicalFormWritesEveryFieldAndReadsBack) {
   const Scenario s = parse(on_four_nodes({{"strategy", "preset:FireCaffe"}}));
   const json strategy = to_json(s)["training"]["strategy"];

@@ -76,11 +76,6 @@ TEST(GpuSpeed, DataParallelIterationsWaitForTheSlowestGpu) {
   EXPECT_DOUBLE_EQ(excess(1), 0);
 }
 
-// A layer of 10 ms forward and 20 ms backward at batch 10 on the round GPU, few parameters.
-models::Layer slab(int i) {
-  return {std::string("slab") + std::to_string(i), models::LayerKind::matmul, 5e9, 10e9, 1000, 1000, 1000};
-}
-
 // A pipeline of p one-GPU stages, each taking T_s = f_s x 60.06 ms a micro-batch (2 slabs x (10 + 20 + 0.03) ms) on
 // its GPU of factor f_s, paces its micro-batches by its slowest stage. Under GPipe with free communication the
 // forwards are m identical jobs through a flow line, whose makespan is sum_s t_s + (m - 1) max_s t_s, and so are the
@@ -90,16 +85,7 @@ models::Layer slab(int i) {
 // seed puts the slowest stage. 1F1B interleaves forwards and backwards and hides some of the fast stages' time in the
 // slow one's; it takes no longer than GPipe and no less than the slowest stage's own work, 8 x 1.1106 x 60.06 ms.
 TEST(GpuSpeed, APipelineRunsAtItsSlowestStagesPace) {
-  std::vector<models::Layer> slabs;
-  for (int i = 0; i < 8; ++i)
-    slabs.push_back(slab(i));
-  auto s = test::hand_scenario(std::move(slabs), 4);
-  s.cluster.nic = {1e18, 0};
-  s.training.optimizer = scenario::Optimizer::sgd;
-  s.parallelism.pipeline = 4;
-  s.parallelism.data = 1;
-  s.parallelism.micro_batches = 8;
-  s.parallelism.schedule = scenario::PipelineSchedule::gpipe;
+  auto s = test::pipeline_scenario(8, 4, 8, scenario::PipelineSchedule::gpipe);
   EXPECT_NEAR(simulate(s).result.iteration.mean, 11 * 60.06e-3, 0.005 * 11 * 60.06e-3);
   s.stragglers.gpu_speed_sigma = 0.1;
   const double gpipe = (4.0119 + 7 * 1.1106) * 60.06e-3;

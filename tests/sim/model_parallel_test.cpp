@@ -26,28 +26,7 @@ using calibration::Precision;
 using collectives::Operation;
 using scenario::PipelineSchedule;
 
-// A layer of 10 ms forward and 20 ms backward at batch 10 on the round GPU (1e11 FLOP at 5 TFLOP/s, plus a 10 us
-// launch), with few parameters so that the optimizer step is negligible.
-models::Layer slab(int i) {
-  return {std::string("slab") + std::to_string(i), models::LayerKind::matmul, 5e9, 10e9, 1000, 1000, 1000};
-}
-
-// `layers` slabs over a pipeline of `stages` single-GPU nodes with free communication.
-scenario::Scenario pipeline_scenario(int layers, int stages, int micro_batches, PipelineSchedule schedule,
-                                     int chunks = 1) {
-  std::vector<models::Layer> slabs;
-  for (int i = 0; i < layers; ++i)
-    slabs.push_back(slab(i));
-  auto s = test::hand_scenario(std::move(slabs), stages);
-  s.cluster.nic = {1e18, 0};
-  s.training.optimizer = scenario::Optimizer::sgd;
-  s.parallelism.pipeline = stages;
-  s.parallelism.data = 1;
-  s.parallelism.micro_batches = micro_batches;
-  s.parallelism.schedule = schedule;
-  s.parallelism.virtual_stages = chunks;
-  return s;
-}
+using test::pipeline_scenario;
 
 TEST(PipelineSchedule, OneFOneBWarmsUpThenAlternates) {
   // Stage 1 of 4 with 6 micro-batches: 2 warm-up forwards, then F2 B0 F3 B1 F4 B2 F5 B3, then B4 B5.

@@ -15,24 +15,9 @@ namespace {
 
 using scenario::PipelineSchedule;
 
-// A slab of 10 ms forward and 20 ms backward at batch 10 on the round GPU (1e11 FLOP at 5 TFLOP/s), plus a 10 us
-// launch; few parameters, so the optimizer steps and the replica's gradients take microseconds.
-models::Layer slab(int i) {
-  return {std::string("slab") + std::to_string(i), models::LayerKind::matmul, 5e9, 10e9, 1000, 1000, 1000};
-}
-
 // Four slabs over a GPipe pipeline of two single-GPU nodes (two slabs a stage), four micro-batches, free network.
 scenario::Scenario two_stages(bool redundant) {
-  std::vector<models::Layer> slabs;
-  for (int i = 0; i < 4; ++i)
-    slabs.push_back(slab(i));
-  auto s = test::hand_scenario(std::move(slabs), 2);
-  s.cluster.nic = {1e18, 0};
-  s.training.optimizer = scenario::Optimizer::sgd;
-  s.parallelism.pipeline = 2;
-  s.parallelism.data = 1;
-  s.parallelism.micro_batches = 4;
-  s.parallelism.schedule = PipelineSchedule::gpipe;
+  auto s = test::pipeline_scenario(4, 2, 4, PipelineSchedule::gpipe);
   s.lifecycle.spot.enabled = redundant;
   s.lifecycle.spot.policy = redundant ? lifecycle::SpotPolicy::redundancy : lifecycle::SpotPolicy::wait;
   return s;

@@ -5,6 +5,7 @@
 #include "models/transformer.hpp"
 #include "sim/scenario/scenario.hpp"
 
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -54,6 +55,29 @@ inline scenario::Scenario hand_scenario(std::vector<models::Layer> layers, int n
   s.network.model = scenario::NetworkModel::cm02;
   s.network.cross_traffic = false;
   s.stragglers.gpu_speed_sigma = 0; // identical GPUs: every op time written down by hand
+  return s;
+}
+
+// A layer of 10 ms forward and 20 ms backward at batch 10 on the round GPU (1e11 FLOP at 5 TFLOP/s, plus a 10 us
+// launch), with few parameters so that the optimizer step is negligible.
+inline models::Layer slab(int i) {
+  return {std::string("slab") + std::to_string(i), models::LayerKind::matmul, 5e9, 10e9, 1000, 1000, 1000};
+}
+
+// `layers` slabs over a pipeline of `stages` single-GPU nodes with free communication.
+inline scenario::Scenario pipeline_scenario(int layers, int stages, int micro_batches,
+                                            scenario::PipelineSchedule schedule, int chunks = 1) {
+  std::vector<models::Layer> slabs;
+  for (int i = 0; i < layers; ++i)
+    slabs.push_back(slab(i));
+  auto s = hand_scenario(std::move(slabs), stages);
+  s.cluster.nic = {1e18, 0};
+  s.training.optimizer = scenario::Optimizer::sgd;
+  s.parallelism.pipeline = stages;
+  s.parallelism.data = 1;
+  s.parallelism.micro_batches = micro_batches;
+  s.parallelism.schedule = schedule;
+  s.parallelism.virtual_stages = chunks;
   return s;
 }
 
