@@ -32,7 +32,8 @@ double gemm_bytes(const GemmDims& g, Precision p) {
 // CUDA-core code, and PyTorch computes their arithmetic in fp32 even for fp16/bf16 tensors (at::opmath_type<at::Half>
 // is float). Their math runs at the fp32 peak, a bound that only matters for unusually arithmetic-heavy ones.
 Terms memory_terms(const GpuProfile& gpu, const KernelCost& c) {
-  return {c.flops > 0 ? c.flops / gpu.peak(Precision::fp32) : 0.0, hbm_seconds(gpu, c.bytes, c.precision), false};
+  return {c.flops > 0 ? c.flops / gpu.peak(Precision::fp32) : 0.0,
+          hbm_seconds(gpu, c.bytes, c.precision) / c.stream_share, false};
 }
 
 // A measured curve (calibration/fit.hpp) is the efficiency a kernel of this many FLOPs reached, waves and tile padding
@@ -123,6 +124,8 @@ KernelTime kernel_timing(const GpuProfile& gpu, const KernelCost& c) {
   if (c.flops < 0 || c.bytes < 0 || c.kernels < 0)
     throw std::invalid_argument(
         fmt::format("kernel_time: negative cost (flops {}, bytes {}, kernels {})", c.flops, c.bytes, c.kernels));
+  if (!(c.stream_share > 0 && c.stream_share <= 1))
+    throw std::invalid_argument(fmt::format("kernel_time: stream share {} outside (0, 1]", c.stream_share));
   Terms t;
   if (c.kind == KernelClass::memory)
     t = memory_terms(gpu, c);

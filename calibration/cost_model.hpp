@@ -30,6 +30,11 @@ struct KernelCost {
   std::vector<GemmDims> gemms;
   std::string name;        // what the kernel is, as a profiler would list it ("gemm (dgrad)", "layer_norm bwd")
   double host_seconds = 0; // CPU time to issue all its launches (framework dispatch and cudaLaunchKernel)
+  // Memory class: the share of the profile's streaming rate (memory.bandwidth x efficiency) this implementation
+  // reaches. 1 for a kernel that streams its bytes; less for one that reduces each row before it writes (a norm) or
+  // reads the strided halves of one tensor (a gated activation), as measured for the framework that runs it
+  // (calibration/frameworks/*.json, stream_shares).
+  double stream_share = 1;
 };
 
 // What sets a kernel's time: the math units, HBM bandwidth, the L2 feeding small tiles, or the per-kernel overhead.

@@ -7,10 +7,12 @@
 //    "clip_gradients": bool, "gradient_reduce": "as_trained" | "bf16_in_fp32" | "fp32",
 //    "reduce_during_backward": "never" | "off" | "on" | "zero3", "distributed_optimizer": bool,
 //    "gradient_buffer": "none" | "when_fp32" | "always", "clip_always_scales": bool, "pads_vocabulary": bool,
-//    "overlap_p2p": bool, "backward_prefetch": "pre" | "post", "tensor_fusion": {"cycle": s, "threshold": bytes}}
+//    "overlap_p2p": bool, "backward_prefetch": "pre" | "post", "tensor_fusion": {"cycle": s, "threshold": bytes},
+//    "stream_shares": {"layer_norm" | "gated_activation": {"forward": f, "backward": f}}}
 // The habits after "clip_gradients" are optional; absent, they are PyTorch DDP's: fused attention where the GPU has
 // it, gradients reduced as trained, in buckets under backward, optimizer states shardable, sharded weights gathered
-// as the unit before them starts its backward; no tensor fusion cycle (DDP's buckets). An alias is a file of its
+// as the unit before them starts its backward; no tensor fusion cycle (DDP's buckets); every memory-bound kernel at
+// the streaming rate (stream share 1). An alias is a file of its
 // own: {"name": "megatron", "alias_of": "megatron-core"}.
 #include "calibration/framework.hpp"
 #include "calibration/embedded.hpp"
@@ -30,7 +32,7 @@ Framework parse_framework(const std::string& json_text, const std::string& origi
                   {"name", "display_name", "sources", "host", "fusions", "attention", "cross_entropy", "optimizer",
                    "clip_gradients", "gradient_reduce", "reduce_during_backward", "distributed_optimizer",
                    "gradient_buffer", "clip_always_scales", "pads_vocabulary", "backward_prefetch", "tensor_fusion",
-                   "overlap_p2p"});
+                   "overlap_p2p", "stream_shares"});
   Framework f;
   f.name = r.string(doc, "", "name");
   f.display_name = r.string(doc, "", "display_name");
@@ -81,6 +83,19 @@ Framework parse_framework(const std::string& json_text, const std::string& origi
     r.expect_object(*fusion, "/tensor_fusion", {"cycle", "threshold"});
     f.fusion_cycle = r.positive(*fusion, "/tensor_fusion", "cycle", "seconds");
     f.fusion_threshold = r.positive(*fusion, "/tensor_fusion", "threshold", "bytes");
+  }
+  if (const auto* shares = detail::Reader::find(doc, "stream_shares")) {
+    r.expect_object(*shares, "/stream_shares", {"layer_norm", "gated_activation"});
+    const auto read_share = [&](const char* op, StreamShare& share) {
+      const auto* entry = detail::Reader::find(*shares, op);
+      if (!entry) return;
+      const std::string at = detail::pointer("/stream_shares", op);
+      r.expect_object(*entry, at, {"forward", "backward"});
+      share.forward = r.fraction(r.member(*entry, at, "forward", "a fraction in (0, 1]"), at + "/forward");
+      share.backward = r.fraction(r.member(*entry, at, "backward", "a fraction in (0, 1]"), at + "/backward");
+    };
+    read_share("layer_norm", f.layer_norm_share);
+    read_share("gated_activation", f.gated_activation_share);
   }
   return f;
 }

@@ -46,6 +46,13 @@ struct HostCosts {
   double launch = 0;          // seconds per kernel launch (cudaLaunchKernel)
 };
 
+// The share of a GPU's streaming rate a framework's kernel for one memory-bound op reaches, forward and backward
+// (calibration::KernelCost::stream_share): 1 where it streams, or where no measurement of that implementation exists.
+struct StreamShare {
+  double forward = 1;
+  double backward = 1;
+};
+
 struct Framework {
   std::string name;
   std::string display_name;
@@ -56,6 +63,10 @@ struct Framework {
   bool fused_softmax = false;         // an unfused attention's scale, mask and softmax in one kernel
   bool fused_layer_norm = false;      // a layer norm's backward reads the gradient and the input once, not twice
   bool fp32_cross_entropy = false;    // the loss upcasts the logits and works on them in fp32 (Megatron's)
+  // Measured shares of the streaming rate its layer norms and gated activations reach (a row reduction per block,
+  // the strided halves of one tensor): op-level measurements of that implementation, cited in its file.
+  StreamShare layer_norm_share;
+  StreamShare gated_activation_share;
   // The fused softmax kernel applies up to this many keys (Megatron-LM's custom kernel: 2048 in 2021, 4096 in 2022);
   // longer attention falls back to PyTorch's softmax. 0: no limit.
   double fused_softmax_max_keys = 0;

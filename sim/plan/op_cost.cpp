@@ -242,6 +242,15 @@ std::pair<Pass, Pass> cross_entropy_passes(const calibration::Framework& f, doub
           {"cross_entropy bwd (fp32)", 8 + (cast ? 4 + e : 0), cast ? 2 : 1}};
 }
 
+// The share of the streaming rate the framework's kernel for the op reaches (its norms reduce a row per block, its
+// gated activations read the two strided halves of fc1's output): measured per framework, 1 for every other op.
+double stream_share(MemoryOp op, const calibration::Framework& f, bool forward) {
+  const auto pick = [&](const calibration::StreamShare& s) { return forward ? s.forward : s.backward; };
+  if (op == MemoryOp::layer_norm) return pick(f.layer_norm_share);
+  if (op == MemoryOp::gated_activation) return pick(f.gated_activation_share);
+  return 1;
+}
+
 // A memory-bound op as the framework runs it; ops of no special form read their inputs and write their output in one
 // kernel, twice the bytes in backward (the input's gradient from the output's and the saved input).
 OpCost memory_op_cost(const models::Layer& layer, const CostContext& c, bool forward) {
@@ -260,7 +269,9 @@ OpCost memory_op_cost(const models::Layer& layer, const CostContext& c, bool for
   // The logits the loss reads are its input; everything else is sized by its output.
   const double elements =
       (layer.memory_op == MemoryOp::cross_entropy ? d(layer.input_elements) : d(layer.output_elements)) * batch;
-  return {{memory_kernel(pass.name, pass.bytes_per_element * elements + weights, flops, pass.kernels)}};
+  KernelCost kernel = memory_kernel(pass.name, pass.bytes_per_element * elements + weights, flops, pass.kernels);
+  kernel.stream_share = stream_share(layer.memory_op, c.framework, forward);
+  return {{std::move(kernel)}};
 }
 
 // A matmul or convolution given by its FLOPs alone (a scenario's inline layers): its FLOPs at the class's large-shape

@@ -5,6 +5,7 @@
 #include "io/json_text.hpp"
 
 #include "calibration/fit.hpp"
+#include "calibration/framework.hpp"
 #include "calibration/precision.hpp"
 #include "calibration/profile.hpp"
 #include "calibration/sustained_clock.hpp"
@@ -64,7 +65,7 @@ std::vector<std::string> metric_names(Level level) {
 KernelOp parse_op(const Reader& r, const json& op) {
   r.only(op, "/op",
          {"profile", "kind", "precision", "m", "n", "k", "batch", "bytes", "sequence", "head_dim", "causal", "backward",
-          "sustained"});
+          "sustained", "kernels", "framework", "memory_op"});
   KernelOp out;
   const auto flag = [&](const char* key, bool& field) {
     if (!op.contains(key)) return;
@@ -112,8 +113,34 @@ KernelOp parse_op(const Reader& r, const json& op) {
     flag("backward", out.backward);
   } else if (kind == "memory") {
     out.kind = calibration::KernelClass::memory;
-    r.only(op, "/op", {"profile", "kind", "bytes", "sustained"});
+    r.only(op, "/op", {"profile", "kind", "bytes", "sustained", "kernels", "framework", "memory_op", "backward"});
     out.bytes = r.positive(op, "/op", "bytes");
+    if (op.contains("kernels")) {
+      const auto& kernels = op.at("kernels");
+      if (!kernels.is_number_integer() || kernels.get<std::int64_t>() < 1 || kernels.get<std::int64_t>() > 1000)
+        r.fail("/op/kernels",
+               fmt::format("expected a whole number of launches from 1 to 1000, got {}", kernels.dump()));
+      out.kernels = kernels.get<int>();
+    }
+    // A framework's kernel for one memory-bound op: at the share of the streaming rate its preset measured.
+    if (op.contains("framework") != op.contains("memory_op"))
+      r.fail("/op", "expected framework and memory_op together (a framework's kernel for a layer norm or a gated "
+                    "activation)");
+    if (op.contains("framework")) {
+      const auto name = r.text(op, "/op", "framework");
+      const auto framework = calibration::find_framework(name);
+      if (!framework)
+        r.fail("/op/framework", fmt::format("unknown framework \"{}\" (expected one of: {})", name,
+                                            join(calibration::framework_names())));
+      flag("backward", out.backward);
+      const auto memory_op = r.text(op, "/op", "memory_op");
+      const calibration::StreamShare* share = memory_op == "layer_norm"         ? &framework->layer_norm_share
+                                              : memory_op == "gated_activation" ? &framework->gated_activation_share
+                                                                                : nullptr;
+      if (!share)
+        r.fail("/op/memory_op", fmt::format("unknown op \"{}\" (expected layer_norm or gated_activation)", memory_op));
+      out.stream_share = out.backward ? share->backward : share->forward;
+    }
   } else {
     r.fail("/op/kind", fmt::format("unknown kind \"{}\" (expected gemm, convolution, attention or memory)", kind));
   }
@@ -204,6 +231,8 @@ calibration::KernelCost KernelOp::cost() const {
   c.precision = precision;
   if (kind == calibration::KernelClass::memory) {
     c.bytes = bytes;
+    c.kernels = kernels;
+    c.stream_share = stream_share;
     return c;
   }
   if (kind == calibration::KernelClass::attention) {

@@ -59,7 +59,9 @@ struct KernelOp {
   double sequence = 0, head_dim = 0; // attention
   bool causal = true, backward = false;
   bool sustained = false;
-  bool unaligned = false; // a GEMM's leading dimension off 16 bytes (calibration::GemmDims::unaligned)
+  bool unaligned = false;  // a GEMM's leading dimension off 16 bytes (calibration::GemmDims::unaligned)
+  int kernels = 1;         // memory: launches, each paying the launch overhead
+  double stream_share = 1; // memory: a framework's kernel at its measured share of the streaming rate
   calibration::KernelCost cost() const;
 };
 

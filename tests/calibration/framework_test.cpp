@@ -90,6 +90,24 @@ TEST(FrameworkDocument, BadHabitsAreRefusedAtTheirPointer) {
   EXPECT_NE(error_of(doc).find("threshold"), std::string::npos);
 }
 
+TEST(FrameworkDocument, StreamSharesAreFractionsPerOpAndDirection) {
+  auto doc = minimal();
+  EXPECT_DOUBLE_EQ(parse_framework(doc.dump(), "fw.json").layer_norm_share.forward, 1); // absent: streams
+  doc["stream_shares"] = {{"layer_norm", {{"forward", 0.6}, {"backward", 0.7}}}};
+  const Framework f = parse_framework(doc.dump(), "fw.json");
+  EXPECT_DOUBLE_EQ(f.layer_norm_share.forward, 0.6);
+  EXPECT_DOUBLE_EQ(f.layer_norm_share.backward, 0.7);
+  EXPECT_DOUBLE_EQ(f.gated_activation_share.forward, 1);
+  doc["stream_shares"]["layer_norm"]["backward"] = 1.2; // faster than a stream
+  auto error = error_of(doc);
+  EXPECT_NE(error.find("/stream_shares/layer_norm/backward"), std::string::npos) << error;
+  EXPECT_NE(error.find("(0, 1]"), std::string::npos) << error;
+  doc["stream_shares"] = {{"softmax", {{"forward", 0.5}, {"backward", 0.5}}}};
+  EXPECT_NE(error_of(doc).find("/stream_shares/softmax"), std::string::npos);
+  doc["stream_shares"] = {{"gated_activation", {{"forward", 0.5}}}};
+  EXPECT_NE(error_of(doc).find("backward"), std::string::npos);
+}
+
 // Horovod's presets carry its fusion defaults: 128 MiB and 1 ms since v0.21.0, 64 MiB and 5 ms before.
 TEST(FrameworkDocument, HorovodPresetsCarryTheirVersionsFusion) {
   const auto current = find_framework("horovod");

@@ -1,5 +1,7 @@
 // The kernels a framework runs for memory-bound ops and once per iteration (sim/plan/op_cost.cpp), their bytes counted
 // by hand; and a host-bound iteration of tiny kernels, whose time is the host's cost to issue them.
+#include "calibration/cost_model.hpp"
+#include "calibration/profile.hpp"
 #include "sim/plan/op_cost.hpp"
 #include "sim/simulate.hpp"
 
@@ -45,6 +47,36 @@ TEST(FrameworkKernels, LayerNormReadsTheGradientAndTheInputOnceOrTwice) {
   EXPECT_EQ(fused.kernels.front().kernels, 2);
   // torch.nn.LayerNorm: the input gradient (read dy, x; write dx) and GammaBetaBackward (read dy, x again): 5 x 2 B.
   EXPECT_DOUBLE_EQ(backward_cost(norm, bf16("pytorch-ddp")).bytes(), 5.0 * 2 * kN);
+}
+
+// A norm and a gated activation at the share of the streaming rate each framework's kernel was measured at
+// (Liger-Kernel's suite on an H100: torch.nn.LayerNorm forward, 4096 x 8192 fp32, 152.7 us), by hand: the bytes over
+// the H100 profile's streaming rate (3.35 TB/s x 0.90) over the share, plus one launch overhead (1.3 us) a kernel.
+TEST(FrameworkKernels, RowKernelsRunAtTheirMeasuredShareOfTheStream) {
+  const auto gpu = *calibration::find_profile("h100-sxm");
+  const double stream = 3.35e12 * 0.90;
+  const auto norm = memory_op(MemoryOp::layer_norm, 4096LL * 8192);
+  CostContext fp32 = bf16("pytorch-ddp");
+  fp32.precision = Precision::fp32;
+  const auto eager = forward_cost(norm, fp32).kernels.front();
+  EXPECT_DOUBLE_EQ(eager.stream_share, 0.605);
+  const double by_hand = 2.0 * 4 * 4096 * 8192 / (stream * 0.605) + 1.3e-6;
+  EXPECT_NEAR(calibration::kernel_time(gpu, eager), by_hand, 1e-12);
+  EXPECT_NEAR(by_hand, 152.67e-6, 0.03 * 152.67e-6); // within 3% of the measurement it was taken from
+  // Backward: two launches at the backward share.
+  const auto eager_bwd = backward_cost(norm, fp32).kernels.front();
+  EXPECT_NEAR(calibration::kernel_time(gpu, eager_bwd), 5.0 * 4 * 4096 * 8192 / (stream * 0.672) + 2 * 1.3e-6, 1e-12);
+  // Transformer Engine's norm (no measurement of it): at the streaming rate.
+  const auto te = forward_cost(norm, bf16("megatron")).kernels.front();
+  EXPECT_DOUBLE_EQ(te.stream_share, 1);
+  EXPECT_NEAR(calibration::kernel_time(gpu, te), 2.0 * 2 * 4096 * 8192 / stream + 1.3e-6, 1e-12);
+  // Gated activations: Megatron's fused kernel and eager PyTorch's two, each at its own share; a plain residual add
+  // streams.
+  const auto act = memory_op(MemoryOp::gated_activation, kN);
+  EXPECT_DOUBLE_EQ(forward_cost(act, bf16("megatron")).kernels.front().stream_share, 0.615);
+  EXPECT_DOUBLE_EQ(backward_cost(act, bf16("pytorch-ddp")).kernels.front().stream_share, 0.590);
+  EXPECT_DOUBLE_EQ(
+      forward_cost(memory_op(MemoryOp::residual_add, kN), bf16("pytorch-ddp")).kernels.front().stream_share, 1);
 }
 
 TEST(FrameworkKernels, DropoutAndTheResidualAdd) {
