@@ -86,16 +86,14 @@ Framework parse_framework(const std::string& json_text, const std::string& origi
   }
   if (const auto* shares = detail::Reader::find(doc, "stream_shares")) {
     r.expect_object(*shares, "/stream_shares", {"layer_norm", "gated_activation"});
-    const auto read_share = [&](const char* op, StreamShare& share) {
-      const auto* entry = detail::Reader::find(*shares, op);
-      if (!entry) return;
+    for (const auto& [op, entry] : shares->items()) {
+      // expect_object admitted these two names only.
+      StreamShare& share = op == "layer_norm" ? f.layer_norm_share : f.gated_activation_share;
       const std::string at = detail::pointer("/stream_shares", op);
-      r.expect_object(*entry, at, {"forward", "backward"});
-      share.forward = r.fraction(r.member(*entry, at, "forward", "a fraction in (0, 1]"), at + "/forward");
-      share.backward = r.fraction(r.member(*entry, at, "backward", "a fraction in (0, 1]"), at + "/backward");
-    };
-    read_share("layer_norm", f.layer_norm_share);
-    read_share("gated_activation", f.gated_activation_share);
+      r.expect_object(entry, at, {"forward", "backward"});
+      share.forward = r.fraction(r.member(entry, at, "forward", "a fraction in (0, 1]"), at + "/forward");
+      share.backward = r.fraction(r.member(entry, at, "backward", "a fraction in (0, 1]"), at + "/backward");
+    }
   }
   return f;
 }

@@ -8,6 +8,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace dtsim::calibration {
@@ -51,6 +52,7 @@ struct HostCosts {
 struct StreamShare {
   double forward = 1;
   double backward = 1;
+  double in(bool backward_pass) const { return backward_pass ? backward : forward; }
 };
 
 struct Framework {
@@ -67,6 +69,10 @@ struct Framework {
   // the strided halves of one tensor): op-level measurements of that implementation, cited in its file.
   StreamShare layer_norm_share;
   StreamShare gated_activation_share;
+  // The share of the op named as the document names it ("layer_norm", "gated_activation"); nullptr for another name.
+  const StreamShare* stream_share(std::string_view op) const {
+    return op == "layer_norm" ? &layer_norm_share : op == "gated_activation" ? &gated_activation_share : nullptr;
+  }
   // The fused softmax kernel applies up to this many keys (Megatron-LM's custom kernel: 2048 in 2021, 4096 in 2022);
   // longer attention falls back to PyTorch's softmax. 0: no limit.
   double fused_softmax_max_keys = 0;

@@ -245,9 +245,8 @@ std::pair<Pass, Pass> cross_entropy_passes(const calibration::Framework& f, doub
 // The share of the streaming rate the framework's kernel for the op reaches (its norms reduce a row per block, its
 // gated activations read the two strided halves of fc1's output): measured per framework, 1 for every other op.
 double stream_share(MemoryOp op, const calibration::Framework& f, bool forward) {
-  const auto pick = [&](const calibration::StreamShare& s) { return forward ? s.forward : s.backward; };
-  if (op == MemoryOp::layer_norm) return pick(f.layer_norm_share);
-  if (op == MemoryOp::gated_activation) return pick(f.gated_activation_share);
+  if (op == MemoryOp::layer_norm) return f.layer_norm_share.in(!forward);
+  if (op == MemoryOp::gated_activation) return f.gated_activation_share.in(!forward);
   return 1;
 }
 

@@ -134,12 +134,10 @@ KernelOp parse_op(const Reader& r, const json& op) {
                                             join(calibration::framework_names())));
       flag("backward", out.backward);
       const auto memory_op = r.text(op, "/op", "memory_op");
-      const calibration::StreamShare* share = memory_op == "layer_norm"         ? &framework->layer_norm_share
-                                              : memory_op == "gated_activation" ? &framework->gated_activation_share
-                                                                                : nullptr;
+      const auto* share = framework->stream_share(memory_op);
       if (!share)
         r.fail("/op/memory_op", fmt::format("unknown op \"{}\" (expected layer_norm or gated_activation)", memory_op));
-      out.stream_share = out.backward ? share->backward : share->forward;
+      out.stream_share = share->in(out.backward);
     }
   } else {
     r.fail("/op/kind", fmt::format("unknown kind \"{}\" (expected gemm, convolution, attention or memory)", kind));
