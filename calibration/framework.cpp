@@ -8,11 +8,12 @@
 //    "reduce_during_backward": "never" | "off" | "on" | "zero3", "distributed_optimizer": bool,
 //    "gradient_buffer": "none" | "when_fp32" | "always", "clip_always_scales": bool, "pads_vocabulary": bool,
 //    "overlap_p2p": bool, "backward_prefetch": "pre" | "post", "tensor_fusion": {"cycle": s, "threshold": bytes},
-//    "stream_shares": {"layer_norm" | "gated_activation": {"forward": f, "backward": f}}}
+//    "stream_shares": {"layer_norm" | "gated_activation": {"forward": f, "backward": f}},
+//    "pipeline_split": "balanced" | "uniform"}
 // The habits after "clip_gradients" are optional; absent, they are PyTorch DDP's: fused attention where the GPU has
 // it, gradients reduced as trained, in buckets under backward, optimizer states shardable, sharded weights gathered
 // as the unit before them starts its backward; no tensor fusion cycle (DDP's buckets); every memory-bound kernel at
-// the streaming rate (stream share 1). An alias is a file of its
+// the streaming rate (stream share 1); pipeline chunks balanced by time. An alias is a file of its
 // own: {"name": "megatron", "alias_of": "megatron-core"}.
 #include "calibration/framework.hpp"
 #include "calibration/embedded.hpp"
@@ -29,10 +30,26 @@ Framework parse_framework(const std::string& json_text, const std::string& origi
   const detail::Reader r(origin);
   const auto doc = detail::parse_document(json_text, origin);
   r.expect_object(doc, "",
-                  {"name", "display_name", "sources", "host", "fusions", "attention", "cross_entropy", "optimizer",
-                   "clip_gradients", "gradient_reduce", "reduce_during_backward", "distributed_optimizer",
-                   "gradient_buffer", "clip_always_scales", "pads_vocabulary", "backward_prefetch", "tensor_fusion",
-                   "overlap_p2p", "stream_shares"});
+                  {"name",
+                   "display_name",
+                   "sources",
+                   "host",
+                   "fusions",
+                   "attention",
+                   "cross_entropy",
+                   "optimizer",
+                   "clip_gradients",
+                   "gradient_reduce",
+                   "reduce_during_backward",
+                   "distributed_optimizer",
+                   "gradient_buffer",
+                   "clip_always_scales",
+                   "pads_vocabulary",
+                   "backward_prefetch",
+                   "tensor_fusion",
+                   "overlap_p2p",
+                   "stream_shares",
+                   "pipeline_split"});
   Framework f;
   f.name = r.string(doc, "", "name");
   f.display_name = r.string(doc, "", "display_name");
@@ -75,6 +92,7 @@ Framework parse_framework(const std::string& json_text, const std::string& origi
   read_choice("reduce_during_backward", {"never", "off", "on", "zero3"}, f.reduce_during_backward);
   read_choice("gradient_buffer", {"none", "when_fp32", "always"}, f.gradient_buffer);
   read_choice("backward_prefetch", {"pre", "post"}, f.backward_prefetch);
+  read_choice("pipeline_split", {"balanced", "uniform"}, f.pipeline_split);
   read_flag("distributed_optimizer", f.distributed_optimizer);
   read_flag("clip_always_scales", f.clip_always_scales);
   read_flag("pads_vocabulary", f.pads_vocabulary);

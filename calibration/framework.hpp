@@ -40,6 +40,12 @@ enum class GradientBuffer : std::uint8_t { none, when_fp32, always };
 // (BACKWARD_POST), so the next unit waits for its gather.
 enum class BackwardPrefetch : std::uint8_t { pre, post };
 
+// How a version cuts a model into pipeline chunks unless the scenario lists them: balanced by the units' time (dtsim's
+// planner; HetPipe sizes stages by speed), or uniform: the same number of transformer blocks in every chunk, the
+// embedding riding with the first and the LM head and loss with the last (Megatron-LM's num_layers // (pipeline x
+// virtual stages)), balanced only where the blocks do not divide.
+enum class PipelineSplit : std::uint8_t { balanced, uniform };
+
 // CPU time to issue work to the GPU.
 struct HostCosts {
   double python_dispatch = 0; // seconds per framework op issued from Python (forward passes, the optimizer)
@@ -99,6 +105,7 @@ struct Framework {
   // (Megatron-LM's overlap_p2p_comm): each receive is posted as the last send in its direction goes out and waited on
   // only where its data is needed. Megatron-LM does this for no other schedule.
   bool overlap_p2p = false;
+  PipelineSplit pipeline_split = PipelineSplit::balanced;
   // Whether the softmax of `keys` keys runs in the fused kernel.
   bool fuses_softmax(double keys) const {
     return fused_softmax && (fused_softmax_max_keys <= 0 || keys <= fused_softmax_max_keys);

@@ -44,15 +44,14 @@ double activation_bytes(Precision p) {
   case Precision::fp16:
   case Precision::bf16:
   case Precision::amp: // autocast stores the outputs of convolutions and matmuls in fp16
+  case Precision::fp8: // bf16 between Transformer Engine's modules
     return 2;
-  case Precision::fp8:
-    return 1;
   }
   return 4;
 }
 
-double exchanged_activation_bytes(Precision p) {
-  return p == Precision::fp8 ? activation_bytes(Precision::bf16) : activation_bytes(p);
+double saved_gemm_input_bytes(Precision p) {
+  return p == Precision::fp8 ? 1 : activation_bytes(p);
 }
 
 double gradient_bytes(Precision p) {

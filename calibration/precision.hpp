@@ -15,12 +15,14 @@ std::string_view to_string(Precision p);
 std::optional<Precision> parse_precision(std::string_view name);
 std::vector<std::string> precision_names();
 
-// Bytes of one activation element as stored between layers.
+// Bytes of one activation (or activation gradient) element as ops hand it on: what memory-bound kernels read and
+// write, what a rank keeps for backward outside the GEMMs, and what crosses the wire (tensor- and sequence-parallel
+// collectives, pipeline sends, MoE all-to-alls). fp8 training computes its GEMMs in fp8 but Transformer Engine's
+// modules take and return tensors in the activation dtype (bf16): fp8 exists only as a GEMM's cast input.
 double activation_bytes(Precision p);
-// Bytes of one activation (or activation gradient) element as ranks exchange it: tensor- and sequence-parallel
-// collectives, pipeline sends, MoE all-to-alls. fp8 training computes its GEMMs in fp8 but Transformer Engine hands
-// bf16 tensors between ops, so they cross the wire in bf16 (an fp8 exchange needs TE's opt-in fp8 communication).
-double exchanged_activation_bytes(Precision p);
+// Bytes of an element a GEMM saves of its input for the weight gradient: fp8 under fp8 training (Transformer
+// Engine's Linear saves its cast input, pytorch/module/linear.py), the activation's size otherwise.
+double saved_gemm_input_bytes(Precision p);
 // Bytes of one gradient element as the data-parallel all-reduce sends it (fp32 for amp: master gradients).
 double gradient_bytes(Precision p);
 // Precision the tensor-core math runs in (amp -> fp16).

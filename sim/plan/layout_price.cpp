@@ -172,7 +172,7 @@ LayoutPricer::Shape& LayoutPricer::shape_of(const LayoutSpec& l, const topologie
   context.batch = l.micro_batch;
   context.recompute = l.recompute;
   const auto precision = base_.model.precision;
-  const double element = calibration::exchanged_activation_bytes(precision);
+  const double element = calibration::activation_bytes(precision);
   std::vector<models::Layer> shared;
   for (const auto& layer : layers)
     shared.push_back(shard_layer(layer, l.tensor, l.sequence_parallel, 1));
@@ -251,13 +251,18 @@ LayoutPrice LayoutPricer::price(const LayoutSpec& l, const topologies::ClusterSp
   const int p = l.pipeline, v = l.virtual_stages, chunks = p * v, m = l.micro_batches;
   const auto& units = shape.units;
 
-  // The planner's split: units balanced by their kernel time over the chunks.
+  // The planner's split: the framework's uniform one, or units balanced by their kernel time over the chunks.
   auto split = shape.chunks.find(chunks);
   if (split == shape.chunks.end()) {
-    std::vector<double> seconds;
-    for (const auto& u : units)
-      seconds.push_back(u.balance);
-    const auto counts = balanced_split_by_chunk(std::vector<std::vector<double>>(chunks, seconds));
+    auto counts = base_.parallelism.balance_stages
+                      ? std::vector<int>{}
+                      : uniform_split(base_.framework.pipeline_split, units.size(), chunks);
+    if (counts.empty()) {
+      std::vector<double> seconds;
+      for (const auto& u : units)
+        seconds.push_back(u.balance);
+      counts = balanced_split_by_chunk(std::vector<std::vector<double>>(chunks, seconds));
+    }
     std::vector<std::vector<std::size_t>> members(chunks);
     for (std::size_t c = 0, next = 0; c < members.size(); ++c)
       for (int k = 0; k < counts[c]; ++k)

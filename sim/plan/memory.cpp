@@ -41,7 +41,10 @@ double MemoryEstimate::total() const {
 double saved_activation_bytes(const models::Layer& layer, std::int64_t batch, Precision precision,
                               scenario::AttentionKernel attention, scenario::Recompute recompute) {
   const double e = calibration::activation_bytes(precision);
-  double per_sample = static_cast<double>(layer.saved_elements) * e + static_cast<double>(layer.saved_fixed_bytes);
+  // A linear layer keeps its GEMM's input (in fp8 under fp8 training); attention cores run in bf16 and keep theirs.
+  const bool linear = layer.kind == models::LayerKind::matmul && layer.parameters > 0;
+  const double saved = linear ? calibration::saved_gemm_input_bytes(precision) : e;
+  double per_sample = static_cast<double>(layer.saved_elements) * saved + static_cast<double>(layer.saved_fixed_bytes);
   const bool unfused = layer.kind == models::LayerKind::attention && layer.attention.sequence > 0 &&
                        attention == scenario::AttentionKernel::plain;
   if (unfused && recompute == scenario::Recompute::none)

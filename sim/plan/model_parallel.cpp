@@ -46,6 +46,9 @@ ModelParallelPlanner::ModelParallelPlanner(const scenario::Scenario& s)
   assign_stage_groups();
   const int chunks = spec_.pipeline * spec_.virtual_stages;
   std::vector<int> counts = spec_.stage_blocks;
+  // Mixed GPUs size each stage by its GPU's speed (HetPipe), whatever the framework does on one kind.
+  if (counts.empty() && s_.groups.empty() && !spec_.balance_stages)
+    counts = uniform_split(s.framework.pipeline_split, units_.size(), chunks);
   if (counts.empty()) {
     // Balanced by time, each chunk's units priced on its own stage's GPU (HetPipe sizes a slower GPU's stage smaller);
     // the units are priced once per distinct GPU (`dtsim search` builds thousands of planners).

@@ -23,7 +23,7 @@ std::uint32_t ModelParallelPlanner::send_recv(int peer, int boundary, bool send,
                                               std::vector<std::uint32_t> deps, Stream stream) {
   const auto& layer = s_.model.workload.layers.at(units_.at(chunk_units_.at(boundary).back()).back());
   const double bytes = static_cast<double>(layer.output_elements) * s_.model.batch_per_gpu *
-                       calibration::exchanged_activation_bytes(s_.model.precision) / spec_.tensor / spec_.context;
+                       calibration::activation_bytes(s_.model.precision) / spec_.tensor / spec_.context;
   return point_to_point(peer, bytes, send, std::move(name), std::move(deps), stream);
 }
 
@@ -61,7 +61,7 @@ std::uint32_t ModelParallelPlanner::add_collective(Operation op, double bytes, i
 // One call's bytes: the micro-batch's elements at the precision they cross the wire in.
 double ModelParallelPlanner::tensor_bytes(const TensorCollective& t) const {
   const double element =
-      t.element_bytes > 0 ? t.element_bytes : calibration::exchanged_activation_bytes(s_.model.precision);
+      t.element_bytes > 0 ? t.element_bytes : calibration::activation_bytes(s_.model.precision);
   return t.elements / t.calls / spec_.context * s_.model.batch_per_gpu * element; // this rank's tokens
 }
 
@@ -122,7 +122,7 @@ void ModelParallelPlanner::expert_all_to_all(std::size_t i, bool forward, bool d
   const int ep = spec_.expert;
   const int group = rank_groups_[rank_].expert;
   const double token_bytes =
-      static_cast<double>(layer.gemm.k) * calibration::exchanged_activation_bytes(s_.model.precision);
+      static_cast<double>(layer.gemm.k) * calibration::activation_bytes(s_.model.precision);
   const bool outward = dispatch == forward;
   const double share = coarse() && crosses_nodes(group) ? nic_share() : 1;
   auto& matrix = expert_matrices_[{i, outward, share}];
@@ -236,7 +236,7 @@ void ModelParallelPlanner::overlapped_layer(const PricedOp& op, const std::vecto
 void ModelParallelPlanner::context_attention(std::size_t i, bool forward, const std::string& name,
                                              std::vector<std::uint32_t>& deps) {
   const auto& full = s_.model.workload.layers[i];
-  const double e = calibration::exchanged_activation_bytes(s_.model.precision);
+  const double e = calibration::activation_bytes(s_.model.precision);
   const double b = s_.model.batch_per_gpu, t = spec_.tensor, cp = spec_.context;
   const auto& op = pass_cost(i, forward);
   if (spec_.context_comm == scenario::ContextComm::p2p) {

@@ -167,13 +167,26 @@ GemmDims forward_dims(const models::Layer& layer, const CostContext& c) {
 // Transformer Engine's fp8 recipe casts a GEMM's 16-bit input to fp8 with its transpose for the weight gradient (read
 // 2, write 1 + 1 bytes an element), and in backward the output gradient likewise.
 constexpr double kFp8CastBytes = 2 + 1 + 1;
+// Tensorwise (current) scaling reads the 16-bit tensor once more for its amax before the cast.
+constexpr double kAmaxReadBytes = 2;
+
+// The cast of a 16-bit tensor of `elements` to an fp8 GEMM operand. Delayed scaling scales by the amax history and
+// records the tensor's amax in passing: one cast-transpose kernel. Tensorwise scaling (Transformer Engine's
+// Float8CurrentScalingQuantizer::quantize_impl, transformer_engine/pytorch/csrc/quantizer.cpp) runs three:
+// nvte_compute_amax (R 2), nvte_compute_scale_from_amax, then the cast (the amax all-reduce it adds under sequence
+// parallelism, a few bytes over the tensor-parallel group, is not priced).
+KernelCost fp8_cast(std::string name, double elements, scenario::Fp8Recipe recipe) {
+  const bool tensorwise = recipe == scenario::Fp8Recipe::tensorwise;
+  return memory_kernel(std::move(name), (kFp8CastBytes + (tensorwise ? kAmaxReadBytes : 0)) * elements, 0,
+                       tensorwise ? 3 : 1);
+}
 
 OpCost gemm_forward(const models::Layer& layer, const CostContext& c) {
   const bool conv = layer.kind == models::LayerKind::convolution;
   OpCost cost;
   const GemmDims g = forward_dims(layer, c);
   if (c.precision == Precision::fp8 && !conv)
-    cost.kernels.push_back(memory_kernel("fp8 cast-transpose", kFp8CastBytes * g.m * g.k * g.count));
+    cost.kernels.push_back(fp8_cast("fp8 cast-transpose", g.m * g.k * g.count, c.fp8_recipe));
   cost.kernels.push_back(gemm_kernel(gemm_class(layer.kind), conv ? "conv fprop" : "gemm", c.precision, g));
   return cost;
 }
@@ -186,7 +199,7 @@ OpCost gemm_backward(const models::Layer& layer, const CostContext& c) {
   const double e = calibration::activation_bytes(c.precision);
   OpCost cost;
   if (c.precision == Precision::fp8 && !conv)
-    cost.kernels.push_back(memory_kernel("fp8 cast-transpose bwd", kFp8CastBytes * f.m * f.n * f.count));
+    cost.kernels.push_back(fp8_cast("fp8 cast-transpose bwd", f.m * f.n * f.count, c.fp8_recipe));
   GemmDims data{f.m, f.k, f.n, f.count, f.bytes, f.unaligned};
   GemmDims weight{f.k, f.n, f.m, f.count, f.bytes, f.unaligned};
   cost.kernels.push_back(gemm_kernel(gemm_class(layer.kind), conv ? "conv dgrad" : "gemm dgrad", c.precision, data));
@@ -347,7 +360,8 @@ OpCost& OpCost::operator+=(const OpCost& other) {
 }
 
 CostContext CostContext::of(const scenario::Scenario& s) {
-  return {s.model.batch_per_gpu, s.model.precision, s.model.attention, s.training.recompute, s.framework};
+  return {s.model.batch_per_gpu, s.model.precision, s.model.attention,
+          s.training.recompute,  s.framework,       s.model.fp8_recipe};
 }
 
 OpCost forward_cost(const models::Layer& layer, const CostContext& c) {
@@ -457,7 +471,13 @@ OpCost iteration_passes(double parameters, int tensors, const scenario::Scenario
     if (f.clip_always_scales)
       cost.kernels.push_back(multi_tensor("gradient clip (_foreach_mul_)", parameters, tensors, 2 * grad, c));
   }
-  if (p == Precision::fp8) {
+  if (p == Precision::fp8 && s.model.fp8_recipe == scenario::Fp8Recipe::tensorwise) {
+    // Each weight's amax read and scale set before its cast (the same three steps as an activation's), once per
+    // iteration; no amax history.
+    cost.kernels.push_back(memory_kernel("fp8 weight amax and scale (tensorwise)", kAmaxReadBytes * parameters, 0,
+                                         2 * std::max(tensors, 1)));
+    cost.kernels.push_back(multi_tensor("fp8 weight cast-transpose", parameters, tensors, kFp8CastBytes, c));
+  } else if (p == Precision::fp8) {
     // Transformer Engine casts each weight to fp8 with its transpose once per iteration, and after forward and after
     // backward rolls every fp8 tensor's amax history and sets its scale in one fused kernel (DelayedScaling:
     // amax_history_len 1024; pytorch/quantization.py reduce_and_update_fp8_tensors): three tensors (input, weight,

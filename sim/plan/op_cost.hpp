@@ -51,6 +51,7 @@ struct CostContext {
   scenario::AttentionKernel attention = scenario::AttentionKernel::plain;
   scenario::Recompute recompute = scenario::Recompute::none;
   calibration::Framework framework; // which kernels are fused, and the host's cost to issue them
+  scenario::Fp8Recipe fp8_recipe = scenario::Fp8Recipe::delayed;
 
   static CostContext of(const scenario::Scenario& s);
 };

@@ -32,6 +32,12 @@ std::vector<std::vector<std::size_t>> pipeline_units(const models::Workload& w) 
   return units;
 }
 
+std::vector<int> uniform_split(calibration::PipelineSplit split, std::size_t units, int chunks) {
+  const auto n = static_cast<std::size_t>(chunks);
+  if (split != calibration::PipelineSplit::uniform || chunks < 1 || units % n != 0) return {};
+  return std::vector<int>(n, static_cast<int>(units / n));
+}
+
 std::vector<int> balanced_split(const std::vector<double>& seconds, int chunks) {
   return balanced_split_by_chunk(std::vector<std::vector<double>>(static_cast<std::size_t>(chunks), seconds));
 }

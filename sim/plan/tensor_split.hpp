@@ -26,7 +26,7 @@ struct TensorCollective {
   collectives::Operation op = collectives::Operation::all_reduce;
   double elements = 0;      // per sample, the whole (unsplit) tensor: NCCL's buffer size in elements
   int calls = 1;            // issued as this many collectives of elements / calls each
-  double element_bytes = 0; // bytes an element crosses the wire as; 0: the activations' (exchanged_activation_bytes)
+  double element_bytes = 0; // bytes an element crosses the wire as; 0: the activations' (activation_bytes)
 };
 
 // The collectives before and after an op's forward (or backward) over the tensor-parallel group; none when the op

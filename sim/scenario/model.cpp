@@ -93,8 +93,8 @@ TraceSpec read_trace_spec(const Object& model) {
 }
 
 ModelSpec read_model(const Object& top, const std::string& scenario_name) {
-  const Object model =
-      top.object("model", {"preset", "layers", "transformer", "trace", "batch_per_gpu", "precision", "attention"});
+  const Object model = top.object(
+      "model", {"preset", "layers", "transformer", "trace", "batch_per_gpu", "precision", "attention", "fp8_recipe"});
   const auto presets = models::preset_names();
   if (!model.present())
     top.fail("model",
@@ -131,6 +131,10 @@ ModelSpec read_model(const Object& top, const std::string& scenario_name) {
   const auto attention = model.choice("attention", attention_names(), "attention kernel", "auto");
   spec.attention = static_cast<AttentionKernel>(
       std::find(attention_names().begin(), attention_names().end(), attention) - attention_names().begin());
+  if (model.has("fp8_recipe") && spec.precision != calibration::Precision::fp8)
+    model.fail("fp8_recipe", fmt::format("an fp8 recipe needs \"precision\": \"fp8\" (got \"{}\")", precision));
+  if (model.choice("fp8_recipe", {"delayed", "tensorwise"}, "fp8 recipe", "delayed") == "tensorwise")
+    spec.fp8_recipe = Fp8Recipe::tensorwise;
   return spec;
 }
 

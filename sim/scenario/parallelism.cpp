@@ -221,11 +221,14 @@ void read_parallelism(const Object& top, Scenario& s) {
   if (units < chunks)
     p.fail("pipeline", fmt::format("{} stages x {} model chunks need at least {} blocks; model \"{}\" has {}",
                                    spec.pipeline, spec.virtual_stages, chunks, w.name, units));
-  if (p.has("stages") && !(p.get("stages")->is_string() && p.get("stages")->get<std::string>() == "balanced")) {
-    const auto& list = *p.get("stages");
+  const auto* stages = p.has("stages") ? p.get("stages") : nullptr;
+  const auto named = [&](const char* name) { return stages->is_string() && stages->get<std::string>() == name; };
+  if (stages && named("balanced")) spec.balance_stages = true;
+  if (stages && !named("balanced") && !named("auto")) {
+    const auto& list = *stages;
     if (!list.is_array() || static_cast<int>(list.size()) != chunks)
-      p.fail("stages", fmt::format("expected \"balanced\" or a list of {} block counts (one per stage and model "
-                                   "chunk, in model order)",
+      p.fail("stages", fmt::format("expected \"auto\", \"balanced\" or a list of {} block counts (one per stage and "
+                                   "model chunk, in model order)",
                                    chunks));
     for (std::size_t i = 0; i < list.size(); ++i) {
       // At most the model's blocks each, so the sum below cannot overflow and nothing is truncated.
@@ -373,7 +376,7 @@ json parallelism_json(const ParallelismSpec& p) {
               {"grad_reduce_in_bf16", p.grad_reduce_in_bf16}};
   if (p.context > 1) out["context_comm"] = p.context_comm == ContextComm::a2a ? "a2a" : "p2p";
   if (p.stage_blocks.empty())
-    out["stages"] = "balanced";
+    out["stages"] = p.balance_stages ? "balanced" : "auto";
   else
     out["stages"] = p.stage_blocks;
   return out;

@@ -28,6 +28,11 @@ inline constexpr int kFormatVersion = 1;
 // known, to flash where the GPU's profile has a fused-attention efficiency for the precision, else plain.
 enum class AttentionKernel : std::uint8_t { automatic, plain, flash };
 
+// How fp8 training sets each tensor's scale (Megatron-Core's --fp8-recipe; Transformer Engine's recipes): delayed
+// (DelayedScaling: from an amax history the cast kernels update in passing) or tensorwise (Float8CurrentScaling: each
+// tensor's own amax, read by a kernel of its own before the cast).
+enum class Fp8Recipe : std::uint8_t { delayed, tensorwise };
+
 // model.trace: the job's own ops from a recorded trace instead of a model from the zoo.
 struct TraceSpec {
   // "chakra": MLCommons Chakra execution traces, one file per rank; "pytorch-profiler": one GPU's step as
@@ -50,6 +55,7 @@ struct ModelSpec {
   int batch_per_gpu = 32;
   calibration::Precision precision = calibration::Precision::fp32;
   AttentionKernel attention = AttentionKernel::automatic; // resolved by load_scenario: never automatic after it
+  Fp8Recipe fp8_recipe = Fp8Recipe::delayed;              // under precision fp8
 };
 
 // The model's transformer configuration: model.transformer's, or a transformer preset's published one; none for other
@@ -158,8 +164,11 @@ struct ParallelismSpec {
   bool sequence_parallel = false; // Korthikanti et al. 2022: norms and dropout split along the sequence
   int micro_batches = 1;          // per pipeline per iteration (from global_batch when given)
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
-  int virtual_stages = 1;        // model chunks per device (interleaved)
-  std::vector<int> stage_blocks; // transformer blocks (or layers) per model chunk, in order; empty: balanced by time
+  int virtual_stages = 1; // model chunks per device (interleaved)
+  // Transformer blocks (or layers) per model chunk, in order; empty: the framework's split (Megatron-LM's even one), or
+  // balanced by time where `balance_stages` ("stages": "balanced") or the framework has no split of its own.
+  std::vector<int> stage_blocks;
+  bool balance_stages = false;
   std::vector<std::string> order{"tp", "ep", "dp", "pp"}; // rank placement, innermost first; "cp" after "tp" if absent
   RoutingSpec routing;
   OverlapSpec overlap;

@@ -15,6 +15,8 @@ json model_json(const ModelSpec& m) {
   json out = {{"batch_per_gpu", m.batch_per_gpu},
               {"precision", calibration::to_string(m.precision)},
               {"attention", to_string(m.attention)}};
+  if (m.precision == calibration::Precision::fp8)
+    out["fp8_recipe"] = m.fp8_recipe == Fp8Recipe::tensorwise ? "tensorwise" : "delayed";
   if (m.trace) {
     out["trace"] = {{"format", m.trace->format}, {"path", m.trace->path}};
     if (m.trace->step) out["trace"]["step"] = *m.trace->step;

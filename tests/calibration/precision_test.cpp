@@ -25,7 +25,10 @@ TEST(Precision, ActivationBytesFollowTheStorageType) {
   EXPECT_EQ(activation_bytes(Precision::fp16), 2);
   EXPECT_EQ(activation_bytes(Precision::bf16), 2);
   EXPECT_EQ(activation_bytes(Precision::amp), 2);
-  EXPECT_EQ(activation_bytes(Precision::fp8), 1);
+  // Transformer Engine hands bf16 tensors between modules; only a GEMM's cast input, which Linear saves, is fp8.
+  EXPECT_EQ(activation_bytes(Precision::fp8), 2);
+  EXPECT_EQ(saved_gemm_input_bytes(Precision::fp8), 1);
+  EXPECT_EQ(saved_gemm_input_bytes(Precision::bf16), 2);
 }
 
 TEST(Precision, GradientBytesAreFp32ForAmpAndBf16ForFp8) {

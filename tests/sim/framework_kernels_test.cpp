@@ -146,6 +146,14 @@ TEST(FrameworkKernels, ALinearLayersBiasGradientIsAReduction) {
   const auto forward = forward_cost(fc, fp8);
   ASSERT_EQ(forward.kernels.size(), 2u);
   EXPECT_DOUBLE_EQ(forward.kernels.front().bytes, 4.0 * 4 * 512 * 256);
+  EXPECT_EQ(forward.kernels.front().kernels, 1);
+  // Tensorwise scaling reads the input once more for its amax (R 2) and sets the scale in a kernel of its own: 6 bytes
+  // an element in 3 kernels; backward casts dY (m x n) the same way.
+  fp8.fp8_recipe = scenario::Fp8Recipe::tensorwise;
+  const auto current = forward_cost(fc, fp8);
+  EXPECT_DOUBLE_EQ(current.kernels.front().bytes, 4.0 * 6 * 512 * 256);
+  EXPECT_EQ(current.kernels.front().kernels, 3);
+  EXPECT_DOUBLE_EQ(backward_cost(fc, fp8).kernels.front().bytes, 4.0 * 6 * 512 * 1024);
 }
 
 // The hand scenario (round GPU) with a framework and an optimizer: the per-iteration passes over 1e6 parameters in 2
@@ -192,6 +200,13 @@ TEST(FrameworkKernels, Fp8BookkeepingOncePerIteration) {
   EXPECT_EQ(amax.kernels, 2);
   EXPECT_DOUBLE_EQ(amax.bytes, 2.0 * 2 * 1024 * 4 * 3 * 2);
   EXPECT_DOUBLE_EQ(passes.bytes() - amax.bytes, 40e6);
+  // Tensorwise scaling keeps no history: each weight's amax is read (R 2) before its cast, 42 B a parameter, and its
+  // amax and scale kernels are two launches a tensor.
+  auto tensorwise = s;
+  tensorwise.model.fp8_recipe = scenario::Fp8Recipe::tensorwise;
+  const auto current = iteration_passes(1e6, 2, tensorwise);
+  EXPECT_DOUBLE_EQ(current.bytes(), 42e6);
+  EXPECT_EQ(current.kernels.at(2).kernels, 4);
 }
 
 TEST(FrameworkKernels, MultiTensorLaunchesFollowTheChunkAndTensorLimits) {

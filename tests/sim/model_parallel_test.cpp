@@ -1,5 +1,6 @@
 // Large-model parallelism: pipeline schedules, tensor, expert and sharded data parallelism, checked against closed
 // forms (the pipeline bubble, Megatron's all-reduce count, all-to-all bytes, ZeRO's traffic) and hand calculations.
+#include "calibration/framework.hpp"
 #include "models/transformer.hpp"
 #include "sim/plan/moe_routing.hpp"
 #include "sim/plan/parallel_layout.hpp"
@@ -97,6 +98,16 @@ TEST(StagePartition, BalancedSplitMinimizesTheLargestStage) {
   EXPECT_EQ(plan::balanced_split({1, 1, 1, 1, 4}, 2), (std::vector<int>{4, 1}));
   EXPECT_EQ(plan::balanced_split({2, 2, 2, 2}, 4), (std::vector<int>{1, 1, 1, 1}));
   EXPECT_EQ(plan::balanced_split({3, 1, 1, 1, 3}, 3), (std::vector<int>{1, 3, 1}));
+}
+
+// Megatron-LM gives every chunk num_layers / (pipeline x virtual stages) blocks; where they do not divide (Megatron-LM
+// refuses) or the framework balances by time, the caller balances.
+TEST(StagePartition, UniformSplitIsMegatronsWhereTheBlocksDivide) {
+  using calibration::PipelineSplit;
+  EXPECT_EQ(plan::uniform_split(PipelineSplit::uniform, 80, 20), std::vector<int>(20, 4));
+  EXPECT_EQ(plan::uniform_split(PipelineSplit::uniform, 96, 8), std::vector<int>(8, 12));
+  EXPECT_TRUE(plan::uniform_split(PipelineSplit::uniform, 81, 20).empty());
+  EXPECT_TRUE(plan::uniform_split(PipelineSplit::balanced, 80, 20).empty());
 }
 
 TEST(ParallelLayout, OrderPlacesInnermostFirst) {
@@ -305,6 +316,21 @@ TEST(WeakScaling, GptFamilyKeepsPerGpuThroughputInANarrowBand) {
 
 // Coarse fidelity (one rank per tensor-parallel group, closed-form tensor collectives, fused kernels) against every
 // op and flow replayed, on a case small enough for both: GPT-3 1.3B, tensor 2 x pipeline 2 x data 2 on two nodes.
+// A Megatron version's planner cuts the blocks as Megatron-LM does, whatever the LM head on the last stage costs;
+// PyTorch DDP's (no split of its own) balances them by time, so the last stage takes fewer blocks.
+TEST(StagePartition, TheFrameworksSplitCutsThePipeline) {
+  auto s = megatron_gpt(2048, 16, 24, 1, 4, 8, 32);
+  EXPECT_EQ(simulate(s).result.parallel.chunk_units, std::vector<int>(4, 6));
+  s.parallelism.balance_stages = true; // "stages": "balanced"
+  const auto asked = simulate(s).result.parallel.chunk_units;
+  s.parallelism.balance_stages = false;
+  s.framework = *calibration::find_framework("pytorch-ddp");
+  const auto balanced = simulate(s).result.parallel.chunk_units;
+  EXPECT_EQ(asked, balanced);
+  EXPECT_EQ(std::accumulate(balanced.begin(), balanced.end(), 0), 24);
+  EXPECT_LT(balanced.back(), 6); // the last chunk carries the LM head and the loss
+}
+
 TEST(Fidelity, CoarseAgreesWithStepOnASmallGrid) {
   auto s = megatron_gpt(2048, 16, 24, 2, 2, 16, 64);
   s.cluster.gpus_per_node = 4;
