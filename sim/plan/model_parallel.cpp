@@ -339,10 +339,28 @@ const PricedOp& ModelParallelPlanner::pass_cost(std::size_t i, bool forward) {
   auto& slot = costs_[coord_.ep][i][forward ? 0 : 1];
   if (!slot) {
     const auto local = local_layer(i);
-    slot = PricedOp(forward ? forward_cost(local, context_) : backward_cost(local, context_),
-                    chunk_gpu(chunk_of_layer_[i]));
+    auto cost = forward ? forward_cost(local, context_) : backward_cost(local, context_);
+    cost = split_gemm_rows(std::move(cost), forward ? "gemm" : "gemm dgrad", overlap_chunks(i, forward), context_);
+    slot = PricedOp(std::move(cost), chunk_gpu(chunk_of_layer_[i]));
   }
   return *slot;
+}
+
+// Transformer Engine's userbuffers with their defaults (initialize_ub, transformer_engine/pytorch/module/base.py): a
+// column-parallel layer's forward GEMM (qkv, fc1 and the gate fused into it) runs beside its all-gather as a ring
+// exchange of tensor-size chunks, a row-parallel layer's (proj, fc2) beside its reduce-scatter as a pipeline of 4, and
+// a row-parallel layer's data gradient beside its all-gather as a ring exchange; the other backward GEMMs overlap in
+// bulk, whole. Only a block's dense layers are Transformer Engine's (the LM head is Megatron's own
+// ColumnParallelLinear; experts run grouped GEMMs). 1: the GEMM runs whole.
+int ModelParallelPlanner::overlap_chunks(std::size_t i, bool forward) const {
+  const auto& layer = s_.model.workload.layers[i];
+  if (!spec_.overlap.tensor || spec_.tensor <= 1 || layer.block < 0 || layer.moe.experts > 0) return 1;
+  using models::TensorSplit;
+  const auto split = layer.tensor_split;
+  const bool column = split == TensorSplit::column || split == TensorSplit::column_shared;
+  constexpr int kPipelineSplits = 4;
+  if (forward) return column ? spec_.tensor : split == TensorSplit::row ? kPipelineSplits : 1;
+  return split == TensorSplit::row ? spec_.tensor : 1;
 }
 
 void ModelParallelPlanner::run_priced(const PricedOp& op, const std::string& name, std::vector<std::uint32_t>& deps) {

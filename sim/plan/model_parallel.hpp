@@ -154,6 +154,7 @@ private:
   bool sharded_weights() const;
   // What an op of the pass costs this rank (its expert position's share for expert layers), priced once.
   const PricedOp& pass_cost(std::size_t layer, bool forward);
+  int overlap_chunks(std::size_t layer, bool forward) const; // GEMM chunks beside a tensor-parallel exchange
   // An op's name in the trace; coarse fidelity fuses ops and drops their names, so none is built.
   template <class... Args> std::string label(fmt::format_string<Args...> format, Args&&... args) const {
     return coarse() ? std::string() : fmt::format(format, std::forward<Args>(args)...);

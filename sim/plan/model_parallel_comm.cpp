@@ -60,8 +60,7 @@ std::uint32_t ModelParallelPlanner::add_collective(Operation op, double bytes, i
 
 // One call's bytes: the micro-batch's elements at the precision they cross the wire in.
 double ModelParallelPlanner::tensor_bytes(const TensorCollective& t) const {
-  const double element =
-      t.element_bytes > 0 ? t.element_bytes : calibration::activation_bytes(s_.model.precision);
+  const double element = t.element_bytes > 0 ? t.element_bytes : calibration::activation_bytes(s_.model.precision);
   return t.elements / t.calls / spec_.context * s_.model.batch_per_gpu * element; // this rank's tokens
 }
 
@@ -121,8 +120,7 @@ void ModelParallelPlanner::expert_all_to_all(std::size_t i, bool forward, bool d
   const auto& layer = s_.model.workload.layers[i];
   const int ep = spec_.expert;
   const int group = rank_groups_[rank_].expert;
-  const double token_bytes =
-      static_cast<double>(layer.gemm.k) * calibration::activation_bytes(s_.model.precision);
+  const double token_bytes = static_cast<double>(layer.gemm.k) * calibration::activation_bytes(s_.model.precision);
   const bool outward = dispatch == forward;
   const double share = coarse() && crosses_nodes(group) ? nic_share() : 1;
   auto& matrix = expert_matrices_[{i, outward, share}];

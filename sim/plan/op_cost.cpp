@@ -359,6 +359,23 @@ OpCost& OpCost::operator+=(const OpCost& other) {
   return *this;
 }
 
+OpCost split_gemm_rows(OpCost cost, std::string_view kernel, int chunks, const CostContext& c) {
+  if (chunks <= 1) return cost;
+  for (auto& k : cost.kernels) {
+    if (k.name != kernel || k.gemms.size() != 1) continue;
+    GemmDims chunk = k.gemms.front();
+    chunk.m /= chunks;
+    const double host = k.host_seconds + (chunks - 1) * c.framework.host.launch; // one dispatch, a launch a chunk
+    k = gemm_kernel(k.kind, k.name, k.precision, chunk);
+    k.gemms.assign(static_cast<std::size_t>(chunks), chunk);
+    k.flops *= chunks;
+    k.bytes *= chunks;
+    k.kernels = chunks;
+    k.host_seconds = host;
+  }
+  return cost;
+}
+
 CostContext CostContext::of(const scenario::Scenario& s) {
   return {s.model.batch_per_gpu, s.model.precision, s.model.attention,
           s.training.recompute,  s.framework,       s.model.fp8_recipe};

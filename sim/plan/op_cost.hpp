@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace dtsim::plan {
@@ -68,6 +69,11 @@ OpCost forward_cost(const models::Layer& layer, const CostContext& context);
 // 2022): full recomputation reruns the forward of every op of a transformer block; selective reruns an unfused
 // attention core's Q K^T, softmax and dropout.
 OpCost backward_cost(const models::Layer& layer, const CostContext& context);
+
+// The GEMM kernel named `kernel` ("gemm", "gemm dgrad") run as `chunks` GEMMs of m / chunks rows each, one after
+// another, as Transformer Engine's userbuffers run a GEMM beside its tensor-parallel exchange (Megatron-LM's
+// --tp-comm-overlap): each chunk fills the SMs in waves of its own and reads the whole weight again.
+OpCost split_gemm_rows(OpCost cost, std::string_view kernel, int chunks, const CostContext& context);
 
 // Bytes each parameter holds on the GPU, by what they are (before any ZeRO sharding), as the frameworks keep them:
 //   fp32, tf32  weights 4, gradients 4, no separate master copy

@@ -77,11 +77,11 @@ std::string format_summary(const RunResult& r) {
   if (r.host_wait_seconds > 0)
     line("  waiting for the host", format_seconds(r.host_wait_seconds) + "  (kernels issued slower than they run; "
                                                                          "rank 0)");
-  if (r.clock.capped)
+  if (r.clock.capped) // a profile without clock figures (sm_clock_mhz 0) names no clock
     line("  at the power limit",
-         fmt::format("SM clock about {:.0f} MHz: its math at {} of its burst rate (its kernels would draw {:.0f} W at "
-                     "burst clocks)",
-                     r.clock.sm_clock_mhz, format_percent(r.clock.rate), r.clock.demand_watts));
+         fmt::format("{}its math at {} of its burst rate (its kernels would draw {:.0f} W at burst clocks)",
+                     r.clock.sm_clock_mhz > 0 ? fmt::format("SM clock about {:.0f} MHz: ", r.clock.sm_clock_mhz) : "",
+                     format_percent(r.clock.rate), r.clock.demand_watts));
   if (r.slowest_gpu > 1)
     line("  at the slowest GPU's pace",
          fmt::format("its compute {} longer than the median GPU's (GPUs of one model differ: sigma {:.2f}%, from "
