@@ -122,17 +122,24 @@ TEST(FrameworkKernels, CrossEntropyOverTheLogits) {
   EXPECT_DOUBLE_EQ(backward_cost(loss, bf16("pytorch-ddp")).bytes(), 4.0 * 2 * kN);
 }
 
-TEST(FrameworkKernels, ALinearLayersBiasGradientIsAReduction) {
-  // Y[m x n] = X W + b at m = 4 x 512 rows, n = 1024, k = 256: backward adds a kernel reading dY (m n x 2 B).
+// A linear layer Y[m x n] = X W, its weight n x k, one sample.
+models::Layer linear(std::int64_t m, std::int64_t n, std::int64_t k) {
   models::Layer fc;
   fc.name = "fc";
   fc.kind = models::LayerKind::matmul;
-  fc.gemm = {512, 1024, 256, 1};
+  fc.gemm = {m, n, k, 1};
   fc.forward_flops = fc.gemm.flops();
   fc.backward_flops = 2 * fc.forward_flops;
-  fc.parameters = 1024 * 256 + 1024;
-  fc.input_elements = 512 * 256;
-  fc.output_elements = 512 * 1024;
+  fc.parameters = n * k;
+  fc.input_elements = m * k;
+  fc.output_elements = m * n;
+  return fc;
+}
+
+TEST(FrameworkKernels, ALinearLayersBiasGradientIsAReduction) {
+  // Y[m x n] = X W + b at m = 4 x 512 rows, n = 1024, k = 256: backward adds a kernel reading dY (m n x 2 B).
+  models::Layer fc = linear(512, 1024, 256);
+  fc.parameters += 1024;
   fc.bias = true;
   const auto backward = backward_cost(fc, bf16("megatron", 4));
   ASSERT_EQ(backward.kernels.size(), 3u); // dgrad, wgrad, bias grad
@@ -161,11 +168,7 @@ TEST(FrameworkKernels, ALinearLayersBiasGradientIsAReduction) {
 // more) and launch 4 kernels; on the H100 a chunk of 1024 rows leaves more of the 132 SMs idle in its last wave than
 // the whole GEMM does (wave quantization), so the chunks take longer.
 TEST(FrameworkKernels, AnOverlappedGemmRunsInChunksOfRows) {
-  models::Layer qkv;
-  qkv.name = "qkv";
-  qkv.kind = models::LayerKind::matmul;
-  qkv.gemm = {4096, 2560, 8192, 1};
-  qkv.forward_flops = qkv.gemm.flops();
+  const auto qkv = linear(4096, 2560, 8192);
   const auto c = bf16("megatron");
   const auto whole = forward_cost(qkv, c);
   const auto chunks = split_gemm_rows(whole, "gemm", 4, c);
