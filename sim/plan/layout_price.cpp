@@ -254,9 +254,7 @@ LayoutPrice LayoutPricer::price(const LayoutSpec& l, const topologies::ClusterSp
   // The planner's split: the framework's uniform one, or units balanced by their kernel time over the chunks.
   auto split = shape.chunks.find(chunks);
   if (split == shape.chunks.end()) {
-    auto counts = base_.parallelism.balance_stages
-                      ? std::vector<int>{}
-                      : uniform_split(base_.framework.pipeline_split, units.size(), chunks);
+    auto counts = framework_split(base_, units.size(), chunks);
     if (counts.empty()) {
       std::vector<double> seconds;
       for (const auto& u : units)

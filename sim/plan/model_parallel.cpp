@@ -46,9 +46,7 @@ ModelParallelPlanner::ModelParallelPlanner(const scenario::Scenario& s)
   assign_stage_groups();
   const int chunks = spec_.pipeline * spec_.virtual_stages;
   std::vector<int> counts = spec_.stage_blocks;
-  // Mixed GPUs size each stage by its GPU's speed (HetPipe), whatever the framework does on one kind.
-  if (counts.empty() && s_.groups.empty() && !spec_.balance_stages)
-    counts = uniform_split(s.framework.pipeline_split, units_.size(), chunks);
+  if (counts.empty()) counts = framework_split(s, units_.size(), chunks);
   if (counts.empty()) {
     // Balanced by time, each chunk's units priced on its own stage's GPU (HetPipe sizes a slower GPU's stage smaller);
     // the units are priced once per distinct GPU (`dtsim search` builds thousands of planners).
@@ -340,7 +338,8 @@ const PricedOp& ModelParallelPlanner::pass_cost(std::size_t i, bool forward) {
   if (!slot) {
     const auto local = local_layer(i);
     auto cost = forward ? forward_cost(local, context_) : backward_cost(local, context_);
-    cost = split_gemm_rows(std::move(cost), forward ? "gemm" : "gemm dgrad", overlap_chunks(i, forward), context_);
+    cost = split_gemm_rows(std::move(cost), forward ? kForwardGemm : kDataGradientGemm, overlap_chunks(i, forward),
+                           context_);
     slot = PricedOp(std::move(cost), chunk_gpu(chunk_of_layer_[i]));
   }
   return *slot;

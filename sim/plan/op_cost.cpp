@@ -187,7 +187,8 @@ OpCost gemm_forward(const models::Layer& layer, const CostContext& c) {
   const GemmDims g = forward_dims(layer, c);
   if (c.precision == Precision::fp8 && !conv)
     cost.kernels.push_back(fp8_cast("fp8 cast-transpose", g.m * g.k * g.count, c.fp8_recipe));
-  cost.kernels.push_back(gemm_kernel(gemm_class(layer.kind), conv ? "conv fprop" : "gemm", c.precision, g));
+  cost.kernels.push_back(
+      gemm_kernel(gemm_class(layer.kind), conv ? "conv fprop" : std::string(kForwardGemm), c.precision, g));
   return cost;
 }
 
@@ -202,7 +203,8 @@ OpCost gemm_backward(const models::Layer& layer, const CostContext& c) {
     cost.kernels.push_back(fp8_cast("fp8 cast-transpose bwd", f.m * f.n * f.count, c.fp8_recipe));
   GemmDims data{f.m, f.k, f.n, f.count, f.bytes, f.unaligned};
   GemmDims weight{f.k, f.n, f.m, f.count, f.bytes, f.unaligned};
-  cost.kernels.push_back(gemm_kernel(gemm_class(layer.kind), conv ? "conv dgrad" : "gemm dgrad", c.precision, data));
+  cost.kernels.push_back(
+      gemm_kernel(gemm_class(layer.kind), conv ? "conv dgrad" : std::string(kDataGradientGemm), c.precision, data));
   cost.kernels.push_back(gemm_kernel(gemm_class(layer.kind), conv ? "conv wgrad" : "gemm wgrad", c.precision, weight));
   if (layer.bias) cost.kernels.push_back(memory_kernel("bias grad", f.m * f.n * f.count * e));
   return cost;
@@ -488,22 +490,24 @@ OpCost iteration_passes(double parameters, int tensors, const scenario::Scenario
     if (f.clip_always_scales)
       cost.kernels.push_back(multi_tensor("gradient clip (_foreach_mul_)", parameters, tensors, 2 * grad, c));
   }
-  if (p == Precision::fp8 && s.model.fp8_recipe == scenario::Fp8Recipe::tensorwise) {
-    // Each weight's amax read and scale set before its cast (the same three steps as an activation's), once per
-    // iteration; no amax history.
-    cost.kernels.push_back(memory_kernel("fp8 weight amax and scale (tensorwise)", kAmaxReadBytes * parameters, 0,
-                                         2 * std::max(tensors, 1)));
+  if (p == Precision::fp8) {
+    // Transformer Engine casts each weight to fp8 with its transpose once per iteration. Tensorwise scaling first
+    // reads each weight for its amax and sets its scale (the same steps as an activation's). Delayed scaling instead
+    // rolls every fp8 tensor's amax history and sets its scale in one fused kernel after forward and after backward
+    // (DelayedScaling: amax_history_len 1024; pytorch/quantization.py reduce_and_update_fp8_tensors): three tensors
+    // (input, weight, gradient) per fp8 GEMM, taken here as one GEMM per parameter tensor, 1024 fp32 entries each read
+    // and written.
+    const bool tensorwise = s.model.fp8_recipe == scenario::Fp8Recipe::tensorwise;
+    if (tensorwise)
+      cost.kernels.push_back(memory_kernel("fp8 weight amax and scale (tensorwise)", kAmaxReadBytes * parameters, 0,
+                                           2 * std::max(tensors, 1)));
     cost.kernels.push_back(multi_tensor("fp8 weight cast-transpose", parameters, tensors, kFp8CastBytes, c));
-  } else if (p == Precision::fp8) {
-    // Transformer Engine casts each weight to fp8 with its transpose once per iteration, and after forward and after
-    // backward rolls every fp8 tensor's amax history and sets its scale in one fused kernel (DelayedScaling:
-    // amax_history_len 1024; pytorch/quantization.py reduce_and_update_fp8_tensors): three tensors (input, weight,
-    // gradient) per fp8 GEMM, taken here as one GEMM per parameter tensor, 1024 fp32 entries each read and written.
-    cost.kernels.push_back(multi_tensor("fp8 weight cast-transpose", parameters, tensors, kFp8CastBytes, c));
-    KernelCost amax =
-        memory_kernel("fp8 amax history and scale update", 2 * 2.0 * kAmaxHistory * 4 * 3 * tensors, 0, 2);
-    amax.host_seconds = 2 * (c.framework.host.python_dispatch + c.framework.host.launch);
-    cost.kernels.push_back(std::move(amax));
+    if (!tensorwise) {
+      KernelCost amax =
+          memory_kernel("fp8 amax history and scale update", 2 * 2.0 * kAmaxHistory * 4 * 3 * tensors, 0, 2);
+      amax.host_seconds = 2 * (c.framework.host.python_dispatch + c.framework.host.launch);
+      cost.kernels.push_back(std::move(amax));
+    }
   }
   if (f.optimizer == calibration::OptimizerKernels::fused) {
     cost.kernels.push_back(

@@ -70,8 +70,12 @@ OpCost forward_cost(const models::Layer& layer, const CostContext& context);
 // attention core's Q K^T, softmax and dropout.
 OpCost backward_cost(const models::Layer& layer, const CostContext& context);
 
-// The GEMM kernel named `kernel` ("gemm", "gemm dgrad") run as `chunks` GEMMs of m / chunks rows each, one after
-// another, as Transformer Engine's userbuffers run a GEMM beside its tensor-parallel exchange (Megatron-LM's
+// Names of a linear layer's forward GEMM and its data-gradient GEMM among its kernels.
+inline constexpr std::string_view kForwardGemm = "gemm";
+inline constexpr std::string_view kDataGradientGemm = "gemm dgrad";
+
+// The GEMM kernel named `kernel` (kForwardGemm, kDataGradientGemm) run as `chunks` GEMMs of m / chunks rows each, one
+// after another, as Transformer Engine's userbuffers run a GEMM beside its tensor-parallel exchange (Megatron-LM's
 // --tp-comm-overlap): each chunk fills the SMs in waves of its own and reads the whole weight again.
 OpCost split_gemm_rows(OpCost cost, std::string_view kernel, int chunks, const CostContext& context);
 

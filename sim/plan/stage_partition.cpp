@@ -38,6 +38,11 @@ std::vector<int> uniform_split(calibration::PipelineSplit split, std::size_t uni
   return std::vector<int>(n, static_cast<int>(units / n));
 }
 
+std::vector<int> framework_split(const scenario::Scenario& s, std::size_t units, int chunks) {
+  if (s.parallelism.balance_stages || !s.groups.empty()) return {};
+  return uniform_split(s.framework.pipeline_split, units, chunks);
+}
+
 std::vector<int> balanced_split(const std::vector<double>& seconds, int chunks) {
   return balanced_split_by_chunk(std::vector<std::vector<double>>(static_cast<std::size_t>(chunks), seconds));
 }

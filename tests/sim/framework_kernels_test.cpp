@@ -171,7 +171,7 @@ TEST(FrameworkKernels, AnOverlappedGemmRunsInChunksOfRows) {
   const auto qkv = linear(4096, 2560, 8192);
   const auto c = bf16("megatron");
   const auto whole = forward_cost(qkv, c);
-  const auto chunks = split_gemm_rows(whole, "gemm", 4, c);
+  const auto chunks = split_gemm_rows(whole, kForwardGemm, 4, c);
   const auto& w = whole.kernels.front();
   const auto& k = chunks.kernels.front();
   EXPECT_EQ(k.kernels, 4);
@@ -183,8 +183,30 @@ TEST(FrameworkKernels, AnOverlappedGemmRunsInChunksOfRows) {
   const auto gpu = *calibration::find_profile("h100-sxm");
   EXPECT_GT(calibration::kernel_time(gpu, k), 1.1 * calibration::kernel_time(gpu, w));
   // Another kernel's name, or one chunk, leaves the cost as it was.
-  EXPECT_EQ(split_gemm_rows(whole, "gemm dgrad", 4, c).kernels.front().kernels, 1);
-  EXPECT_EQ(split_gemm_rows(whole, "gemm", 1, c).kernels.front().kernels, 1);
+  EXPECT_EQ(split_gemm_rows(whole, kDataGradientGemm, 4, c).kernels.front().kernels, 1);
+  EXPECT_EQ(split_gemm_rows(whole, kForwardGemm, 1, c).kernels.front().kernels, 1);
+}
+
+// The shipped tensorwise scenario moves 6 bytes in every activation and gradient cast where delayed scaling moves 4
+// (the amax read, R 2), in three launches where delayed takes one: over rank 0's iteration, exactly 1.5 times the
+// bytes and 3 times the launches of the same step under delayed scaling.
+TEST(FrameworkKernels, TensorwiseScalingReadsEachCastTensorOnceMore) {
+  const auto path = std::string(DTSIM_SOURCE_DIR) + "/scenarios/llama3.1-8b-fp8-tensorwise-h100x8.json";
+  const auto casts = [](const scenario::Scenario& s) {
+    double bytes = 0;
+    int launches = 0;
+    for (const auto& k : simulate(s).result.kernels)
+      if (k.name == "fp8 cast-transpose" || k.name == "fp8 cast-transpose bwd") {
+        bytes += k.bytes * k.launches;
+        launches += k.launches;
+      }
+    return std::pair{bytes, launches};
+  };
+  const auto tensorwise = casts(scenario::load_scenario(path));
+  const auto delayed = casts(scenario::load_scenario(path, {{"model.fp8_recipe", "delayed"}}));
+  ASSERT_GT(delayed.first, 0);
+  EXPECT_NEAR(tensorwise.first, 1.5 * delayed.first, 1e-9 * delayed.first);
+  EXPECT_EQ(tensorwise.second, 3 * delayed.second);
 }
 
 // The hand scenario (round GPU) with a framework and an optimizer: the per-iteration passes over 1e6 parameters in 2
