@@ -49,7 +49,7 @@ Terms measured_terms(const GpuProfile& gpu, const KernelCost& c, const Efficienc
     return flops > 0 ? flops / (peak * efficiency) : 0.0;
   };
   Terms t{0, hbm_seconds(gpu, c.bytes, c.precision), false};
-  if (c.kind == KernelClass::attention || c.gemms.empty())
+  if (fused_attention(c.kind) || c.gemms.empty())
     t.math = at(c.flops, false);
   else
     for (const auto& g : c.gemms)
@@ -73,7 +73,7 @@ Terms modelled_terms(const GpuProfile& gpu, const KernelCost& c) {
     const double ceiling = fallback ? std::min(aligned_ceiling, slow->second) : aligned_ceiling;
     const GemmTiling tiling = gemm_tiling(gpu, g, p, ceiling);
     const double math = tiling.math_seconds;
-    if (c.kind == KernelClass::attention) {
+    if (fused_attention(c.kind)) {
       t.math += math;
     } else {
       // The operands stream while the tiles compute; split-K's reduction follows (memory-bound).
@@ -86,7 +86,7 @@ Terms modelled_terms(const GpuProfile& gpu, const KernelCost& c) {
       t.l2 = tiling.l2_bound;
     }
   }
-  if (c.kind == KernelClass::attention) t.memory = hbm_seconds(gpu, c.bytes, p);
+  if (fused_attention(c.kind)) t.memory = hbm_seconds(gpu, c.bytes, p);
   return t;
 }
 
@@ -106,17 +106,20 @@ std::string_view to_string(Bound b) {
   return "unknown";
 }
 
-KernelCost flash_attention_kernel(double s, double d, double heads, bool causal, bool backward, Precision p,
-                                  double bytes) {
+KernelCost fused_attention_kernel(KernelClass library, double s, double d, double heads, bool causal, bool backward,
+                                  Precision p, double bytes) {
+  if (!fused_attention(library))
+    throw std::invalid_argument("fused_attention_kernel: the library must be a fused attention kernel class");
   const GemmDims tile{s, d, causal ? s / 2 : s, heads};
   KernelCost k;
-  k.kind = KernelClass::attention;
+  k.kind = library;
   k.precision = p;
   k.gemms.assign(backward ? 5 : 2, tile);
   k.flops = static_cast<double>(k.gemms.size()) * tile.flops();
   k.bytes = bytes;
   k.kernels = backward ? 2 : 1;
-  k.name = backward ? "flash attention bwd" : "flash attention fwd";
+  const char* const who = library == KernelClass::cudnn_attention ? "cudnn" : "flash";
+  k.name = fmt::format("{} attention {}", who, backward ? "bwd" : "fwd");
   return k;
 }
 
@@ -134,8 +137,8 @@ KernelTime kernel_timing(const GpuProfile& gpu, const KernelCost& c) {
   else
     t = modelled_terms(gpu, c);
   // Per GEMM the longer term counted; for one kernel the longer of the two.
-  const bool summed = c.kind != KernelClass::memory && c.kind != KernelClass::attention && !c.gemms.empty() &&
-                      !gpu.curve(c.kind, c.precision);
+  const bool summed =
+      c.kind != KernelClass::memory && !fused_attention(c.kind) && !c.gemms.empty() && !gpu.curve(c.kind, c.precision);
   const double busy = summed ? t.math + t.memory : std::max(t.math, t.memory);
   const double overhead = c.kernels * gpu.launch_overhead;
   KernelTime out;

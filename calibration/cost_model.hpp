@@ -54,12 +54,13 @@ struct KernelTime {
   double joules = 0;
 };
 
-// A fused attention kernel (FlashAttention-2, Dao 2023) over `heads` heads (times samples) of sequence s and head
-// dimension d: per head, s query rows against the keys they need (the causal half's) make one tile of the GEMM
-// model's shape; the forward runs two such products (Q K^T, P V), the backward five (S recomputed, dV, dP, dQ, dK:
-// section 3.1.2) in two kernels (the second converts the fp32 dQ accumulator). `bytes`: what it reads and writes.
-KernelCost flash_attention_kernel(double s, double d, double heads, bool causal, bool backward, Precision p,
-                                  double bytes);
+// A fused attention kernel over `heads` heads (times samples) of sequence s and head dimension d, of `library`
+// (KernelClass::attention: FlashAttention-2, Dao 2023; KernelClass::cudnn_attention: cuDNN's, which runs the same
+// algorithm): per head, s query rows against the keys they need (the causal half's) make one tile of the GEMM model's
+// shape; the forward runs two such products (Q K^T, P V), the backward five (S recomputed, dV, dP, dQ, dK: section
+// 3.1.2) in two kernels (the second converts the fp32 dQ accumulator). `bytes`: what it reads and writes.
+KernelCost fused_attention_kernel(KernelClass library, double s, double d, double heads, bool causal, bool backward,
+                                  Precision p, double bytes);
 
 KernelTime kernel_timing(const GpuProfile& gpu, const KernelCost& cost);
 double kernel_time(const GpuProfile& gpu, const KernelCost& cost); // kernel_timing(...).seconds

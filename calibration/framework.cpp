@@ -3,7 +3,7 @@
 //    "host": {"python_dispatch": s, "cpp_dispatch": s, "launch": s},
 //    "fusions": {"bias_activation": bool, "dropout_add": bool, "softmax": bool, "layer_norm": bool,
 //                "softmax_max_keys": n (optional)},
-//    "attention": "unfused" | "fused", "cross_entropy": "native" | "fp32", "optimizer": "fused" | "foreach",
+//    "attention": "unfused" | "fused" | "cudnn", "cross_entropy": "native" | "fp32", "optimizer": "fused" | "foreach",
 //    "clip_gradients": bool, "gradient_reduce": "as_trained" | "bf16_in_fp32" | "fp32",
 //    "reduce_during_backward": "never" | "off" | "on" | "zero3", "distributed_optimizer": bool,
 //    "gradient_buffer": "none" | "when_fp32" | "always", "clip_always_scales": bool, "pads_vocabulary": bool,
@@ -87,7 +87,7 @@ Framework parse_framework(const std::string& json_text, const std::string& origi
   const auto read_flag = [&](const char* key, bool& field) {
     if (detail::Reader::find(doc, key)) field = r.boolean(doc, "", key);
   };
-  read_choice("attention", {"unfused", "fused"}, f.attention);
+  read_choice("attention", {"unfused", "fused", "cudnn"}, f.attention);
   read_choice("gradient_reduce", {"as_trained", "bf16_in_fp32", "fp32"}, f.gradient_reduce);
   read_choice("reduce_during_backward", {"never", "off", "on", "zero3"}, f.reduce_during_backward);
   read_choice("gradient_buffer", {"none", "when_fp32", "always"}, f.gradient_buffer);

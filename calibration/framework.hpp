@@ -18,8 +18,9 @@ namespace dtsim::calibration {
 enum class OptimizerKernels : std::uint8_t { fused, foreach };
 
 // The attention core a version runs unless the scenario names one: its own unfused kernels (batched GEMMs and a
-// softmax), or a fused kernel (FlashAttention, cuDNN's fused attention), priced as the GPU profile's fused kernel.
-enum class AttentionImpl : std::uint8_t { unfused, fused };
+// softmax); a fused kernel (FlashAttention-2) where the GPU has one; or, as Transformer Engine's DotProductAttention
+// chooses, cuDNN's fused attention on Hopper and newer GPUs whose profile rates it, FlashAttention-2 elsewhere.
+enum class AttentionImpl : std::uint8_t { unfused, fused, cudnn };
 
 // The precision a version reduces gradients in: as trained (the gradients' own: fp16, bf16, or fp32 under autocast);
 // bf16 and fp8 training's in fp32 (Megatron-LM keeps an fp32 main_grad buffer for them; fp16's stays fp16); or every

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <utility>
 #include <vector>
 
 namespace dtsim::calibration::detail {
@@ -15,13 +16,18 @@ namespace {
 constexpr double kMostJoulesPerFlop = 1e-9; // 1 kW at 1 TFLOP/s
 constexpr double kMostJoulesPerByte = 1e-8; // 1 kW at 100 GB/s
 
+// The kernel classes with an energy per FLOP of their own, as the profile names them.
+constexpr std::pair<const char*, KernelClass> kFlopTables[] = {{"gemm", KernelClass::gemm},
+                                                               {"attention", KernelClass::attention},
+                                                               {"attention_cudnn", KernelClass::cudnn_attention}};
+
 // "sustained": the energy of work at the power limit and the clock's two ends.
 void read_sustained(const Reader& r, const json& s, const GpuProfile& g, GpuProfile::Power& p) {
   const std::string at = "/power/sustained";
   r.expect_object(s, at, {"joules_per_flop", "joules_per_byte", "sm_clock"});
   const json& flop = r.member(s, at, "joules_per_flop", "an object of joules per FLOP by kernel class");
-  r.expect_object(flop, at + "/joules_per_flop", {"gemm", "attention"});
-  for (const auto& [key, kind] : {std::pair{"gemm", KernelClass::gemm}, {"attention", KernelClass::attention}}) {
+  r.expect_object(flop, at + "/joules_per_flop", {"gemm", "attention", "attention_cudnn"});
+  for (const auto& [key, kind] : kFlopTables) {
     const json* table = Reader::find(flop, key);
     if (!table) continue;
     const std::string path = pointer(at + "/joules_per_flop", key);
@@ -78,7 +84,7 @@ std::string power_to_json(const GpuProfile::Power& p) {
                                        json_number(p.idle), json_number(p.math), json_number(p.memory));
   if (!p.sustained_known()) return fmt::format("\"power\": {{{}}}", head);
   std::vector<std::string> tables;
-  for (const auto& [kind, key] : {std::pair{KernelClass::gemm, "gemm"}, {KernelClass::attention, "attention"}})
+  for (const auto& [key, kind] : kFlopTables)
     if (const auto it = p.joules_per_flop.find(kind); it != p.joules_per_flop.end())
       tables.push_back(fmt::format("\"{}\": {}", key, by_precision_inline(it->second)));
   const std::string clock =

@@ -157,15 +157,17 @@ double GpuProfile::peak(Precision p) const {
 
 double GpuProfile::efficiency(KernelClass k, Precision p) const {
   if (k == KernelClass::memory) return memory_efficiency;
-  const auto& table = k == KernelClass::gemm          ? gemm_efficiency
-                      : k == KernelClass::convolution ? conv_efficiency
-                                                      : attention_efficiency;
+  const auto& table = k == KernelClass::gemm              ? gemm_efficiency
+                      : k == KernelClass::convolution     ? conv_efficiency
+                      : k == KernelClass::cudnn_attention ? cudnn_attention_efficiency
+                                                          : attention_efficiency;
   const Precision math = math_precision(p);
   const auto it = table.find(math);
   if (it != table.end()) return it->second;
-  const char* kind = k == KernelClass::gemm          ? "gemm"
-                     : k == KernelClass::convolution ? "convolution"
-                                                     : "fused attention";
+  const char* kind = k == KernelClass::gemm              ? "gemm"
+                     : k == KernelClass::convolution     ? "convolution"
+                     : k == KernelClass::cudnn_attention ? "cuDNN fused attention"
+                                                         : "fused attention";
   throw std::out_of_range(fmt::format("GPU '{}' has no {} efficiency for {}", name, kind, to_string(math)));
 }
 
@@ -233,7 +235,7 @@ GpuProfile parse_profile(const std::string& json_text, const std::string& origin
     g.pcie_efficiency = r.fraction(links.at("pcie_efficiency"), "/links/pcie_efficiency");
 
   const json& eff = r.member(doc, "", "efficiency", "an object with gemm and convolution");
-  r.expect_object(eff, "/efficiency", {"gemm", "convolution", "attention", "gemm_unaligned"});
+  r.expect_object(eff, "/efficiency", {"gemm", "convolution", "attention", "attention_cudnn", "gemm_unaligned"});
   g.gemm_efficiency = r.by_precision(r.member(eff, "/efficiency", "gemm", "an object of fractions by precision"),
                                      "/efficiency/gemm", true);
   g.conv_efficiency = r.by_precision(r.member(eff, "/efficiency", "convolution", "an object of fractions by precision"),
@@ -250,6 +252,7 @@ GpuProfile parse_profile(const std::string& json_text, const std::string& origin
         r.fail(pointer(path, to_string(p)), fmt::format("/peak_flops has no {} entry", to_string(p)));
   };
   optional_table("attention", g.attention_efficiency);
+  optional_table("attention_cudnn", g.cudnn_attention_efficiency);
   optional_table("gemm_unaligned", g.gemm_unaligned_efficiency);
   read_curves(r, doc, g);
 
@@ -274,6 +277,17 @@ GpuProfile parse_profile(const std::string& json_text, const std::string& origin
       g.collective_step_overhead = r.non_negative(*coll, "/collectives", "step_overhead", "seconds");
   }
   if (const json* power = Reader::find(doc, "power")) g.power = detail::read_power(r, *power, g);
+  // cuDNN's attention has a rate of its own, so it draws an energy of its own: without one the clock model would take
+  // its FLOPs as free of power.
+  if (g.power.sustained_known()) {
+    const auto energies = g.power.joules_per_flop.find(KernelClass::cudnn_attention);
+    for (const auto& [p, value] : g.cudnn_attention_efficiency)
+      if (energies == g.power.joules_per_flop.end() || !energies->second.contains(p))
+        r.fail(pointer("/power/sustained/joules_per_flop/attention_cudnn", to_string(p)),
+               fmt::format("expected the joules per FLOP of the cuDNN attention that /efficiency/attention_cudnn rates "
+                           "for {}, but it is missing",
+                           to_string(p)));
+  }
   return g;
 }
 
@@ -323,6 +337,8 @@ std::string profile_to_json(const GpuProfile& g) {
                                 by_precision_inline(g.gemm_efficiency), by_precision_inline(g.conv_efficiency));
   if (!g.attention_efficiency.empty())
     eff += fmt::format(",\n    \"attention\": {}", by_precision_inline(g.attention_efficiency));
+  if (!g.cudnn_attention_efficiency.empty())
+    eff += fmt::format(",\n    \"attention_cudnn\": {}", by_precision_inline(g.cudnn_attention_efficiency));
   if (!g.gemm_unaligned_efficiency.empty())
     eff += fmt::format(",\n    \"gemm_unaligned\": {}", by_precision_inline(g.gemm_unaligned_efficiency));
   fields.push_back(eff + "\n  }");

@@ -13,9 +13,15 @@
 namespace dtsim::calibration {
 
 // Which efficiency applies to a kernel.
-// attention: a fused attention kernel (FlashAttention; Dao et al. 2022, Dao 2023), whose GEMMs and softmax run in
-// one kernel that never writes the s^2 scores to memory.
-enum class KernelClass : std::uint8_t { gemm, convolution, memory, attention };
+// attention: a fused attention kernel (FlashAttention-2; Dao et al. 2022, Dao 2023), whose GEMMs and softmax run in
+// one kernel that never writes the s^2 scores to memory. cudnn_attention: cuDNN's fused attention (its
+// F16_arbitrary_seqlen kernels, which Transformer Engine runs on Hopper), the same algorithm with its own measured
+// rate and energy.
+enum class KernelClass : std::uint8_t { gemm, convolution, memory, attention, cudnn_attention };
+// A fused attention kernel of either library: one kernel over tiles of query rows, the scores never in memory.
+constexpr bool fused_attention(KernelClass k) {
+  return k == KernelClass::attention || k == KernelClass::cudnn_attention;
+}
 
 // One knot of a measured efficiency curve: a kernel of `size` (FLOPs for gemm, convolution and attention kernels,
 // bytes moved for memory kernels) reaches `efficiency` of the peak (of the datasheet bandwidth for memory kernels).
@@ -69,6 +75,9 @@ struct GpuProfile {
   // Fused attention kernels' fraction of peak, forward and backward together, where the GPU has them (FlashAttention-2
   // needs Ampere or newer and fp16/bf16); empty: attention runs unfused.
   std::map<Precision, double> attention_efficiency;
+  // cuDNN's fused attention's fraction of peak, forward and backward together, where it was measured on this GPU;
+  // empty: not known (a framework that prefers it runs FlashAttention-2).
+  std::map<Precision, double> cudnn_attention_efficiency;
   // GEMMs with a dimension that is not a whole number of 16-byte vectors (an odd vocabulary) cannot use the vectorized
   // kernels: cuBLAS falls back to alignment-1 kernels, whose rate is this share of the peak at most (measured; empty:
   // not known, such GEMMs priced as aligned ones).
@@ -118,6 +127,7 @@ struct GpuProfile {
   // The measured curve of a class and precision (memory: any precision), or nullptr.
   const EfficiencyCurve* curve(KernelClass k, Precision p) const;
   bool has_fused_attention(Precision p) const { return attention_efficiency.contains(math_precision(p)); }
+  bool has_cudnn_attention(Precision p) const { return cudnn_attention_efficiency.contains(math_precision(p)); }
 };
 
 // Profile by preset name ("v100", "a100-80gb", ...) from the embedded files.

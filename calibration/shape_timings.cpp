@@ -53,8 +53,9 @@ ShapePoint read_gemm(const Reader& r, const json& g, const std::string& at) {
 ShapePoint read_attention(const Reader& r, const json& a, const std::string& at) {
   r.expect_object(a, at, {});
   ShapePoint p;
-  p.kind = KernelClass::attention;
-  p.backend = r.string(a, at, "backend");
+  p.backend = r.one_of(a, at, "backend", {"FLASH_ATTENTION", "CUDNN_ATTENTION"});
+  // PyTorch's SDPA back-ends: flash-attn 2's kernels, or cuDNN's fused attention.
+  p.kind = p.backend == "CUDNN_ATTENTION" ? KernelClass::cudnn_attention : KernelClass::attention;
   p.sequence = r.positive(a, at, "seq", "tokens");
   p.heads = r.positive(a, at, "heads", "heads");
   p.head_dim = r.positive(a, at, "head_dim", "elements");

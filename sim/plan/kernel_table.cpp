@@ -16,6 +16,8 @@ std::string_view kind_name(calibration::KernelClass k) {
     return "convolution";
   case calibration::KernelClass::attention:
     return "attention";
+  case calibration::KernelClass::cudnn_attention:
+    return "cudnn attention";
   case calibration::KernelClass::memory:
     return "memory";
   }

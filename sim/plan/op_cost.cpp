@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <optional>
 
 namespace dtsim::plan {
 
@@ -103,11 +104,18 @@ OpCost unfused_scores(const models::Layer& layer, const CostContext& c) {
   return cost;
 }
 
+// The fused kernel's library, or nothing where the core runs unfused.
+std::optional<KernelClass> fused_library(scenario::AttentionKernel a) {
+  if (a == scenario::AttentionKernel::flash) return KernelClass::attention;
+  if (a == scenario::AttentionKernel::cudnn) return KernelClass::cudnn_attention;
+  return std::nullopt;
+}
+
 OpCost attention_forward(const models::Layer& layer, const CostContext& c) {
   const auto a = attention_dims(layer, c);
-  if (c.attention == scenario::AttentionKernel::flash)
+  if (const auto library = fused_library(c.attention))
     return {
-        {calibration::flash_attention_kernel(a.s, a.d, a.heads, layer.attention.causal, false, a.p,
+        {calibration::fused_attention_kernel(*library, a.s, a.d, a.heads, layer.attention.causal, false, a.p,
                                              (d(layer.input_elements) + d(layer.output_elements)) * d(c.batch) * a.e)}};
   OpCost cost = unfused_scores(layer, c);
   cost.kernels.push_back(gemm_kernel(KernelClass::gemm, "bmm P V", a.p, {a.s, a.d, a.s, a.heads}));
@@ -118,8 +126,8 @@ OpCost attention_backward(const models::Layer& layer, const CostContext& c) {
   const auto a = attention_dims(layer, c);
   const Precision p = a.p;
   const double e = a.e;
-  if (c.attention == scenario::AttentionKernel::flash) // reads Q, K, V, O, dO; writes dQ, dK, dV
-    return {{calibration::flash_attention_kernel(a.s, a.d, a.heads, layer.attention.causal, true, p,
+  if (const auto library = fused_library(c.attention)) // reads Q, K, V, O, dO; writes dQ, dK, dV
+    return {{calibration::fused_attention_kernel(*library, a.s, a.d, a.heads, layer.attention.causal, true, p,
                                                  (2 * d(layer.input_elements) + 2 * d(layer.output_elements)) *
                                                      d(c.batch) * e)}};
   OpCost cost;

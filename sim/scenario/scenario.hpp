@@ -26,7 +26,8 @@ inline constexpr int kFormatVersion = 1;
 // How attention cores run: unfused (a GEMM for Q K^T, softmax and dropout kernels over the s^2 scores, a GEMM for
 // P V) or fused (FlashAttention: one kernel, no s^2 tensor in memory). `automatic` resolves, once the GPU is
 // known, to flash where the GPU's profile has a fused-attention efficiency for the precision, else plain.
-enum class AttentionKernel : std::uint8_t { automatic, plain, flash };
+// plain: unfused kernels; flash: FlashAttention-2; cudnn: cuDNN's fused attention (Transformer Engine's on Hopper).
+enum class AttentionKernel : std::uint8_t { automatic, plain, flash, cudnn };
 
 // How fp8 training sets each tensor's scale (Megatron-Core's --fp8-recipe; Transformer Engine's recipes): delayed
 // (DelayedScaling: from an amax history the cast kernels update in passing) or tensorwise (Float8CurrentScaling: each

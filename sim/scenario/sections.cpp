@@ -36,7 +36,7 @@ const std::vector<std::string>& offload_names() {
   return names;
 }
 const std::vector<std::string>& attention_names() {
-  static const std::vector<std::string> names{"auto", "plain", "flash"};
+  static const std::vector<std::string> names{"auto", "plain", "flash", "cudnn"};
   return names;
 }
 const std::vector<std::string>& network_model_names() {
@@ -149,12 +149,24 @@ void check_recompute(const Object& top, const Scenario& s) {
 
 void resolve_attention(const Object& top, Scenario& s) {
   auto& attention = s.model.attention;
-  const bool fused = s.gpu.has_fused_attention(calibration::attention_precision(s.model.precision));
+  const auto precision = calibration::attention_precision(s.model.precision);
+  const bool fused = s.gpu.has_fused_attention(precision);
+  const bool cudnn = s.gpu.has_cudnn_attention(precision);
   // Unless the scenario names one, the attention the framework version runs: its own unfused kernels, or a fused one
-  // where the GPU has it.
-  const bool version_fuses = s.framework.attention == calibration::AttentionImpl::fused;
-  if (attention == AttentionKernel::automatic)
-    attention = fused && version_fuses ? AttentionKernel::flash : AttentionKernel::plain;
+  // where the GPU has it. Transformer Engine prefers cuDNN's on Hopper and newer ('Disabling FlashAttention to give
+  // FusedAttention preference on Hopper+ for performance reasons', get_attention_backend, TE v1.8 to 2.x).
+  constexpr int kHopper = 90;
+  if (attention == AttentionKernel::automatic) {
+    attention = AttentionKernel::plain;
+    if (s.framework.attention != calibration::AttentionImpl::unfused && fused) attention = AttentionKernel::flash;
+    if (s.framework.attention == calibration::AttentionImpl::cudnn && cudnn && s.gpu.compute_capability >= kHopper)
+      attention = AttentionKernel::cudnn;
+  }
+  if (attention == AttentionKernel::cudnn && !cudnn)
+    throw ScenarioError(top.file(), top.pointer("model") + "/attention",
+                        fmt::format("\"cudnn\" needs cuDNN's fused attention measured on the GPU, and the {} profile "
+                                    "has no rate for it in {}; use \"flash\", \"plain\" or \"auto\"",
+                                    s.gpu.display_name, calibration::to_string(precision)));
   if (attention == AttentionKernel::flash && !fused)
     throw ScenarioError(top.file(), top.pointer("model") + "/attention",
                         fmt::format("\"flash\" needs a fused-attention kernel, and the {} profile has none for {} "

@@ -219,7 +219,8 @@ FrameworkLine framework_line(const std::string& name) {
   FrameworkLine l;
   l.name = name;
   l.alias_of = f.name != name ? f.name : std::string();
-  l.attention = f.attention == calibration::AttentionImpl::fused ? "fused"
+  l.attention = f.attention == calibration::AttentionImpl::cudnn   ? "fused (cuDNN's on Hopper)"
+                : f.attention == calibration::AttentionImpl::fused ? "fused"
                 : f.fused_softmax_max_keys > 0
                     ? fmt::format("unfused, softmax fused to {:.0f} keys", f.fused_softmax_max_keys)
                     : std::string(f.fused_softmax ? "unfused, softmax fused" : "unfused");

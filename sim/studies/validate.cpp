@@ -101,8 +101,8 @@ KernelOp parse_op(const Reader& r, const json& op) {
     if (conv) out.bytes = r.positive(op, "/op", "bytes");
     // A row-major C = A B: k leads A, n leads B and C.
     out.unaligned = !conv && calibration::off_16_bytes({out.n, out.k}, out.precision);
-  } else if (kind == "attention") {
-    out.kind = calibration::KernelClass::attention;
+  } else if (kind == "attention" || kind == "cudnn_attention") {
+    out.kind = kind == "attention" ? calibration::KernelClass::attention : calibration::KernelClass::cudnn_attention;
     r.only(op, "/op",
            {"profile", "kind", "precision", "sequence", "head_dim", "batch", "causal", "backward", "sustained"});
     out.precision = precision();
@@ -140,7 +140,8 @@ KernelOp parse_op(const Reader& r, const json& op) {
       out.stream_share = share->in(out.backward);
     }
   } else {
-    r.fail("/op/kind", fmt::format("unknown kind \"{}\" (expected gemm, convolution, attention or memory)", kind));
+    r.fail("/op/kind",
+           fmt::format("unknown kind \"{}\" (expected gemm, convolution, attention, cudnn_attention or memory)", kind));
   }
   // A GEMM on a profile without the precision would fail every run: say so now.
   if (out.kind != calibration::KernelClass::memory) {
@@ -233,17 +234,19 @@ calibration::KernelCost KernelOp::cost() const {
     c.stream_share = stream_share;
     return c;
   }
-  if (kind == calibration::KernelClass::attention) {
+  if (calibration::fused_attention(kind)) {
     // Q, K, V and O read or written once each (their gradients too in backward), at the precision's element size.
     const double tensor = batch * sequence * head_dim * calibration::activation_bytes(precision);
-    auto forward = calibration::flash_attention_kernel(sequence, head_dim, batch, causal, false, precision, 4 * tensor);
+    auto forward =
+        calibration::fused_attention_kernel(kind, sequence, head_dim, batch, causal, false, precision, 4 * tensor);
     if (!backward) return forward;
-    auto both = calibration::flash_attention_kernel(sequence, head_dim, batch, causal, true, precision, 8 * tensor);
+    auto both =
+        calibration::fused_attention_kernel(kind, sequence, head_dim, batch, causal, true, precision, 8 * tensor);
     both.gemms.insert(both.gemms.end(), forward.gemms.begin(), forward.gemms.end());
     both.flops += forward.flops;
     both.bytes += forward.bytes;
     both.kernels += forward.kernels;
-    both.name = "flash attention fwd + bwd";
+    both.name = forward.name + " + bwd";
     return both;
   }
   const calibration::GemmDims g{m, n, k, batch, kind == calibration::KernelClass::convolution ? bytes : 0, unaligned};

@@ -45,7 +45,7 @@ struct ScenarioRun {
 
 // One kernel on a GPU profile: `batch` GEMMs C[m x n] = A[m x k] B[k x n] (FLOPs 2mnk each, bytes (mk + kn) x the
 // precision's input element size + mn x its output's), a convolution's implicit GEMM moving `bytes`, a fused
-// attention kernel over `batch` heads of `sequence` and `head_dim` (calibration::flash_attention_kernel; Q, K, V and
+// attention kernel over `batch` heads of `sequence` and `head_dim` (calibration::fused_attention_kernel; Q, K, V and
 // O moved, and their gradients with `backward`), or a memory-bound kernel moving `bytes` (read + written).
 // `sustained`: run in a loop long enough to hold the GPU's power limit (calibration/sustained_clock.hpp), not in a
 // short burst.

@@ -24,7 +24,7 @@ constexpr double kShortestBurst = 50e-6;
 constexpr double kDisturbedBurst = 1.2;
 
 std::string shape_of(const calibration::ShapePoint& p) {
-  if (p.kind == calibration::KernelClass::attention)
+  if (calibration::fused_attention(p.kind))
     return fmt::format("{:.0f} x {:.0f} heads of {:.0f}", p.batch, p.heads, p.head_dim);
   if (p.kind == calibration::KernelClass::memory) return fmt::format("{:.4g} GB", p.bytes / 1e9);
   const auto mnk = fmt::format("{:.0f}x{:.0f}x{:.0f}", p.m, p.n, p.k);
@@ -39,7 +39,7 @@ KernelOp op_of(const calibration::ShapePoint& p, const std::string& profile, boo
   op.sustained = sustained;
   if (p.kind == calibration::KernelClass::memory) {
     op.bytes = p.bytes;
-  } else if (p.kind == calibration::KernelClass::attention) {
+  } else if (calibration::fused_attention(p.kind)) {
     op.sequence = p.sequence;
     op.head_dim = p.head_dim;
     op.batch = p.batch * p.heads;
@@ -88,14 +88,9 @@ ShapeCases shape_cases(const nlohmann::json& document, const std::string& file) 
 
   ShapeCases out;
   for (const auto& p : timings.points) {
-    const bool flash = p.backend.empty() || p.backend == "FLASH_ATTENTION";
     const auto what =
         fmt::format("{} {} {}", p.label, shape_of(p),
                     p.kind == calibration::KernelClass::memory ? "" : calibration::to_string(p.precision));
-    if (!flash) {
-      out.skipped.push_back(fmt::format("{}: no cost model for the {} back-end", what, p.backend));
-      continue;
-    }
     for (const bool sustained : {false, true}) {
       const auto& t = sustained ? p.sustained : p.burst;
       if (t.seconds <= 0) continue;

@@ -109,6 +109,27 @@ TEST(SustainedClock, ShippedHopperGemmLoopHoldsItsMeasuredRate) {
   EXPECT_NEAR(loop.flops / sustained_kernel_timing(gpu, loop).seconds / 1e12, 675.0, 675.0 * 0.01);
 }
 
+// cuDNN's attention runs at a rate of its own, so it needs an energy of its own: a profile that rates it without one
+// would let its FLOPs draw nothing at the limit.
+TEST(SustainedClock, CudnnAttentionCarriesItsOwnEnergy) {
+  const auto gpu = *find_profile("h100-sxm");
+  const auto back = parse_profile(profile_to_json(gpu), "round-trip");
+  EXPECT_EQ(back.cudnn_attention_efficiency, gpu.cudnn_attention_efficiency);
+  EXPECT_EQ(back.power.joules_per_flop, gpu.power.joules_per_flop);
+  auto text = profile_to_json(gpu);
+  const std::string table = ", \"attention_cudnn\": {\"fp16\": 1.289e-12, \"bf16\": 1.289e-12}";
+  const auto at = text.find(table);
+  ASSERT_NE(at, std::string::npos) << text;
+  text.erase(at, table.size());
+  try {
+    parse_profile(text, "bad.json");
+    FAIL() << "a cuDNN attention rate without its energy was accepted";
+  } catch (const CalibrationError& e) {
+    EXPECT_NE(std::string(e.what()).find("/power/sustained/joules_per_flop/attention_cudnn/fp16"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(SustainedClock, ProfileRoundTripsItsSustainedFigures) {
   auto gpu = round_gpu();
   gpu.display_name = "round";

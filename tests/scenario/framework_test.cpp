@@ -78,13 +78,32 @@ TEST(Framework, VersionsBringTheirHabits) {
                             {"training", {{"framework", "megatron-2021"}}}});
   EXPECT_EQ(parse(gpt).model.attention, AttentionKernel::plain);
   auto fused = gpt;
-  fused["training"]["framework"] = "megatron-core";
+  fused["training"]["framework"] = "pytorch-ddp";
   EXPECT_EQ(parse(fused).model.attention, AttentionKernel::flash);
   auto named = gpt;
   named["model"]["attention"] = "flash";
   EXPECT_EQ(parse(named).model.attention, AttentionKernel::flash); // the scenario's choice stands
   EXPECT_SCENARIO_ERROR(error_of(patched({{"training", {{"framework", "megatron-2021"}, {"zero_stage", 1}}}})),
                         "/training/zero_stage", "no distributed optimizer");
+}
+
+// Transformer Engine's attention (Megatron-Core's): cuDNN's fused kernel on a Hopper GPU whose profile rates it,
+// FlashAttention-2 on an Ampere one (get_attention_backend prefers cuDNN on sm90 and newer only); a scenario that
+// names cuDNN on a GPU without its rate is refused at /model/attention.
+TEST(Framework, TransformerEnginePrefersCudnnOnHopper) {
+  auto gpt = patched({{"model", {{"preset", "gpt2"}, {"batch_per_gpu", 1}, {"precision", "bf16"}}},
+                      {"cluster", {{"nodes", 1}, {"gpus_per_node", 1}, {"gpu", "h100-sxm"}}},
+                      {"training", {{"framework", "megatron-core"}}}});
+  EXPECT_EQ(parse(gpt).model.attention, AttentionKernel::cudnn);
+  gpt["cluster"]["gpu"] = "h200";
+  EXPECT_EQ(parse(gpt).model.attention, AttentionKernel::cudnn);
+  gpt["cluster"]["gpu"] = "a100-80gb";
+  EXPECT_EQ(parse(gpt).model.attention, AttentionKernel::flash);
+  gpt["model"]["attention"] = "cudnn";
+  EXPECT_SCENARIO_ERROR(error_of(gpt), "/model/attention", "no rate for it in bf16");
+  gpt["cluster"]["gpu"] = "h100-sxm";
+  gpt["training"]["framework"] = "pytorch-ddp"; // named by the scenario, it stands whatever the framework's choice
+  EXPECT_EQ(parse(gpt).model.attention, AttentionKernel::cudnn);
 }
 
 // DeepSpeed overlaps its reduction with backward by default under ZeRO-3 only (overlap_comm's default: stage == 3);

@@ -99,6 +99,23 @@ TEST(AttentionCost, FlashForwardSkipsTheMaskedHalf) {
   EXPECT_DOUBLE_EQ(forward_cost(core(true), context(AttentionKernel::flash)).seconds(gpu), flops / 2 / 50e12);
 }
 
+// cuDNN's fused attention runs the same algorithm as FlashAttention-2 (the same FLOPs and bytes, the masked half
+// skipped) at its own measured rate: 0.8 of the 100 TFLOP/s peak against FlashAttention-2's 0.5, so 80 TFLOP/s.
+TEST(AttentionCost, CudnnRunsTheSameKernelAtItsOwnRate) {
+  auto gpu = round_gpu();
+  gpu.cudnn_attention_efficiency = {{Precision::fp16, 0.8}};
+  const double flops = 4.0 * 1024 * 1024 * 64 * 32;
+  const auto cudnn = forward_cost(core(true), context(AttentionKernel::cudnn));
+  ASSERT_EQ(cudnn.kernels.size(), 1u);
+  EXPECT_EQ(cudnn.kernels[0].kind, KernelClass::cudnn_attention);
+  EXPECT_EQ(cudnn.kernels[0].name, "cudnn attention fwd");
+  const auto flash = forward_cost(core(true), context(AttentionKernel::flash));
+  EXPECT_DOUBLE_EQ(cudnn.flops(), flash.flops());
+  EXPECT_DOUBLE_EQ(cudnn.kernels[0].bytes, flash.kernels[0].bytes);
+  EXPECT_DOUBLE_EQ(cudnn.seconds(gpu), flops / 2 / 80e12);
+  EXPECT_DOUBLE_EQ(backward_cost(core(true), context(AttentionKernel::cudnn)).seconds(gpu), 2.5 * flops / 2 / 80e12);
+}
+
 // FlashAttention-2's backward recomputes the scores: five GEMMs to the forward's two (2.5x its FLOPs). The unfused
 // backward does the model's 2x; selective recomputation adds the forward's Q K^T, softmax and dropout kernels.
 TEST(AttentionCost, BackwardFlops) {
