@@ -1,6 +1,7 @@
 // The programs of large-model parallelism (model_parallel.hpp says what each rank runs and why).
 #include "sim/plan/model_parallel.hpp"
 #include "sim/plan/gpu_speed.hpp"
+#include "sim/plan/kernel_noise.hpp"
 #include "sim/plan/pipeline_schedule.hpp"
 #include "sim/plan/stage_partition.hpp"
 #include "sim/plan/sustained_clock.hpp"
@@ -144,6 +145,8 @@ void ModelParallelPlanner::add_groups(graph::ExecutionGraph& g) {
 
 Plan ModelParallelPlanner::build(bool first_replica_only) {
   Plan plan;
+  syncs_.clear();
+  pass_kernels_.clear();
   const auto stages = stage_memory();
   plan.memory = *std::max_element(stages.begin(), stages.end(),
                                   [](const auto& a, const auto& b) { return a.total() < b.total(); });
@@ -161,8 +164,6 @@ Plan ModelParallelPlanner::build(bool first_replica_only) {
     plan.graph.programs.push_back(std::move(program));
   }
   const auto gpus = gpu_time_factors(layout_.world(), s_.stragglers.gpu_speed_sigma, s_.run.seed);
-  plan.graph.compute_slowdown =
-      constant_slowdown(paced_by_stand_ins(layout_, gpus, coarse(), first_replica_only || coarse()));
   plan.slowest_gpu = *std::max_element(gpus.begin(), gpus.end());
   plan.workers = layout_.data();
   plan.samples_per_worker_iteration = static_cast<double>(s_.model.batch_per_gpu) * spec_.micro_batches;
@@ -180,6 +181,16 @@ Plan ModelParallelPlanner::build(bool first_replica_only) {
   for (const auto& g : s_.groups)
     plan.groups.push_back({g.name, g.gpu.name, g.first_rank, g.ranks, s_.model.batch_per_gpu, 0, {}});
   apply_sustained_clocks(plan, s_);
+  // Every rank waits at its groups' synchronizations for the slowest member's kernels (kernel_noise.hpp): priced on
+  // rank 0's kernels of the micro-batches' passes, where the synchronizations fall (at burst clocks: the optimizer's
+  // kernels would make the fraction depend on the micro-batch count, and the search's screen extends a few
+  // micro-batches to many), the same factor on every rank.
+  plan.synchronization_wait = synchronization_wait(s_.stragglers.kernel_noise_sigma,
+                                                   pass_kernels_.empty() ? plan.kernels : pass_kernels_, syncs_);
+  auto paces = paced_by_stand_ins(layout_, gpus, coarse(), first_replica_only || coarse());
+  for (auto& pace : paces)
+    pace *= 1 + plan.synchronization_wait;
+  plan.graph.compute_slowdown = constant_slowdown(paces);
   return plan;
 }
 
@@ -432,6 +443,7 @@ std::uint32_t ModelParallelPlanner::flush() {
 // The optimizer over this rank's (ZeRO: its shard of the) parameters; ZeRO-1 and -2 then all-gather the updated
 // weights (Megatron's distributed optimizer).
 void ModelParallelPlanner::add_step() {
+  if (rank_ == 0) pass_kernels_ = kernels_.rows();
   const bool sharded = s_.training.zero_stage >= 1;
   const int p = spec_.pipeline;
   const auto own = stage_parameters(coord_.pp);

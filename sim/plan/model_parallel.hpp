@@ -201,7 +201,12 @@ private:
   std::vector<std::pair<double, double>> deferred_;           // buckets (dense, expert bytes) reduced after backward
   std::map<std::size_t, std::vector<std::uint32_t>> gathers_; // unit -> its weights' all-gathers, until its forward
   int buckets_ = 0;                                           // gradient reductions of rank 0 per iteration
-  double bucket_dense_ = 0, bucket_expert_ = 0;               // gradient bytes waiting for the next bucket
+  std::map<int, int> syncs_; // rank 0's waits on a group inside an iteration, by the group's size (kernel_noise.hpp)
+  std::vector<KernelRow> pass_kernels_; // rank 0's kernels of the micro-batches' passes (before the optimizer's)
+  void synchronizes(int group_size) {
+    if (rank_ == 0) ++syncs_[group_size];
+  }
+  double bucket_dense_ = 0, bucket_expert_ = 0; // gradient bytes waiting for the next bucket
   // Coarse fidelity: consecutive compute (and closed-form tensor-parallel) work waiting to become one op each.
   struct Pending {
     calibration::Stretch work;

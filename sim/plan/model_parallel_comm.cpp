@@ -68,6 +68,7 @@ void ModelParallelPlanner::tensor_collective(const TensorCollective& t, const st
                                              std::vector<std::uint32_t>& deps) {
   const double bytes = tensor_bytes(t);
   for (int call = 0; call < t.calls; ++call) {
+    synchronizes(spec_.tensor);
     if (!coarse()) {
       deps = {add_collective(t.op, bytes, rank_groups_[rank_].tensor, name, std::exchange(deps, {}), Stream::compute,
                              Axis::tensor)};
@@ -131,6 +132,7 @@ void ModelParallelPlanner::expert_all_to_all(std::size_t i, bool forward, bool d
         bytes[a * ep + b] = share * token_bytes * (outward ? routing.matrix[a * ep + b] : routing.matrix[b * ep + a]);
     matrix = std::make_shared<const std::vector<double>>(std::move(bytes));
   }
+  synchronizes(ep);
   flush();
   // The mean bytes a position sends, before the NIC share (add_collective applies it).
   const double bytes = std::accumulate(matrix->begin(), matrix->end(), 0.0) / ep / share;
@@ -206,6 +208,8 @@ void ModelParallelPlanner::overlapped_layer(const PricedOp& op, const std::vecto
   const int group = context ? rank_groups_[rank_].context : rank_groups_[rank_].tensor;
   const auto axis = context ? Axis::context : Axis::tensor;
   for (const auto& c : parts) {
+    for (int call = 0; call < c.calls; ++call)
+      synchronizes(context ? spec_.context : spec_.tensor);
     const std::string what = label("{} {} {} (overlapped)", name, context ? "cp" : "tp", collectives::to_string(c.op));
     if (coarse() && !context) { // tensor-parallel groups are priced in closed form
       const auto form = tensor_closed_form(c.op, c.bytes);
@@ -248,6 +252,7 @@ void ModelParallelPlanner::context_attention(std::size_t i, bool forward, const 
   const double in = static_cast<double>(full.input_elements) / t / cp * b * e;
   const double out = static_cast<double>(full.output_elements) / t / cp * b * e;
   const auto all_to_all = [&](double bytes, const char* what) {
+    synchronizes(spec_.context);
     flush();
     add_collective(Operation::all_to_all, bytes, rank_groups_[rank_].context, label("{} cp all-to-all {}", name, what),
                    std::exchange(deps, {}), Stream::compute, Axis::context);

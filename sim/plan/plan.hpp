@@ -90,6 +90,9 @@ struct Plan {
   // The slowest GPU's compute time over the median GPU's (gpu_speed.hpp): 1 where every GPU runs at the profile's
   // speed.
   double slowest_gpu = 1;
+  // The expected wait for the slowest member's kernels at the groups' synchronizations inside an iteration, over the
+  // compute (kernel_noise.hpp): 0 where no group synchronizes or kernels take their priced times exactly.
+  double synchronization_wait = 0;
   // Per program: its priced kernels' stretch at burst clocks, and the clock that stretch set (rate 1: not capped).
   std::vector<calibration::Stretch> burst_stretches;
   std::vector<calibration::ClockState> program_clocks;

@@ -322,6 +322,7 @@ json to_json(const RunResult& r) {
       {"host_wait_seconds_per_iteration", r.host_wait_seconds},
       {"sm_clock", clock_to_json(r.clock)},
       {"gpu_speed", {{"sigma", r.gpu_speed_sigma}, {"slowest_time_factor", r.slowest_gpu}}},
+      {"kernel_noise", {{"sigma", r.kernel_noise_sigma}, {"synchronization_wait", r.synchronization_wait}}},
       {"simulated_seconds", r.simulated_seconds},
       {"transfers", r.transfers},
       {"iterations",
@@ -407,6 +408,10 @@ RunResult run_result_from_json(const json& j) {
   if (const auto speed = j.find("gpu_speed"); speed != j.end()) { // absent from points written before it was reported
     r.gpu_speed_sigma = speed->at("sigma");
     r.slowest_gpu = speed->at("slowest_time_factor");
+  }
+  if (const auto noise = j.find("kernel_noise"); noise != j.end()) { // absent from points written before it was priced
+    r.kernel_noise_sigma = noise->at("sigma");
+    r.synchronization_wait = noise->at("synchronization_wait");
   }
   r.simulated_seconds = j.at("simulated_seconds");
   r.transfers = j.at("transfers");

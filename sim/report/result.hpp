@@ -191,6 +191,10 @@ struct RunResult {
   // GPU's compute time over the median GPU's (1: every GPU at the profile's speed).
   double gpu_speed_sigma = 0;
   double slowest_gpu = 1;
+  // Kernels whose times vary (stragglers.kernel_noise_sigma): sigma of one kernel's time over its mean, and the
+  // expected wait at the groups' synchronizations over the compute (0: none priced).
+  double kernel_noise_sigma = 0;
+  double synchronization_wait = 0;
   double simulated_seconds = 0;
   std::uint64_t transfers = 0;
   // Iterations replayed, warm-up included (fewer than the run's when the rest repeat a steady state exactly: the last

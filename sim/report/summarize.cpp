@@ -275,6 +275,8 @@ RunResult summarize(const scenario::Scenario& s, const plan::Plan& plan, const e
   r.clock = plan.clock;
   r.slowest_gpu = plan.slowest_gpu;
   if (plan.slowest_gpu != 1) r.gpu_speed_sigma = s.stragglers.gpu_speed_sigma;
+  r.synchronization_wait = plan.synchronization_wait;
+  if (plan.synchronization_wait > 0) r.kernel_noise_sigma = s.stragglers.kernel_noise_sigma;
   r.simulated_seconds = replay.simulated_seconds;
   r.transfers = replay.transfers;
   r.replayed_iterations = replay.replayed_iterations;

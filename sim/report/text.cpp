@@ -87,6 +87,11 @@ std::string format_summary(const RunResult& r) {
          fmt::format("its compute {} longer than the median GPU's (GPUs of one model differ: sigma {:.2f}%, from "
                      "Sinha et al. SC'22)",
                      format_percent(r.slowest_gpu - 1), 100 * r.gpu_speed_sigma));
+  if (r.synchronization_wait > 0)
+    line("  at synchronizations",
+         fmt::format("its compute {} longer waiting for each group's slowest member (one kernel's time varies by "
+                     "sigma {:.2f}%, measured)",
+                     format_percent(r.synchronization_wait), 100 * r.kernel_noise_sigma));
   line("exposed communication", format_seconds(r.breakdown.exposed_communication) + "  (" +
                                     format_percent(r.breakdown.exposed_communication / total) + ")");
   const auto& b = r.breakdown;

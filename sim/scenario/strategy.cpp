@@ -215,7 +215,8 @@ void check_strategy(const Object& top, const Scenario& s) {
 }
 
 st::StragglerSpec read_stragglers(const Object& top, const Scenario& s) {
-  const Object section = top.object("stragglers", {"ranks", "slowdown", "jitter", "gpu_speed_sigma"});
+  const Object section =
+      top.object("stragglers", {"ranks", "slowdown", "jitter", "gpu_speed_sigma", "kernel_noise_sigma"});
   st::StragglerSpec out;
   if (!section.present()) return out;
   const int workers = st::worker_count(s.training.strategy, s.cluster.nodes, s.cluster.gpus_per_node);
@@ -253,6 +254,8 @@ st::StragglerSpec read_stragglers(const Object& top, const Scenario& s) {
   // At 0.5 the slowest of 100,000 GPUs computes exp(0.5 x 4.4) = 9 times as long as the median: far past any
   // measured fleet (Sinha et al.'s widest cluster spans 22%, sigma 0.04).
   out.gpu_speed_sigma = section.number("gpu_speed_sigma", 0, out.gpu_speed_sigma, 0.5);
+  // At 0.2 a kernel's time spreads 20%: twenty times the measured spread, past any GPU not failing.
+  out.kernel_noise_sigma = section.number("kernel_noise_sigma", 0, out.kernel_noise_sigma, 0.2);
   return out;
 }
 
@@ -289,7 +292,8 @@ json stragglers_json(const st::StragglerSpec& s) {
   return {{"ranks", s.ranks},
           {"slowdown", s.slowdown},
           {"jitter", {{"distribution", st::to_string(s.jitter)}, {"scale", s.scale}}},
-          {"gpu_speed_sigma", s.gpu_speed_sigma}};
+          {"gpu_speed_sigma", s.gpu_speed_sigma},
+          {"kernel_noise_sigma", s.kernel_noise_sigma}};
 }
 
 } // namespace dtsim::scenario::detail

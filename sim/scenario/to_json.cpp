@@ -174,7 +174,8 @@ json to_json(const Scenario& s) {
     out["input"] = std::move(input);
   }
   // "stragglers" is left out when no worker is slowed: the section's absence means exactly that.
-  if (s.stragglers.any() || s.stragglers.gpu_speed_sigma != strategies::kMeasuredGpuSpeedSigma)
+  if (s.stragglers.any() || s.stragglers.gpu_speed_sigma != strategies::kMeasuredGpuSpeedSigma ||
+      s.stragglers.kernel_noise_sigma != strategies::kMeasuredKernelNoiseSigma)
     out["stragglers"] = detail::stragglers_json(s.stragglers);
   // "parallelism" is left out for plain data parallelism (its absence means one GPU per replica).
   if (s.parallelism.model_parallel()) out["parallelism"] = detail::parallelism_json(s.parallelism);

@@ -106,13 +106,19 @@ enum class Jitter : std::uint8_t {
 // 0.08 / 5.40 = 0.0148 (derived). Their outliers, up to 1.5x slower than the median, are left to `ranks`: a fleet's
 // health checks take such GPUs out of service. plan/gpu_speed.hpp places the speeds on ranks.
 inline constexpr double kMeasuredGpuSpeedSigma = 0.0148;
+// How far apart one kernel's times run on one GPU: the median coefficient of variation (standard deviation over mean)
+// of the 237 kernels of 100 us or longer (GEMMs, attention, streaming and elementwise kernels) that dtsim-probe timed
+// 50 or 100 times back to back on one H100 SXM (0.84%) and one H200 (0.91%), 2026-11-26 (calibration/measurements).
+// plan/kernel_noise.hpp prices what synchronous groups wait for it.
+inline constexpr double kMeasuredKernelNoiseSigma = 0.0087;
 
 struct StragglerSpec {
   std::vector<int> ranks; // workers that are always slower
   double slowdown = 1;    // their compute time factor (>= 1)
   Jitter jitter = Jitter::none;
-  double scale = 0;                                // jitter parameter (see Jitter)
-  double gpu_speed_sigma = kMeasuredGpuSpeedSigma; // 0: every GPU at its profile's (the median GPU's) speed
+  double scale = 0;                                      // jitter parameter (see Jitter)
+  double gpu_speed_sigma = kMeasuredGpuSpeedSigma;       // 0: every GPU at its profile's (the median GPU's) speed
+  double kernel_noise_sigma = kMeasuredKernelNoiseSigma; // 0: every kernel takes its priced time exactly
   // Stragglers beyond the GPUs' own spread: ranks enter collectives at times that differ from iteration to iteration
   // (or by far more than the spread), which the auto fidelity replays step by step.
   bool any() const { return (!ranks.empty() && slowdown != 1) || (jitter != Jitter::none && scale > 0); }

@@ -188,6 +188,21 @@ TEST(Strategy, GpuSpeedSigma) {
                         "/stragglers/gpu_speed_sigma", "expected");
 }
 
+// One kernel's run-to-run spread: the measured median when absent; 0 (every kernel at its priced time) written back and
+// read again; out of range refused at its field.
+TEST(Strategy, KernelNoiseSigma) {
+  EXPECT_DOUBLE_EQ(parse(test::minimal()).stragglers.kernel_noise_sigma, st::kMeasuredKernelNoiseSigma);
+  const Scenario exact = parse(on_four_nodes(json::object(), {{"kernel_noise_sigma", 0}}));
+  EXPECT_EQ(exact.stragglers.kernel_noise_sigma, 0);
+  EXPECT_FALSE(exact.stragglers.any());
+  EXPECT_EQ(to_json(exact)["stragglers"]["kernel_noise_sigma"], 0);
+  expect_round_trip(exact);
+  EXPECT_SCENARIO_ERROR(error_of(on_four_nodes(json::object(), {{"kernel_noise_sigma", 0.3}})),
+                        "/stragglers/kernel_noise_sigma", "0.2");
+  EXPECT_SCENARIO_ERROR(error_of(on_four_nodes(json::object(), {{"kernel_noise_sigma", -0.01}})),
+                        "/stragglers/kernel_noise_sigma", "expected");
+}
+
 TEST(Strategy, CanonicalFormWritesEveryFieldAndReadsBack) {
   const Scenario s = parse(on_four_nodes({{"strategy", "preset:FireCaffe"}}));
   const json strategy = to_json(s)["training"]["strategy"];

@@ -54,7 +54,8 @@ inline scenario::Scenario hand_scenario(std::vector<models::Layer> layers, int n
   s.run.warmup_iterations = 1;
   s.network.model = scenario::NetworkModel::cm02;
   s.network.cross_traffic = false;
-  s.stragglers.gpu_speed_sigma = 0; // identical GPUs: every op time written down by hand
+  s.stragglers.gpu_speed_sigma = 0;    // identical GPUs: every op time written down by hand
+  s.stragglers.kernel_noise_sigma = 0; // and every kernel at its priced time
   return s;
 }
 
