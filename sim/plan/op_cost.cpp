@@ -26,6 +26,17 @@ constexpr double kSoftmaxFlopsPerScore = 5;
 constexpr double kDropoutFlopsPerScore = 1;
 // Bytes of a dropout mask element (PyTorch's native dropout keeps a bool mask).
 constexpr double kMaskBytes = 1;
+// Autocast (precision amp: fp32 parameters under torch.autocast). PyTorch's "Automatic Mixed Precision" op reference
+// (CUDA op-specific behavior): matmul, bmm, linear and convolutions run in 16 bits on inputs autocast casts to 16 bits
+// (their fp32 weights too, once per forward, the cast's gradient back to fp32 in backward); softmax, log_softmax,
+// layer_norm and cross_entropy run in fp32 on inputs it casts to fp32; other ops run in their widest input's type. So
+// an fp32-parameter model's residual stream stays fp32, its layer norms read and write fp32 and their consumers cast,
+// and explicit attention casts its scores to fp32 for the softmax, keeps them fp32 through dropout and casts them back
+// for P V: the project's H200 trace of eager GPT-2 runs 171 bf16 casts and its softmax and dropout on floats.
+constexpr double kFp32Bytes = 4;
+bool autocast(const CostContext& c) {
+  return c.precision == Precision::amp;
+}
 // Multi-tensor kernels (apex's and PyTorch's multi_tensor_apply): 65,536 elements a chunk, at most 320 chunks and
 // 36 tensors (four lists: gradient, weight, two states) per launch (apex csrc/multi_tensor_apply.cuh).
 constexpr double kElementsPerMultiTensorLaunch = 320.0 * 65536;
@@ -95,6 +106,17 @@ OpCost unfused_scores(const models::Layer& layer, const CostContext& c) {
   OpCost cost;
   cost.kernels.push_back(gemm_kernel(KernelClass::gemm, "bmm Q K^T", a.p, {a.s, a.s, a.d, a.heads}));
   const bool fused = c.framework.fuses_softmax(a.s);
+  if (autocast(c) && !fused) { // scale and mask in 16 bits; the cast, softmax and dropout in fp32; the cast back
+    const double f = kFp32Bytes;
+    cost.kernels.push_back(memory_kernel("scale, mask", 2 * 2 * a.e * a.scores(), 2 * a.scores(), 2));
+    cost.kernels.push_back(memory_kernel("softmax (fp32, autocast)", (a.e + f + 2 * f) * a.scores(),
+                                         kSoftmaxFlopsPerScore * a.scores(), 2));
+    if (layer.attention.dropout)
+      cost.kernels.push_back(
+          memory_kernel("dropout (fp32)", (2 * f + kMaskBytes) * a.scores(), kDropoutFlopsPerScore * a.scores()));
+    cost.kernels.push_back(memory_kernel("autocast cast for P V", (f + a.e) * a.scores()));
+    return cost;
+  }
   const int passes = fused ? 1 : 3;
   cost.kernels.push_back(memory_kernel(fused ? "scale-mask-softmax" : "scale, mask, softmax",
                                        passes * 2 * a.e * a.scores(), kSoftmaxFlopsPerScore * a.scores(), passes));
@@ -134,10 +156,22 @@ OpCost attention_backward(const models::Layer& layer, const CostContext& c) {
   if (c.recompute == scenario::Recompute::selective) cost += unfused_scores(layer, c);
   cost.kernels.push_back(gemm_kernel(KernelClass::gemm, "bmm dV = P^T dO", p, {a.s, a.d, a.s, a.heads}));
   cost.kernels.push_back(gemm_kernel(KernelClass::gemm, "bmm dP = dO V^T", p, {a.s, a.s, a.d, a.heads}));
+  const bool fused = c.framework.fuses_softmax(a.s);
+  if (autocast(c) && !fused) { // forward's flow reversed: dP to fp32, dropout and softmax backward in fp32, dS back
+    const double f = kFp32Bytes;
+    cost.kernels.push_back(memory_kernel("autocast cast of dP", (e + f) * a.scores()));
+    if (layer.attention.dropout)
+      cost.kernels.push_back(memory_kernel("dropout bwd (fp32)", (2 * f + kMaskBytes) * a.scores(), a.scores()));
+    cost.kernels.push_back(
+        memory_kernel("softmax bwd (fp32), cast", (3 * f + f + e) * a.scores(), kSoftmaxFlopsPerScore * a.scores(), 2));
+    cost.kernels.push_back(memory_kernel("mask, scale bwd", 2 * 2 * e * a.scores(), 2 * a.scores(), 2));
+    cost.kernels.push_back(gemm_kernel(KernelClass::gemm, "bmm dQ = dS K", p, {a.s, a.d, a.s, a.heads}));
+    cost.kernels.push_back(gemm_kernel(KernelClass::gemm, "bmm dK = dS^T Q", p, {a.s, a.d, a.s, a.heads}));
+    return cost;
+  }
   if (layer.attention.dropout)
     cost.kernels.push_back(memory_kernel("dropout bwd", (2 * e + kMaskBytes) * a.scores(), a.scores()));
   // Softmax backward reads P and dP and writes dS; unfused, the mask's and the scale's backward each pass over it.
-  const bool fused = c.framework.fuses_softmax(a.s);
   const int passes = fused ? 1 : 3;
   cost.kernels.push_back(memory_kernel(fused ? "scale-mask-softmax bwd" : "softmax, mask, scale bwd",
                                        (3 + 2 * (passes - 1)) * e * a.scores(), kSoftmaxFlopsPerScore * a.scores(),
@@ -195,6 +229,8 @@ OpCost gemm_forward(const models::Layer& layer, const CostContext& c) {
   const GemmDims g = forward_dims(layer, c);
   if (c.precision == Precision::fp8 && !conv)
     cost.kernels.push_back(fp8_cast("fp8 cast-transpose", g.m * g.k * g.count, c.fp8_recipe));
+  if (autocast(c) && layer.parameters > 0) // the fp32 weight to 16 bits, once per forward (autocast's cache)
+    cost.kernels.push_back(memory_kernel("autocast weight cast", (kFp32Bytes + 2) * d(layer.parameters)));
   cost.kernels.push_back(
       gemm_kernel(gemm_class(layer.kind), conv ? "conv fprop" : std::string(kForwardGemm), c.precision, g));
   return cost;
@@ -215,6 +251,8 @@ OpCost gemm_backward(const models::Layer& layer, const CostContext& c) {
       gemm_kernel(gemm_class(layer.kind), conv ? "conv dgrad" : std::string(kDataGradientGemm), c.precision, data));
   cost.kernels.push_back(gemm_kernel(gemm_class(layer.kind), conv ? "conv wgrad" : "gemm wgrad", c.precision, weight));
   if (layer.bias) cost.kernels.push_back(memory_kernel("bias grad", f.m * f.n * f.count * e));
+  if (autocast(c) && layer.parameters > 0) // the cast's gradient: the 16-bit weight gradient back to fp32
+    cost.kernels.push_back(memory_kernel("autocast weight grad cast", (2 + kFp32Bytes) * d(layer.parameters)));
   return cost;
 }
 
@@ -253,6 +291,34 @@ std::pair<Pass, Pass> memory_passes(MemoryOp op, const calibration::Framework& f
   }
 }
 
+// Under autocast (above) the residual stream is fp32: a layer norm reads and writes fp32 and its consumer (a linear
+// layer) casts its output to 16 bits, backward the cast's gradient to fp32 before the norm's; the residual add reads
+// the fp32 stream and the 16-bit branch and writes fp32, backward adds fp32 gradients and casts the branch's to 16
+// bits. PyTorch's cross_entropy casts 16-bit logits to fp32 (R e W 4), then log_softmax (R 4 W 4) and nll_loss;
+// backward the zeroed gradient (W 4), log_softmax_backward (R 8 W 4) and the cast back (R 4 W e). nullopt: the op
+// runs as without autocast.
+std::optional<std::pair<Pass, Pass>> autocast_passes(MemoryOp op, const calibration::Framework& f, double e) {
+  const double w = kFp32Bytes;
+  switch (op) {
+  case MemoryOp::layer_norm:
+    return std::pair{Pass{"layer_norm fwd (fp32), cast", 2 * w + w + e, 2},
+                     Pass{"cast, layer_norm bwd (fp32)", e + w + (f.fused_layer_norm ? 3 : 5) * w, 3}};
+  case MemoryOp::residual_add:
+    return std::pair{Pass{"residual add (fp32 stream)", w + e + w, 1},
+                     Pass{"residual grad add (fp32), cast", 3 * w + w + e, 2}};
+  case MemoryOp::dropout_residual_add:
+    return std::pair{f.fused_dropout_add ? Pass{"bias-dropout-add (fp32 stream)", e + 2 * w + kMaskBytes, 1}
+                                         : Pass{"dropout, add (fp32 stream)", 2 * e + kMaskBytes + e + 2 * w, 2},
+                     Pass{"residual grad add (fp32), cast, dropout bwd", 3 * w + w + e + 2 * e + kMaskBytes, 3}};
+  case MemoryOp::cross_entropy:
+    if (f.fp32_cross_entropy) return std::nullopt; // it casts to fp32 itself
+    return std::pair{Pass{"cross_entropy (fp32, autocast)", e + w + 2 * w, 3},
+                     Pass{"cross_entropy bwd (fp32), cast", w + 3 * w + w + e, 3}};
+  default:
+    return std::nullopt;
+  }
+}
+
 // Softmax cross-entropy over L logits of e bytes. PyTorch's F.cross_entropy: log_softmax (R 1 W 1 per logit) and
 // nll_loss; backward nll_loss_backward (W: a zeroed gradient) and log_softmax_backward (R 2 W 1). Megatron's
 // vocab-parallel cross-entropy in fp32 (megatron/core/tensor_parallel/cross_entropy.py): the cast (R e W 4, none when
@@ -285,8 +351,10 @@ OpCost memory_op_cost(const models::Layer& layer, const CostContext& c, bool for
     const std::string name{models::to_string(layer.kind)};
     return {{memory_kernel(forward ? name : name + " bwd", forward ? bytes : 2 * bytes, flops)}};
   }
-  const auto [fwd, bwd] = layer.memory_op == MemoryOp::cross_entropy ? cross_entropy_passes(c.framework, e)
-                                                                     : memory_passes(layer.memory_op, c.framework, e);
+  const auto autocast_flow = autocast(c) ? autocast_passes(layer.memory_op, c.framework, e) : std::nullopt;
+  const auto [fwd, bwd] = autocast_flow                                ? *autocast_flow
+                          : layer.memory_op == MemoryOp::cross_entropy ? cross_entropy_passes(c.framework, e)
+                                                                       : memory_passes(layer.memory_op, c.framework, e);
   const Pass& pass = forward ? fwd : bwd;
   // The logits the loss reads are its input; everything else is sized by its output.
   const double elements =

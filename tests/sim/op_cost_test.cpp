@@ -187,5 +187,58 @@ TEST(GemmCost, UnalignedWeightsSlowAllThreeGemms) {
   EXPECT_NEAR(aligned.seconds(gpu), 2.0 * 12801 * 4096 * 4096 / 80e12, 1e-12);
 }
 
+// Autocast (fp32 parameters under torch.autocast, PyTorch's AMP op reference): the scores leave Q K^T in 16 bits; the
+// scale and the mask pass over them there (2 x 2 x 2 B), the softmax casts them to fp32 and normalizes in fp32
+// (R 2 W 4, then R 4 W 4: 14 B), dropout runs on fp32 (R 4 W 4 and its 1-byte mask: 9 B), and P V casts them back
+// (R 4 W 2: 6 B): 37 B a score in 6 kernels where a 16-bit flow moves 17 in 4. Backward: dP to fp32 (6 B), dropout
+// (9), softmax in fp32 and its cast back (R 8 W 4, then R 4 W 2: 18), mask and scale (8).
+TEST(AttentionCost, AutocastRunsTheSoftmaxInFp32BetweenCasts) {
+  const double scores = 32.0 * 1024 * 1024;
+  CostContext eager{2, Precision::amp, AttentionKernel::plain, Recompute::none, calibration::Framework{}};
+  const auto forward = forward_cost(core(true), eager);
+  double bytes = 0;
+  int kernels = 0;
+  for (const auto& k : forward.kernels)
+    if (k.kind == KernelClass::memory) bytes += k.bytes, kernels += k.kernels;
+  EXPECT_DOUBLE_EQ(bytes, (8 + 14 + 9 + 6) * scores);
+  EXPECT_EQ(kernels, 6);
+  bytes = 0;
+  for (const auto& k : backward_cost(core(true), eager).kernels)
+    if (k.kind == KernelClass::memory) bytes += k.bytes;
+  EXPECT_DOUBLE_EQ(bytes, (6 + 9 + 18 + 8) * scores);
+}
+
+// Under autocast a linear layer casts its fp32 weight to 16 bits once a forward (R 4 W 2 a parameter) and the
+// weight's 16-bit gradient back to fp32 in backward (R 2 W 4); a layer norm on the fp32 residual stream reads and
+// writes fp32 and its consumer casts the output (R 4 W 4, then R 4 W 2: 14 B an element where 16 bits move 4).
+TEST(GemmCost, AutocastCastsWeightsAndNormsOutputs) {
+  models::Layer linear;
+  linear.name = "fc";
+  linear.kind = models::LayerKind::matmul;
+  linear.gemm = {1024, 4096, 1024, 1};
+  linear.parameters = 4096 * 1024;
+  linear.forward_flops = 2.0 * 1024 * 4096 * 1024;
+  CostContext amp{1, Precision::amp, AttentionKernel::plain, Recompute::none, calibration::Framework{}};
+  const auto cast_bytes = [](const OpCost& cost) {
+    double bytes = 0;
+    for (const auto& k : cost.kernels)
+      if (k.kind == KernelClass::memory) bytes += k.bytes;
+    return bytes;
+  };
+  EXPECT_DOUBLE_EQ(cast_bytes(forward_cost(linear, amp)), 6.0 * 4096 * 1024);
+  EXPECT_DOUBLE_EQ(cast_bytes(backward_cost(linear, amp)), 6.0 * 4096 * 1024);
+  CostContext bf16 = amp;
+  bf16.precision = Precision::bf16;
+  EXPECT_DOUBLE_EQ(cast_bytes(forward_cost(linear, bf16)), 0);
+
+  models::Layer norm;
+  norm.name = "ln";
+  norm.kind = models::LayerKind::normalization;
+  norm.memory_op = models::MemoryOp::layer_norm;
+  norm.input_elements = norm.output_elements = 1024 * 1024;
+  EXPECT_DOUBLE_EQ(forward_cost(norm, amp).kernels.at(0).bytes, 14.0 * 1024 * 1024);
+  EXPECT_DOUBLE_EQ(forward_cost(norm, bf16).kernels.at(0).bytes, 4.0 * 1024 * 1024);
+}
+
 } // namespace
 } // namespace dtsim::plan
