@@ -43,12 +43,21 @@ double saved_activation_bytes(const models::Layer& layer, std::int64_t batch, Pr
   const double e = calibration::activation_bytes(precision);
   // A linear layer keeps its GEMM's input (in fp8 under fp8 training); attention cores run in bf16 and keep theirs.
   const bool linear = layer.kind == models::LayerKind::matmul && layer.parameters > 0;
-  const double saved = linear ? calibration::saved_gemm_input_bytes(precision) : e;
+  // Under autocast (plan/op_cost.cpp) a layer norm keeps its fp32 input, the residual stream.
+  const bool autocast = precision == Precision::amp;
+  const bool fp32_norm = autocast && layer.memory_op == models::MemoryOp::layer_norm;
+  const double saved = linear ? calibration::saved_gemm_input_bytes(precision) : fp32_norm ? 4 : e;
   double per_sample = static_cast<double>(layer.saved_elements) * saved + static_cast<double>(layer.saved_fixed_bytes);
   const bool unfused = layer.kind == models::LayerKind::attention && layer.attention.sequence > 0 &&
                        attention == scenario::AttentionKernel::plain;
-  if (unfused && recompute == scenario::Recompute::none)
-    per_sample += models::attention_score_bytes(layer.attention, e);
+  if (unfused && recompute == scenario::Recompute::none) {
+    // Autocast's explicit attention keeps its fp32 probabilities (softmax's backward), dropout's mask, and the 16-bit
+    // cast P V reads.
+    const auto& a = layer.attention;
+    const double scores =
+        static_cast<double>(a.heads) * static_cast<double>(a.sequence) * static_cast<double>(a.sequence);
+    per_sample += autocast ? scores * (4 + (a.dropout ? 1 : 0) + 2) : models::attention_score_bytes(a, e);
+  }
   return per_sample * static_cast<double>(batch);
 }
 

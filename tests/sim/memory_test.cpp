@@ -213,5 +213,17 @@ TEST(OptimizerStep, BytesPerParameter) {
                    16);
 }
 
+// Under autocast (fp32 parameters, torch.autocast) the same layer keeps its two layer norms' inputs in fp32, the
+// residual stream (2 x 4 s b h where 16 bits keep 2 x 2), and explicit attention its fp32 probabilities, dropout's
+// mask and the 16-bit cast P V reads: 4 + 1 + 2 = 7 bytes a score where 16 bits keep 2 + 1 + 2 = 5. So
+// s b h (38 + 7 a s / h).
+TEST(ActivationMemory, AutocastKeepsTheResidualStreamAndTheProbabilitiesInFp32) {
+  const auto w = models::transformer(models::transformer_spec("gpt3-175b"));
+  const double s = 2048, h = 12288, a = 96, sbh = s * h;
+  EXPECT_DOUBLE_EQ(block_bytes(w, 0, 1, Precision::amp, AttentionKernel::plain, Recompute::none),
+                   sbh * (38 + 7 * a * s / h));
+  EXPECT_DOUBLE_EQ(block_bytes(w, 0, 1, Precision::amp, AttentionKernel::flash, Recompute::none), 38 * sbh);
+}
+
 } // namespace
 } // namespace dtsim::plan
