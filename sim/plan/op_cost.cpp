@@ -165,17 +165,15 @@ OpCost attention_backward(const models::Layer& layer, const CostContext& c) {
     cost.kernels.push_back(
         memory_kernel("softmax bwd (fp32), cast", (3 * f + f + e) * a.scores(), kSoftmaxFlopsPerScore * a.scores(), 2));
     cost.kernels.push_back(memory_kernel("mask, scale bwd", 2 * 2 * e * a.scores(), 2 * a.scores(), 2));
-    cost.kernels.push_back(gemm_kernel(KernelClass::gemm, "bmm dQ = dS K", p, {a.s, a.d, a.s, a.heads}));
-    cost.kernels.push_back(gemm_kernel(KernelClass::gemm, "bmm dK = dS^T Q", p, {a.s, a.d, a.s, a.heads}));
-    return cost;
+  } else {
+    if (layer.attention.dropout)
+      cost.kernels.push_back(memory_kernel("dropout bwd", (2 * e + kMaskBytes) * a.scores(), a.scores()));
+    // Softmax backward reads P and dP and writes dS; unfused, the mask's and the scale's backward each pass over it.
+    const int passes = fused ? 1 : 3;
+    cost.kernels.push_back(memory_kernel(fused ? "scale-mask-softmax bwd" : "softmax, mask, scale bwd",
+                                         (3 + 2 * (passes - 1)) * e * a.scores(), kSoftmaxFlopsPerScore * a.scores(),
+                                         passes));
   }
-  if (layer.attention.dropout)
-    cost.kernels.push_back(memory_kernel("dropout bwd", (2 * e + kMaskBytes) * a.scores(), a.scores()));
-  // Softmax backward reads P and dP and writes dS; unfused, the mask's and the scale's backward each pass over it.
-  const int passes = fused ? 1 : 3;
-  cost.kernels.push_back(memory_kernel(fused ? "scale-mask-softmax bwd" : "softmax, mask, scale bwd",
-                                       (3 + 2 * (passes - 1)) * e * a.scores(), kSoftmaxFlopsPerScore * a.scores(),
-                                       passes));
   cost.kernels.push_back(gemm_kernel(KernelClass::gemm, "bmm dQ = dS K", p, {a.s, a.d, a.s, a.heads}));
   cost.kernels.push_back(gemm_kernel(KernelClass::gemm, "bmm dK = dS^T Q", p, {a.s, a.d, a.s, a.heads}));
   return cost;

@@ -4,8 +4,21 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 namespace dtsim::calibration {
 namespace {
+
+// The message a profile's text is refused with ("" and a failure where it is accepted).
+std::string refusal(const std::string& text, const char* what) {
+  try {
+    parse_profile(text, "bad.json");
+  } catch (const CalibrationError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << what << " was accepted";
+  return "";
+}
 
 // 1000 TFLOP/s bf16, GEMMs at 80% (no SM count: no waves), 3 TB/s at 100%, no launch cost. Idle 100 W; a GPU at its
 // limit holds 700 W; work costs 0.75 pJ per bf16 GEMM FLOP, 2 pJ per attention FLOP and 100 pJ per byte of HBM.
@@ -121,13 +134,8 @@ TEST(SustainedClock, CudnnAttentionCarriesItsOwnEnergy) {
   const auto at = text.find(table);
   ASSERT_NE(at, std::string::npos) << text;
   text.erase(at, table.size());
-  try {
-    parse_profile(text, "bad.json");
-    FAIL() << "a cuDNN attention rate without its energy was accepted";
-  } catch (const CalibrationError& e) {
-    EXPECT_NE(std::string(e.what()).find("/power/sustained/joules_per_flop/attention_cudnn/fp16"), std::string::npos)
-        << e.what();
-  }
+  const auto message = refusal(text, "a cuDNN attention rate without its energy");
+  EXPECT_NE(message.find("/power/sustained/joules_per_flop/attention_cudnn/fp16"), std::string::npos) << message;
 }
 
 TEST(SustainedClock, ProfileRoundTripsItsSustainedFigures) {
@@ -149,32 +157,19 @@ TEST(SustainedClock, MalformedFiguresNameTheirPointer) {
   const auto at = text.find("\"at_limit_mhz\": 1365");
   ASSERT_NE(at, std::string::npos);
   text.replace(at, 20, "\"at_limit_mhz\": 2500");
-  try {
-    parse_profile(text, "bad.json");
-    FAIL() << "a clock at the limit above the maximum was accepted";
-  } catch (const CalibrationError& e) {
-    EXPECT_NE(std::string(e.what()).find("/power/sustained/sm_clock/at_limit_mhz"), std::string::npos) << e.what();
-  }
+  const auto above = refusal(text, "a clock at the limit above the maximum");
+  EXPECT_NE(above.find("/power/sustained/sm_clock/at_limit_mhz"), std::string::npos) << above;
   auto unknown = profile_to_json(*find_profile("h100-sxm"));
   const std::string attention = "\"attention\": {\"fp16\": 2.16e-12";
   unknown.replace(unknown.find(attention), 11, "\"softmax\"");
-  try {
-    parse_profile(unknown, "bad.json");
-    FAIL() << "an unknown kernel class was accepted";
-  } catch (const CalibrationError& e) {
-    EXPECT_NE(std::string(e.what()).find("/power/sustained/joules_per_flop"), std::string::npos) << e.what();
-  }
+  const auto class_name = refusal(unknown, "an unknown kernel class");
+  EXPECT_NE(class_name.find("/power/sustained/joules_per_flop"), std::string::npos) << class_name;
   // An energy past any GPU's would drive the clock at the limit, and every kernel's time, to infinity.
   auto absurd = profile_to_json(*find_profile("h100-sxm"));
   absurd.replace(absurd.find(attention), attention.size(), "\"attention\": {\"fp16\": 1e300");
-  try {
-    parse_profile(absurd, "bad.json");
-    FAIL() << "1e300 joules per FLOP was accepted";
-  } catch (const CalibrationError& e) {
-    EXPECT_NE(std::string(e.what()).find("/power/sustained/joules_per_flop/attention/fp16"), std::string::npos)
-        << e.what();
-    EXPECT_NE(std::string(e.what()).find("expected at most 1e-09 joules per FLOP"), std::string::npos) << e.what();
-  }
+  const auto energy = refusal(absurd, "1e300 joules per FLOP");
+  EXPECT_NE(energy.find("/power/sustained/joules_per_flop/attention/fp16"), std::string::npos) << energy;
+  EXPECT_NE(energy.find("expected at most 1e-09 joules per FLOP"), std::string::npos) << energy;
 }
 
 } // namespace
