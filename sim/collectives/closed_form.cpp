@@ -36,9 +36,9 @@ using detail::floor_log2;
 //   T <= (C + 2D - 1) (alpha + c max_v max(max(s_v, r_v) / B, q_v gamma)),  s_v, r_v, q_v: the counts with
 // all windows open, reached as C grows. NCCL's trees make each position a leaf in one of them, so s_v, r_v <= 4
 // and q_v <= 3.
-double double_binary_tree(int n, double bytes, double alpha, double bw, double gamma) {
+double double_binary_tree(int n, double bytes, double alpha, double bw, double gamma, int version) {
   const auto trees = detail::nccl_double_binary_tree(n);
-  const int chunks = detail::double_binary_tree_chunks(bytes);
+  const int chunks = detail::double_binary_tree_chunks(n, bytes, version);
   int depth = 0;
   for (const auto& t : trees)
     depth = std::max(depth, t.height[t.root]);
@@ -188,7 +188,7 @@ double closed_form_time(const Request& request, double a, double bw, double gamm
       //   = 2 (n-1) alpha + (n-1) S/n max(1/B, gamma) + (n-1) S/(nB)
       return 2 * (nn - 1) * a + (nn - 1) * block * reduced + (nn - 1) * block / bw;
     case Algorithm::double_binary_tree: // per step, see double_binary_tree above
-      return double_binary_tree(n, S, a, bw, gamma);
+      return double_binary_tree(n, S, a, bw, gamma, r.nccl.version);
     case Algorithm::binomial_tree:
       // Binomial reduce + binomial broadcast, Thakur et al. 2005 4.3 and 4.1. Every reduce round has a receiver
       // that reduces S (relative rank 0 among them):

@@ -145,8 +145,9 @@ SchedulePtr tree_pipeline(int n, std::vector<TreeShare> trees, int chunks, TreeM
 
 // double_binary_tree.cpp: NCCL's two complementary binary trees over positions 0..n-1.
 std::array<Tree, 2> nccl_double_binary_tree(int n);
-SchedulePtr double_binary_tree_all_reduce(int n, double bytes);
-int double_binary_tree_chunks(double bytes); // chunks per tree for an all-reduce of `bytes`
+// Each tree's chunks as NCCL `version` cuts them (nccl_tree_chunks, one position a node).
+SchedulePtr double_binary_tree_all_reduce(int n, double bytes, int version);
+int double_binary_tree_chunks(int n, double bytes, int version); // chunks per tree for an all-reduce of `bytes`
 
 // recursive.cpp (Thakur, Rabenseifner and Gropp 2005, with their folding of non-powers of two)
 SchedulePtr recursive_doubling_all_reduce(int n, double bytes);
@@ -189,7 +190,7 @@ bool nccl_node_tree(const Request& request);
 // nccl_tree.cpp: NCCL's tree all-reduce on nodes of several GPUs: a chain inside each node, the chains' heads in the
 // double binary tree over nodes; `channels` chains per node, each headed by a different position (so NIC), each
 // channel's two trees carrying S / (2 channels). One node: a single chain.
-SchedulePtr nccl_tree_all_reduce(const NodeLayout& layout, int channels, double bytes);
+SchedulePtr nccl_tree_all_reduce(const NodeLayout& layout, int channels, double bytes, int version);
 
 // in_switch.cpp: NVLink SHARP inside a node, InfiniBand SHARP across nodes. Throws std::invalid_argument when
 // the switches the group needs do not reduce.

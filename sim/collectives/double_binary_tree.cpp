@@ -9,8 +9,8 @@
 // Leaves are the odd positions. Tree B mirrors A (r -> n-1-r) when n is even and shifts it by one
 // (r -> r+1 mod n) when n is odd, so the leaves of A are interior in B and the other way round.
 //
-// Each tree carries half of the buffer in C chunks of about 512 KiB through tree_pipeline.cpp's pipeline, one message
-// per tree and peer (a pair linked in both trees exchanges two).
+// Each tree carries half of the buffer in C chunks (512 KiB, or smaller under NCCL 2.4 to 2.19: nccl_release.hpp)
+// through tree_pipeline.cpp's pipeline, one message per tree and peer (a pair linked in both trees exchanges two).
 #include "sim/collectives/detail.hpp"
 
 #include <utility>
@@ -43,14 +43,14 @@ std::array<Tree, 2> nccl_double_binary_tree(int n) {
   return {tree_from_parents(std::move(a)), tree_from_parents(std::move(b))};
 }
 
-int double_binary_tree_chunks(double bytes) {
-  return pipeline_chunks(bytes / 2);
+int double_binary_tree_chunks(int n, double bytes, int version) {
+  return nccl_tree_chunks(bytes / 2, 1, n, version);
 }
 
-SchedulePtr double_binary_tree_all_reduce(int n, double bytes) {
+SchedulePtr double_binary_tree_all_reduce(int n, double bytes, int version) {
   auto [a, b] = nccl_double_binary_tree(n);
   std::vector<TreeShare> trees{{std::move(a), part_bytes(bytes, 2, 0)}, {std::move(b), part_bytes(bytes, 2, 1)}};
-  return tree_pipeline(n, std::move(trees), double_binary_tree_chunks(bytes), {});
+  return tree_pipeline(n, std::move(trees), double_binary_tree_chunks(n, bytes, version), {});
 }
 
 } // namespace dtsim::collectives::detail

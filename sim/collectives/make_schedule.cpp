@@ -95,9 +95,10 @@ SchedulePtr build(const Request& r) {
       // NCCL's tree on GPUs: chains inside the nodes under the tree of nodes (one GPU a node: the tree itself).
       if (nccl_node_tree(r)) {
         const auto layout = node_layout(n, r.node_of);
-        return nccl_tree_all_reduce(layout, layout.nodes.size() > 1 ? std::min(layout.per_node, r.nccl.nics) : 1, S);
+        return nccl_tree_all_reduce(layout, layout.nodes.size() > 1 ? std::min(layout.per_node, r.nccl.nics) : 1, S,
+                                    r.nccl.version);
       }
-      return double_binary_tree_all_reduce(n, S);
+      return double_binary_tree_all_reduce(n, S, r.nccl.version);
     case binomial_tree:
       return binomial_all_reduce(n, S);
     case recursive_doubling:

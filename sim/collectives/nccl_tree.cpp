@@ -6,16 +6,16 @@
 // the chain of channel r starting at the r-th of R evenly spaced positions of each node.
 //
 // Each of the 2R trees over positions (the chain's links, then the head's link to its parent node's head) carries
-// S / 2R in C chunks through tree_pipeline.cpp's pipeline. A channel's two trees are one lane (Schedule::lanes()), a
-// position's transfers to one peer in a step one message. Every send but a leaf's upward one passes on data received
-// (Transfer::forwarded): under LL and LL128 it leaves line by line as it comes in, so the protocol's rate bounds only
-// the leaves' sends.
+// S / 2R in C chunks (as NCCL's release cuts them: nccl_release.hpp) through tree_pipeline.cpp's pipeline. A channel's
+// two trees are one lane (Schedule::lanes()), a position's transfers to one peer in a step one message. Every send but
+// a leaf's upward one passes on data received (Transfer::forwarded): under LL and LL128 it leaves line by line as it
+// comes in, so the protocol's rate bounds only the leaves' sends.
 #include "sim/collectives/detail.hpp"
 
 #include <algorithm>
 
 namespace dtsim::collectives::detail {
-SchedulePtr nccl_tree_all_reduce(const NodeLayout& layout, int channels, double bytes) {
+SchedulePtr nccl_tree_all_reduce(const NodeLayout& layout, int channels, double bytes, int version) {
   const int g = layout.per_node;
   const int nodes = static_cast<int>(layout.nodes.size());
   const int n = g * nodes;
@@ -40,7 +40,7 @@ SchedulePtr nccl_tree_all_reduce(const NodeLayout& layout, int channels, double 
       trees.push_back(
           {tree_from_parents(std::move(parent)), part_bytes(bytes, channels * per_channel, r * per_channel + t)});
     }
-    const int chunks = pipeline_chunks(trees.front().bytes);
+    const int chunks = nccl_tree_chunks(trees.front().bytes, g, nodes, version);
     lanes.push_back(tree_pipeline(n, std::move(trees), chunks, {.one_per_peer = true, .mark_forwarded = true}));
   }
   return concurrent(std::move(lanes));

@@ -219,6 +219,7 @@ NcclTuning::NcclTuning(Operation op, int ranks, int nodes, const NcclSystem& sys
     if ((op == Operation::broadcast || op == Operation::reduce) && a != RING) continue;
     if (rs_ag && a != RING && a != NVLS && a != COLLNET_DIRECT) continue; // PAT: not modelled
     if (a == PAT || a == NVLS_TREE) continue;
+    if (a == TREE && !nccl_has_trees(system.version)) continue; // a release before trees: rings only
     if ((a == COLLNET_DIRECT || a == COLLNET_CHAIN) && (!system.collnet || nodes_ == 1)) continue;
     if (a == COLLNET_DIRECT && (ppn > 8 || !system.nvswitch)) continue;
     if (a == COLLNET_CHAIN && ppn > 8) continue;
@@ -231,7 +232,7 @@ NcclTuning::NcclTuning(Operation op, int ranks, int nodes, const NcclSystem& sys
     for (int p = 0; p < kNcclProtocols; ++p) {
       if ((a == NVLS || collnet) && p != SIMPLE) continue;
       // LL128 needs NVLink inside the node (typeIntra <= PATH_NVB) and, before Hopper, a NIC on the GPU's PCIe switch.
-      if (p == LL128 && !system.nvlink) continue;
+      if (p == LL128 && (!system.nvlink || !nccl_has_ll128(system.version))) continue;
       double bw = (nodes_ <= 2 || collnet ? graph.intra : graph.inter) / GB;
       if (a == NVLS) {
         double intra = graph.intra / GB * kNvlsEfficiency[generation_] * (graph.channels - 1) / graph.channels;

@@ -8,6 +8,8 @@
 // through matching transfers: a send to p in step k matches p's receive from this position in p's step k' (transfers
 // between one pair are matched in the order they are posted, so every algorithm must post the transfers of a pair in
 // the same order on both sides).
+#include "sim/collectives/nccl_release.hpp"
+
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -114,14 +116,15 @@ public:
 // (topo.h: 20 GB/s for NVLink 2 and 3, 20.6 GB/s for NVLink 4), a PCIe link its usable rate (topo.cc's
 // kvDictPciGen: 12 GB/s for Gen3 x16), a NIC its line rate.
 struct NcclSystem {
-  int compute_capability = 0; // CUDA compute capability x 10 (70 Volta, 80 Ampere, 90 Hopper); 0: not NCCL (CPUs)
-  bool nvlink = false;        // the node's GPUs reach each other over NVLink (NCCL_HW_NVLINK), else over PCIe
-  bool nvswitch = false;      // through an NVSwitch (NVLS needs one)
-  double gpu_bandwidth = 0;   // bytes/s of one GPU's intra-node path (its NVLinks together, or its PCIe link)
-  double nic_bandwidth = 0;   // bytes/s of one NIC
-  int nics = 1;               // NICs a node's channels spread over
-  bool nvls = false;          // the NVSwitch reduces (NVLink SHARP), so NVLS is available
-  bool collnet = false;       // the network switch reduces (InfiniBand SHARP), so CollNet is available
+  int compute_capability = 0;       // CUDA compute capability x 10 (70 Volta, 80 Ampere, 90 Hopper); 0: not NCCL (CPUs)
+  bool nvlink = false;              // the node's GPUs reach each other over NVLink (NCCL_HW_NVLINK), else over PCIe
+  bool nvswitch = false;            // through an NVSwitch (NVLS needs one)
+  double gpu_bandwidth = 0;         // bytes/s of one GPU's intra-node path (its NVLinks together, or its PCIe link)
+  double nic_bandwidth = 0;         // bytes/s of one NIC
+  int nics = 1;                     // NICs a node's channels spread over
+  bool nvls = false;                // the NVSwitch reduces (NVLink SHARP), so NVLS is available
+  bool collnet = false;             // the network switch reduces (InfiniBand SHARP), so CollNet is available
+  int version = kNcclTuningVersion; // the NCCL release (nccl_release.hpp): its algorithms and tree pipeline
   bool present() const { return compute_capability > 0; }
 };
 

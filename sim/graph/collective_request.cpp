@@ -7,6 +7,7 @@ namespace dtsim::graph {
 collectives::NcclSystem nccl_system(const topologies::ClusterSpec& c) {
   collectives::NcclSystem s;
   s.compute_capability = c.compute_capability;
+  s.version = c.nccl_version;
   if (!s.present()) return s;
   using topologies::IntraNodeKind;
   s.nvlink = c.intra_kind == IntraNodeKind::nvlink || c.intra_kind == IntraNodeKind::hybrid_cube_mesh;

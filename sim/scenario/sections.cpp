@@ -53,7 +53,7 @@ const std::vector<std::string>& training_keys() {
   static const std::vector<std::string> keys{
       "strategy",       "algorithm",  "bucket_size", "first_bucket_size",     "overlap",     "optimizer",
       "recompute",      "zero_stage", "offload",     "host_memory_bandwidth", "compression", "framework",
-      "clip_gradients", "steps"};
+      "clip_gradients", "steps",      "nccl"};
   return keys;
 }
 } // namespace
@@ -88,6 +88,14 @@ TrainingSpec read_training(const Object& top) {
   t.host_memory_bandwidth =
       section.quantity("host_memory_bandwidth", Dimension::bandwidth, Bound::positive, t.host_memory_bandwidth);
   t.steps = section.integer("steps", 1, 0, limits::kSteps);
+  if (section.has("nccl")) {
+    const auto text = section.string("nccl", std::nullopt);
+    try {
+      t.nccl_version = collectives::parse_nccl_version(text);
+    } catch (const std::invalid_argument& e) {
+      section.fail("nccl", e.what());
+    }
+  }
   return t;
 }
 

@@ -76,7 +76,7 @@ TEST(DoubleBinaryTree, PipelineOfChunksOfAbout512KiB) {
   r.algorithm = Algorithm::double_binary_tree;
   for (double bytes : {1000.0, 1024.0 * 1024, 64.0 * 1024 * 1024, 8.0 * 1024 * 1024 * 1024}) {
     r.bytes = bytes;
-    const int chunks = detail::double_binary_tree_chunks(bytes);
+    const int chunks = detail::double_binary_tree_chunks(r.ranks, bytes, r.nccl.version);
     EXPECT_EQ(chunks, std::clamp(static_cast<int>(std::ceil(bytes / 2 / (512 * 1024))), 1, 1024));
     const auto s = make_schedule(r);
     EXPECT_EQ(s->step_count(), chunks + 2 * 4 - 1);

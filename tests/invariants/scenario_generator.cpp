@@ -130,6 +130,9 @@ GeneratedScenario generate_scenario(std::uint64_t seed) {
   s["training"] = training;
   if (world > 1 && draw.chance(0.2))
     s["stragglers"] = {{"ranks", {0}}, {"slowdown", 1.5}, {"jitter", {{"distribution", "lognormal"}, {"scale", 0.1}}}};
+  // An older NCCL: rings only (2.3), no LL128 (2.4), trees cut into finer chunks (2.4 to 2.19).
+  if (world > 1 && draw.chance(0.25))
+    s["training"]["nccl"] = draw.pick<std::string>({"2.3.7", "2.4.8", "2.6.3", "2.19.4"});
 
   g.json = s.dump(2);
   g.summary = fmt::format("seed {}: {} x{} on {} nodes x {} {} ({} Gb/s{}, {}), {}{}", seed,
