@@ -61,6 +61,34 @@ TEST(CollectiveCommand, EachNcclChannelHasATcpConnectionOfItsOwn) {
   EXPECT_NEAR(r.busbw, 2 * 5e9 / 8, 0.005 * 1.25e9);
 }
 
+// A ring over hundreds of ranks on Ethernet pays NCCL's per-step latencies (tuning.cc), hop by hop: 128 nodes of 4 PCIe
+// V100 on 25 GbE, NCCL 2.3.7 (rings only), 8 B, so ring LL. NCCL's model: base 6.6 us + 2 (512 - 128) = 768 steps
+// inside the nodes at max(PCI's 1.0 us, the network overhead's 1.0) + 2 (128 - 1) = 254 network steps at 2.7 us =
+// 1460.4 us, which the replay's RDMA path (PCIe, NIC, switch, NIC, PCIe: 2.7 us) meets. Over TCP each network step
+// pays the socket path instead, 0.5 + 5 + 1 + 5 + 0.5 = 12 us: 6.6 + 768 + 254 x 12 = 3822.6 us.
+TEST(CollectiveCommand, ARingOverHundredsOfRanksPaysEveryStepsLatency) {
+  TempDir dir;
+  const auto file = dir.write("cluster.json", R"({
+    "version": 1,
+    "model": {"preset": "mlp-small", "batch_per_gpu": 1},
+    "cluster": {"nodes": 128, "gpus_per_node": 4, "gpu": "v100", "intra_node": {"fabric": "pcie"},
+                "nic": {"bandwidth": "25Gbps"}},
+    "training": {"nccl": "2.3.7"}
+  })");
+  for (const auto& [transport, expected] : {std::pair{"rdma", 1460.4e-6}, std::pair{"tcp", 3822.6e-6}}) {
+    const auto csv = dir.path() / (std::string(transport) + ".csv");
+    const auto inv = run_dtsim("collective '" + file.string() + "' --set cluster.nic.transport=" + transport +
+                                   " --sizes 8B --jobs 1 --csv '" + csv.string() + "'",
+                               dir);
+    ASSERT_EQ(inv.status, 0) << inv.err;
+    const auto r = collective_row(csv);
+    ASSERT_TRUE(r.parsed) << r.text;
+    EXPECT_EQ(r.algorithm, "ring") << transport;
+    EXPECT_EQ(r.protocol, "LL") << transport;
+    EXPECT_NEAR(r.time, expected, 0.01 * expected) << transport;
+  }
+}
+
 TEST(CollectiveCommand, BadOptionsAreRefusedWithStatusTwo) {
   TempDir dir;
   const auto file = dir.write("cluster.json", kCluster);
