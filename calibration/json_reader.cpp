@@ -103,13 +103,15 @@ bool Reader::boolean(const json& obj, const std::string& path, std::string_view 
   return v.get<bool>();
 }
 
-std::int64_t Reader::integer(const json& obj, const std::string& path, std::string_view key, std::int64_t min) const {
-  const std::string what = fmt::format("a whole number >= {}", min);
+std::int64_t Reader::integer(const json& obj, const std::string& path, std::string_view key, std::int64_t min,
+                             std::int64_t max) const {
+  const std::string what = max < 9'000'000'000'000'000 ? fmt::format("a whole number from {} to {}", min, max)
+                                                       : fmt::format("a whole number >= {}", min);
   const json& v = member(obj, path, key, what);
   // Probes written in C++ print whole doubles as 8192.0 at times: a number that is whole is accepted.
   if (!v.is_number()) fail(pointer(path, key), fmt::format("expected {}, got {}", what, v.type_name()));
   const double x = v.get<double>();
-  if (!std::isfinite(x) || x != std::floor(x) || x < static_cast<double>(min) || x > 9.0e15)
+  if (!std::isfinite(x) || x != std::floor(x) || x < static_cast<double>(min) || x > static_cast<double>(max))
     fail(pointer(path, key), fmt::format("expected {}, got {}", what, v.dump()));
   return static_cast<std::int64_t>(x);
 }

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <limits>
 #include <map>
 #include <string>
 #include <string_view>
@@ -47,8 +48,13 @@ public:
   std::string one_of(const json& obj, const std::string& path, std::string_view key,
                      const std::vector<std::string>& names) const;
   bool boolean(const json& obj, const std::string& path, std::string_view key) const;
-  // A whole number >= min.
-  std::int64_t integer(const json& obj, const std::string& path, std::string_view key, std::int64_t min) const;
+  // A whole number >= min, up to 9e15 (whole in a double).
+  std::int64_t integer(const json& obj, const std::string& path, std::string_view key, std::int64_t min,
+                       std::int64_t max = 9'000'000'000'000'000) const;
+  // A whole number >= min that an int holds (a count: SMs, ranks, runs).
+  int count(const json& obj, const std::string& path, std::string_view key, int min) const {
+    return static_cast<int>(integer(obj, path, key, min, std::numeric_limits<int>::max()));
+  }
 
   // A number with lower bound `min` (inclusive or not) and an optional upper bound of 1 for fractions.
   double number(const json& v, const std::string& path, const std::string& what, double min, bool min_inclusive,

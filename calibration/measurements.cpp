@@ -32,7 +32,7 @@ TimingStats read_stats(const Reader& r, const json& m, const std::string& path) 
   const std::string at = pointer(path, "stats");
   r.expect_object(s, at, {});
   TimingStats t;
-  t.runs = static_cast<int>(r.integer(s, at, "runs", 1));
+  t.runs = r.count(s, at, "runs", 1);
   t.median = r.positive(s, at, "median", "seconds");
   t.mean = optional_non_negative(r, s, at, "mean", "seconds");
   t.min = optional_non_negative(r, s, at, "min", "seconds");
@@ -101,8 +101,8 @@ void read_measurement(const Reader& r, const json& m, const std::string& at, Mea
     CopyMeasurement c;
     c.direction = r.one_of(m, at, "direction", {"h2d", "d2h", "d2d", "p2p"});
     c.pinned = Reader::find(m, "pinned") ? r.boolean(m, at, "pinned") : false;
-    c.src = Reader::find(m, "src") ? static_cast<int>(r.integer(m, at, "src", 0)) : -1;
-    c.dst = Reader::find(m, "dst") ? static_cast<int>(r.integer(m, at, "dst", 0)) : -1;
+    c.src = Reader::find(m, "src") ? r.count(m, at, "src", 0) : -1;
+    c.dst = Reader::find(m, "dst") ? r.count(m, at, "dst", 0) : -1;
     c.bytes = r.positive(m, at, "bytes", "bytes");
     c.stats = stats;
     out.copies.push_back(c);
@@ -111,7 +111,7 @@ void read_measurement(const Reader& r, const json& m, const std::string& at, Mea
   } else {
     CollectiveMeasurement c;
     c.op = r.one_of(m, at, "op", {"all_reduce", "all_gather", "reduce_scatter", "all_to_all"});
-    c.ranks = static_cast<int>(r.integer(m, at, "ranks", 1));
+    c.ranks = r.count(m, at, "ranks", 1);
     c.bytes = r.positive(m, at, "bytes", "bytes");
     if (Reader::find(m, "precision")) c.precision = r.precision(m, at, "precision");
     c.stats = stats;
@@ -141,8 +141,8 @@ MeasurementFile parse_measurements(const std::string& json_text, const std::stri
   const json& device = r.member(doc, "", "device", "an object with name and sms");
   r.expect_object(device, "/device", {});
   f.device.name = r.string(device, "/device", "name");
-  f.device.sms = static_cast<int>(r.integer(device, "/device", "sms", 1));
-  f.device.count = Reader::find(device, "count") ? static_cast<int>(r.integer(device, "/device", "count", 1)) : 0;
+  f.device.sms = r.count(device, "/device", "sms", 1);
+  f.device.count = Reader::find(device, "count") ? r.count(device, "/device", "count", 1) : 0;
   f.device.compute_capability = optional_string(r, device, "/device", "compute_capability");
   f.device.clock_hz = optional_positive(r, device, "/device", "clock_hz", "Hz", 0);
   f.device.memory_clock_hz = optional_positive(r, device, "/device", "memory_clock_hz", "Hz", 0);
