@@ -136,7 +136,9 @@ struct ClusterSpec {
   // GPUs running NCCL), and the share of the intra-node fabric's and PCIe's datasheet bandwidth that links carry
   // as data (the engine's link capacities are bandwidth x efficiency).
   int compute_capability = 0;
-  int nccl_version = 23007;     // the NCCL release the GPUs run, as NCCL_VERSION_CODE (collectives/nccl_release.hpp)
+  // The NCCL release the GPUs run, as NCCL_VERSION_CODE: collectives::kNcclTuningVersion by default (a test holds the
+  // two equal; this layer cannot include the collectives).
+  int nccl_version = 23007;
   double fabric_efficiency = 1; // NVLink links (nvlink and hybrid_cube_mesh fabrics)
   double pcie_efficiency = 1;   // PCIe links, and a pcie or pcie_tree fabric
   // Streaming multiprocessors of a GPU (0: not known). NCCL runs each channel of a collective as one thread block

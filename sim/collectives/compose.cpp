@@ -25,8 +25,8 @@ double part_offset(double total, int parts, int i) {
   return total * i / parts;
 }
 
-int pipeline_chunks(double bytes) {
-  const double chunks = std::ceil(bytes / kPipelineChunkBytes);
+int pipeline_chunks(double bytes, double chunk_bytes) {
+  const double chunks = std::ceil(bytes / chunk_bytes);
   return static_cast<int>(std::clamp(chunks, 1.0, static_cast<double>(kMaxPipelineChunks)));
 }
 

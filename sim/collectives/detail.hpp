@@ -26,11 +26,11 @@ inline double part_bytes(double total, int parts, int i) {
   return part_offset(total, parts, i + 1) - part_offset(total, parts, i);
 }
 
-// Chunks of a pipelined algorithm (chain, double binary tree) moving `bytes` along one path: about 512 KiB
-// each (NCCL's pipeline slot: NCCL_BUFFSIZE 4 MiB / NCCL_STEPS 8), at least 1, at most kMaxPipelineChunks.
+// Chunks of a pipelined algorithm (chain, double binary tree) moving `bytes` along one path: about `chunk_bytes`
+// each (by default NCCL's pipeline slot: NCCL_BUFFSIZE 4 MiB / NCCL_STEPS 8), at least 1, at most kMaxPipelineChunks.
 inline constexpr double kPipelineChunkBytes = 512.0 * 1024;
 inline constexpr int kMaxPipelineChunks = 1024;
-int pipeline_chunks(double bytes);
+int pipeline_chunks(double bytes, double chunk_bytes = kPipelineChunkBytes);
 
 // Aggregated all-to-all over regular nodes from a stratified sample of its shifts (sampled_all_to_all.cpp);
 // nullptr when the nodes hold different numbers of positions.

@@ -45,9 +45,7 @@ bool nccl_has_ll128(int version) {
 int nccl_tree_chunks(double channel_bytes, int per_node, int nodes, int version) {
   double chunk = detail::kPipelineChunkBytes;
   if (nccl_has_trees(version) && version < 22000) {
-    int log2_nodes = 0;
-    while ((2 << log2_nodes) <= nodes)
-      ++log2_nodes;
+    const int log2_nodes = detail::floor_log2(std::max(1, nodes));
     const int depth = version < 20500 ? per_node + log2_nodes : per_node - 1 + log2_nodes;
     // enqueue's loops, with its integer division: bytes / (channels x chunk) < depth x k.
     const auto fewer = [&](int times) { return std::floor(channel_bytes / chunk) < depth * times; };
@@ -58,8 +56,7 @@ int nccl_tree_chunks(double channel_bytes, int per_node, int nodes, int version)
     while (fewer(1) && chunk > 32768)
       chunk /= 2;
   }
-  const double chunks = std::ceil(channel_bytes / chunk);
-  return static_cast<int>(std::clamp(chunks, 1.0, static_cast<double>(detail::kMaxPipelineChunks)));
+  return detail::pipeline_chunks(channel_bytes, chunk);
 }
 
 } // namespace dtsim::collectives

@@ -94,6 +94,8 @@ void read_cluster(const Object& top, Scenario& scenario);
 // What a cluster of mixed GPUs (cluster.groups) can train (after read_parallelism): data parallelism, all-reduce.
 void check_groups(const Object& top, const Scenario& scenario);
 TrainingSpec read_training(const Object& top);
+// training.nccl as NCCL_VERSION_CODE (collectives/nccl_release.hpp); absent: the tuning constants' release.
+int read_nccl_release(const Object& top);
 // training.strategy and training.compression (strategy.cpp): each a name or an object.
 strategies::StrategySpec read_strategy(const Object& training);
 strategies::CompressionSpec read_compression(const Object& training);

@@ -62,7 +62,7 @@ Scenario read_document(const std::string& origin, const json& document) {
   s.dataset = detail::read_dataset(top);
   detail::read_cluster(top, s);
   s.training = detail::read_training(top);
-  s.cluster.nccl_version = s.training.nccl_version; // the collective library is software, named with the training
+  s.cluster.nccl_version = detail::read_nccl_release(top); // the collective library: software, named with the training
   detail::check_recompute(top, s);
   detail::check_strategy(top, s);
   s.stragglers = detail::read_stragglers(top, s);

@@ -101,9 +101,6 @@ struct TrainingSpec {
   std::string framework = "auto";
   std::optional<bool> clip_gradients; // clip by the global gradient norm every iteration; absent: the framework's
   std::int64_t steps = 0;             // iterations of the whole run (dtsim train); 0: from the dataset's epochs
-  // The NCCL release the job runs (training.nccl, "2.6.3"), as NCCL_VERSION_CODE: which algorithms and protocols it
-  // has and how its trees pipeline (collectives/nccl_release.hpp); absent: the release of dtsim's tuning constants.
-  int nccl_version = collectives::kNcclTuningVersion;
 };
 
 // How collectives are replayed: every step's flows, or each phase as one set of flows with the latency

@@ -88,15 +88,17 @@ TrainingSpec read_training(const Object& top) {
   t.host_memory_bandwidth =
       section.quantity("host_memory_bandwidth", Dimension::bandwidth, Bound::positive, t.host_memory_bandwidth);
   t.steps = section.integer("steps", 1, 0, limits::kSteps);
-  if (section.has("nccl")) {
-    const auto text = section.string("nccl", std::nullopt);
-    try {
-      t.nccl_version = collectives::parse_nccl_version(text);
-    } catch (const std::invalid_argument& e) {
-      section.fail("nccl", e.what());
-    }
-  }
   return t;
+}
+
+int read_nccl_release(const Object& top) {
+  const Object section = top.object("training", training_keys());
+  if (!section.has("nccl")) return collectives::kNcclTuningVersion;
+  try {
+    return collectives::parse_nccl_version(section.string("nccl", std::nullopt));
+  } catch (const std::invalid_argument& e) {
+    section.fail("nccl", e.what());
+  }
 }
 
 void resolve_framework(const Object& top, Scenario& s) {

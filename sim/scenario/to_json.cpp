@@ -139,7 +139,7 @@ json to_json(const Scenario& s) {
         {"offload", to_string(s.training.offload)},
         {"host_memory_bandwidth", s.training.host_memory_bandwidth},
         {"framework", s.training.framework},
-        {"nccl", collectives::nccl_version_name(s.training.nccl_version)}}},
+        {"nccl", collectives::nccl_version_name(s.cluster.nccl_version)}}},
       {"run",
        {{"iterations", s.run.iterations},
         {"warmup_iterations", s.run.warmup_iterations},

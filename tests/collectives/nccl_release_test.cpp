@@ -4,6 +4,7 @@
 #include "sim/collectives/closed_form.hpp"
 #include "sim/collectives/detail.hpp"
 #include "sim/collectives/nccl.hpp"
+#include "topologies/cluster.hpp"
 
 #include <gtest/gtest.h>
 
@@ -21,6 +22,8 @@ TEST(NcclRelease, VersionsReadAsNcclVersionCode) {
   EXPECT_EQ(parse_nccl_version("2.3.5"), 20305);
   EXPECT_EQ(nccl_version_name(20603), "2.6.3");
   EXPECT_EQ(nccl_version_name(kNcclTuningVersion), "2.30.7");
+  // topologies/ cannot include the collectives, so a cluster spells the default release out: the same one.
+  EXPECT_EQ(topologies::ClusterSpec{}.nccl_version, kNcclTuningVersion);
   for (const char* bad :
        {"", "2.6", "2.6.3.1", "2.6.x", "v2.6.3", "1.3.4", "2.3.4", "2.31.0", "3.0.0", "2.100.0", "2..3"})
     EXPECT_THROW(parse_nccl_version(bad), std::invalid_argument) << bad;
