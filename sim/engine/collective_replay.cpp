@@ -20,9 +20,15 @@ double Replay::run_collective(int rank, const graph::Collective& c, std::uint32_
       schedule_for(c).algorithm == collectives::Algorithm::pairwise)
     return run_timed_all_to_all(rank, c, it, status);
   const auto call = std::make_pair(c.group, calls_posted_[rank][c.group]++);
-  auto& arrivals = arrivals_[call];
+  auto& arrivals = arrivals_[call]; // std::map: the reference stays valid until the last member erases it
   arrivals.last = std::max(arrivals.last, sg4::Engine::get_clock());
   ++arrivals.posted;
+  if (c.launched_together) {
+    if (!arrivals.barrier) arrivals.barrier = sg4::Barrier::create(graph_.groups[c.group].size());
+    status.wait = StreamStatus::Wait::peer;
+    const auto barrier = arrivals.barrier; // held here: the last member out may erase the call
+    barrier->wait();
+  }
   const auto& entry = schedule_for(c);
   if (entry.algorithm == collectives::Algorithm::in_switch) start_switches(c, entry, it);
   // The SMs NCCL's channels hold and the memory bandwidth its traffic takes for the whole call: compute kernels that

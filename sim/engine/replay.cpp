@@ -160,6 +160,10 @@ void Replay::stream_loop(int rank, int stream) {
       status.wait = StreamStatus::Wait::dependencies;
       wait_for_deps(state, stream, op.deps, it);
       status.wait = StreamStatus::Wait::running;
+      if ((it + 1) % op.every == 0 && overlapped(op)) { // ends on its own; the stream goes on
+        run_overlapped(rank, stream, index, it, per_iteration);
+        continue;
+      }
       if ((it + 1) % op.every == 0) { // else skipped this iteration
         const double busy_from = execute(rank, op, it, status);
         state.timeline.streams[stream].push_back({busy_from, sg4::Engine::get_clock(), index, it});
@@ -168,9 +172,34 @@ void Replay::stream_loop(int rank, int stream) {
       mark_done(state, index, it, per_iteration);
     }
   }
-  if (stream == static_cast<int>(graph::Stream::comm)) finish_with_servers(rank);
+  if (stream == static_cast<int>(graph::Stream::comm)) {
+    // Its overlapped pushes may still be in flight: the servers hear that it is done only after them.
+    status.wait = StreamStatus::Wait::previous_iteration;
+    wait_for_count(state, stream, static_cast<std::uint64_t>(options_.iterations) * per_iteration);
+    finish_with_servers(rank);
+  }
   status.wait = StreamStatus::Wait::finished;
   ++finished_streams_;
+}
+
+bool Replay::overlapped(const graph::Op& op) {
+  const auto* push_pull = std::get_if<graph::PushPull>(&op.body);
+  return push_pull != nullptr && push_pull->overlapped;
+}
+
+// An op its stream does not wait for (graph::PushPull::overlapped): an actor of its own runs it and marks it done, so
+// the ops after it on the stream start at once and those that depend on it wait for it as for any other.
+void Replay::run_overlapped(int rank, int stream, std::uint32_t index, std::uint32_t it, std::uint64_t per_iteration) {
+  const auto& program = graph_.program_of(rank);
+  sg4::Actor::create(fmt::format("rank{}-{}-op{}", rank, graph::to_string(static_cast<graph::Stream>(stream)), index),
+                     platform_.gpus[rank], [this, rank, stream, index, it, per_iteration, &program] {
+                       auto& state = ranks_[rank];
+                       StreamStatus status; // its own: the stream's says what the stream itself waits for
+                       const double busy_from = execute(rank, program.ops[index], it, status);
+                       state.timeline.streams[stream].push_back({busy_from, sg4::Engine::get_clock(), index, it});
+                       if (options_.sample_links) sampler_.sample();
+                       mark_done(state, index, it, per_iteration);
+                     });
 }
 
 void Replay::wait_for_count(RankState& state, int stream, std::uint64_t count) {

@@ -164,11 +164,14 @@ private:
     std::vector<bool> running;       // per worker position
     std::vector<std::int64_t> clock; // per worker: iterations pushed (first key)
     std::vector<int> read_lag;       // per worker: the slowest's lag when it last read (first key)
+    int first_key = 0; // the smallest key pushed to it: one push of it a worker's iteration (partitions spread keys)
     std::map<int, ServerKey> keys;
     std::vector<std::pair<int, int>> held; // bounded: (worker, key) answers waiting for the slowest
     ServerStats stats;
   };
   void run_push_pull(int rank, const graph::PushPull& op, std::uint32_t it, StreamStatus& status);
+  static bool overlapped(const graph::Op& op);
+  void run_overlapped(int rank, int stream, std::uint32_t index, std::uint32_t it, std::uint64_t per_iteration);
   void finish_with_servers(int rank);
   void server_loop(int server);
   void server_push(int server, int worker, const PushMessage& message);

@@ -24,13 +24,16 @@ void Replay::start_services() {
   finish_messages_.assign(graph_.rank_count(), PushMessage{0, 0, 0, true});
   servers_.assign(graph_.servers.size(), ServerState{});
   bool pushes = false;
+  std::vector<int> first_key(graph_.servers.size(), std::numeric_limits<int>::max());
   for (int r = 0; r < graph_.rank_count(); ++r) {
     for (const auto& op : graph_.program_of(r).ops) {
       pushes = pushes || std::holds_alternative<graph::Push>(op.body);
       if (const auto* p = std::get_if<graph::PushPull>(&op.body))
-        for (const auto& shard : p->shards)
+        for (const auto& shard : p->shards) {
+          first_key[shard.server] = std::min(first_key[shard.server], p->key + shard.key);
           if (std::find(rank_servers_[r].begin(), rank_servers_[r].end(), shard.server) == rank_servers_[r].end())
             rank_servers_[r].push_back(shard.server);
+        }
     }
     for (int s : rank_servers_[r])
       servers_[s].workers.push_back(r);
@@ -58,6 +61,7 @@ void Replay::start_services() {
     state.running.assign(n, true);
     state.clock.assign(n, 0);
     state.read_lag.assign(n, 0);
+    state.first_key = first_key[s];
     state.stats.endpoint = graph_.servers[s].endpoint;
     if (n == 0) continue;
     // Daemons: the simulation ends with the workers, whatever the services are waiting for.
@@ -82,7 +86,7 @@ void Replay::run_push_pull(int rank, const graph::PushPull& op, std::uint32_t it
   char* answer = nullptr;
   for (const auto& shard : op.shards) {
     status.peer = graph_.servers[shard.server].endpoint;
-    messages.push_back({op.key, shard.push_bytes, shard.pull_bytes, false});
+    messages.push_back({op.key + shard.key, shard.push_bytes, shard.pull_bytes, false});
     comms.push_back(start_put(servers_[shard.server].push[rank], &messages.back(), shard.push_bytes,
                               pair(rank, graph_.servers[shard.server].endpoint)));
     comms.push_back(servers_[shard.server].pull[rank]->get_async(&answer));
@@ -150,12 +154,13 @@ void Replay::server_push(int s, int worker, const PushMessage& message) {
   key.read_version.resize(state.workers.size(), 0);
   key.pull_bytes = message.pull_bytes;
   ++state.stats.pushes;
-  if (message.key == 0) ++state.clock[worker];
+  const bool first = message.key == state.first_key;
+  if (first) ++state.clock[worker];
   if (spec.schedule == graph::ServerSchedule::synchronous) {
     // A gradient computed on parameters older than the current ones belongs to a round closed without it (backup
     // workers): dropped, and answered at once with the current parameters.
     if (spec.backup > 0 && key.read_version[worker] < key.version) {
-      if (s == 0 && message.key == 0) ++state.stats.dropped; // one count per gradient, not per shard and bucket
+      if (s == 0 && first) ++state.stats.dropped; // one count per gradient, not per shard and bucket
       answer(s, worker, message.key);
       return;
     }
@@ -164,7 +169,7 @@ void Replay::server_push(int s, int worker, const PushMessage& message) {
     return;
   }
   sg4::this_actor::sleep_for(message.pull_bytes * spec.update_seconds_per_byte);
-  if (message.key == 0) record_update(s, worker, key);
+  if (first) record_update(s, worker, key);
   ++key.version;
   if (spec.schedule == graph::ServerSchedule::bounded && state.clock[worker] - slowest_clock(state) > spec.staleness)
     state.held.emplace_back(worker, message.key);
@@ -182,7 +187,7 @@ void Replay::close_rounds(int s) {
   for (auto& [id, key] : state.keys) {
     if (static_cast<int>(key.pending.size()) < needed) continue;
     sg4::this_actor::sleep_for(key.pull_bytes * spec.update_seconds_per_byte);
-    if (id == 0) {
+    if (id == state.first_key) {
       for (int worker : key.pending)
         record_update(s, worker, key);
       state.stats.round_ends.push_back(sg4::Engine::get_clock());
@@ -226,7 +231,7 @@ void Replay::answer(int s, int worker, int key_id) {
   auto& state = servers_[s];
   auto& key = state.keys[key_id];
   key.read_version[worker] = key.version;
-  if (key_id == 0) state.read_lag[worker] = static_cast<int>(state.clock[worker] - slowest_clock(state));
+  if (key_id == state.first_key) state.read_lag[worker] = static_cast<int>(state.clock[worker] - slowest_clock(state));
   const int rank = state.workers[worker];
   put_init(state.pull[rank], &token_, key.pull_bytes, pair(graph_.servers[s].endpoint, rank))->detach();
   state.stats.bytes_sent += key.pull_bytes;

@@ -21,6 +21,8 @@ std::string_view to_string(Stream s) {
     return "host";
   case Stream::p2p_back:
     return "p2p_back";
+  case Stream::pull:
+    return "pull";
   }
   return "unknown";
 }
@@ -55,9 +57,10 @@ void validate_program(const ExecutionGraph& graph, const Program& program, std::
         throw std::invalid_argument(
             fmt::format("program {} op {} '{}': unknown group {}", index, i, op.name, c->group));
       // On the compute stream a collective holds the kernels behind it (Megatron's tensor-parallel all-reduces).
-      if (op.stream != Stream::comm && op.stream != Stream::compute && op.stream != Stream::tensor)
+      if (op.stream != Stream::comm && op.stream != Stream::compute && op.stream != Stream::tensor &&
+          op.stream != Stream::pull)
         throw std::invalid_argument(fmt::format(
-            "program {} op {} '{}': collectives run on the comm, compute or tensor stream", index, i, op.name));
+            "program {} op {} '{}': collectives run on the comm, compute, tensor or pull stream", index, i, op.name));
     }
     if ((op.stream == Stream::input || op.stream == Stream::host) && !std::holds_alternative<Compute>(op.body))
       throw std::invalid_argument(fmt::format("program {} op {} '{}': the {} stream runs host work (Compute ops) only",

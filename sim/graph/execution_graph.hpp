@@ -31,8 +31,20 @@ namespace dtsim::graph {
 // each direction then posts its next receive as soon as its last send is issued and waits for it only where the data
 // is needed, so a receive from the next stage never queues behind one from the previous stage. Both ends of a
 // transfer post it on the same stream, and streams match their sends and receives apart.
-enum class Stream : std::uint8_t { compute = 0, comm = 1, input = 2, p2p = 3, tensor = 4, host = 5, p2p_back = 6 };
-inline constexpr int kStreamCount = 7;
+// `pull`: the summed gradients coming back from parameter servers, broadcast inside the node (BytePS), while `comm`
+// reduces and pushes the later buckets: BytePS runs each stage of its pipeline in a loop of its own
+// (byteps/common/core_loops.cc), so a bucket's broadcast never holds up the next bucket's reduce.
+enum class Stream : std::uint8_t {
+  compute = 0,
+  comm = 1,
+  input = 2,
+  p2p = 3,
+  tensor = 4,
+  host = 5,
+  p2p_back = 6,
+  pull = 7
+};
+inline constexpr int kStreamCount = 8;
 // A pair's transfers on one stream as one number: sends and receives match in order per (from, to, stream), in the
 // engine's mailboxes and in the estimate alike.
 inline std::uint64_t p2p_channel(int from, int to, Stream stream, int ranks) {
@@ -68,6 +80,10 @@ struct Collective {
   // Coarse fidelity: the ranks whose traffic this op's flows carry (bytes already counts them all). NCCL's choices
   // (algorithm, protocol, channels) follow one rank's bytes, and its per-rank rate cap and connections scale by it.
   double stands_for = 1;
+  // The members launch it together, when one of them signals (BytePS's local ranks: its root tells the others when a
+  // pulled partition is in), so no member's kernel holds SMs while it waits for another's. Otherwise each member's
+  // NCCL kernel holds its channels' SMs from its own launch, waiting included.
+  bool launched_together = false;
   // all_to_all_v: bytes from position i to j at [i * n + j]; shared by the ops that carry the same one (every member
   // of an expert group posts its layer's: 128 experts' matrices copied per rank took gigabytes).
   std::shared_ptr<const std::vector<double>> matrix;
@@ -104,15 +120,22 @@ struct Push {
 };
 
 // A worker's round trip to the parameter servers: its share of the gradient to each shard at once, then each
-// shard's parameters back (the pull). When a server answers is its schedule's business (Server).
+// shard's parameters back (the pull). When a server answers is its schedule's business (Server). A bucket pushed in
+// partitions is one shard a partition, each with a key of its own: pushes to one server queue, answers come back as
+// each partition's round closes.
 struct Shard {
   int server = 0; // index into ExecutionGraph::servers
   double push_bytes = 0;
   double pull_bytes = 0;
+  int key = 0; // added to PushPull::key: the partition's own key (0 where the shards split one key)
 };
 struct PushPull {
   std::vector<Shard> shards;
   int key = 0; // which part of the model (a gradient bucket): servers aggregate and count rounds per key
+  // The stream goes on once the pushes are posted, and the op ends when its answers are in, so several buckets'
+  // partitions are in flight at once (BytePS's push and pull loops, byteps/common/core_loops.cc). Otherwise the
+  // stream waits for the answers, as a framework's blocking push_pull call does.
+  bool overlapped = false;
 };
 
 using OpBody = std::variant<Compute, Collective, SendRecv, Exchange, Push, PushPull>;

@@ -87,13 +87,16 @@ Plan DataParallelPlanner::build() {
   for (int r = 0; r < workers; ++r)
     everyone_.push_back(r);
   plan.graph.groups.push_back(everyone_);
+  // Hierarchical servers: each node's GPUs, once for the reduces; with partitions once more for the broadcasts, which
+  // then run on a stream of their own, in an order of their own (BytePS's broadcast loop).
   if (strategies::uses_servers(strategy_) && strategy_.servers.hierarchical)
-    for (int node = 0; node * s_.cluster.gpus_per_node < workers; ++node) {
-      std::vector<int> members;
-      for (int g = 0; g < s_.cluster.gpus_per_node; ++g)
-        members.push_back(node * s_.cluster.gpus_per_node + g);
-      plan.graph.groups.push_back(std::move(members));
-    }
+    for (int copy = 0; copy < (strategy_.servers.partition_bytes > 0 ? 2 : 1); ++copy)
+      for (int node = 0; node * s_.cluster.gpus_per_node < workers; ++node) {
+        std::vector<int> members;
+        for (int g = 0; g < s_.cluster.gpus_per_node; ++g)
+          members.push_back(node * s_.cluster.gpus_per_node + g);
+        plan.graph.groups.push_back(std::move(members));
+      }
   const int iterations = s_.run.warmup_iterations + s_.run.iterations;
   if (strategy_.kind == Kind::gossip || strategy_.kind == Kind::adpsgd)
     peers_ =
@@ -142,6 +145,7 @@ void DataParallelPlanner::build_program(int rank) {
   held_.clear();
   exchange_.reset();
   compressed_bytes_ = dense_bytes_ = 0;
+  next_partition_ = 0;
   add_model_exchange_before();
   std::vector<std::uint32_t> reductions;
   add_iteration_compute(reductions);

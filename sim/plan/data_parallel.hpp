@@ -94,6 +94,8 @@ private:
   std::uint32_t push_pull(double push_bytes, double pull_bytes, int key, std::string name,
                           std::vector<std::uint32_t> deps);
   std::uint32_t push_bucket(const Bucket& bucket, std::size_t index, std::vector<std::uint32_t> deps);
+  std::uint32_t push_partitions(double dense_bytes, double push_bytes, double pull_bytes, std::string name,
+                                std::vector<std::uint32_t> deps);
   void add_model_exchange_before(); // posted with the iteration's first ops (D-PSGD, AD-PSGD, gossip)
   void add_model_exchange_after(std::uint32_t step);
   double model_bytes() const;
@@ -120,6 +122,7 @@ private:
                                     // are freed (its last in the pass), oldest first
   std::uint32_t last_backward_ = 0; // the iteration's last backward op
   std::optional<std::uint32_t> exchange_; // D-PSGD: the neighbour exchange the step waits for
+  int next_partition_ = 0;                // BytePS: the key of the program's next partition
   int buckets_ = 0;             // gradient reductions (all-reduce, ZeRO's reduce-scatter or pushes) per iteration
   double compressed_bytes_ = 0; // per iteration, what the gradients were sent as
   double dense_bytes_ = 0;      // ... and what they would have been

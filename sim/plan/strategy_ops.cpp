@@ -18,6 +18,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
+
 namespace dtsim::plan::detail {
 
 using collectives::Operation;
@@ -144,15 +147,32 @@ std::uint32_t DataParallelPlanner::push_bucket(const Bucket& bucket, std::size_t
   dense_bytes_ += bucket.bytes;
   compressed_bytes_ += push;
   const auto name = fmt::format("push-pull bucket {} ({:.2f} MiB)", index, push / (1 << 20));
-  if (!strategy_.servers.hierarchical) return push_pull(push, pull, static_cast<int>(index), name, std::move(deps));
+  const auto send = [&](std::vector<std::uint32_t> after) {
+    if (strategy_.servers.partition_bytes > 0) return push_partitions(bucket.bytes, push, pull, name, std::move(after));
+    return push_pull(push, pull, static_cast<int>(index), name, std::move(after));
+  };
+  if (!strategy_.servers.hierarchical) return send(std::move(deps));
   // BytePS: the node's GPUs reduce to the first, which alone pushes and pulls, then broadcasts.
   const int group = node_group(rank_);
   const bool leader = rank_ % s_.cluster.gpus_per_node == 0;
   auto last = add_collective(Operation::reduce, bucket.bytes, fmt::format("reduce bucket {} in node", index),
                              std::move(deps), group);
-  if (leader) last = push_pull(push, pull, static_cast<int>(index), name, {last});
-  return add_collective(Operation::broadcast, bucket.elements * stored_weight_bytes(),
-                        fmt::format("broadcast bucket {} in node", index), {last}, group);
+  const auto reduce = last;
+  if (leader) last = send({last});
+  const int nodes = (layout_.workers + s_.cluster.gpus_per_node - 1) / s_.cluster.gpus_per_node;
+  const bool partitioned = strategy_.servers.partition_bytes > 0;
+  const auto broadcast =
+      add_collective(Operation::broadcast, bucket.elements * stored_weight_bytes(),
+                     fmt::format("broadcast bucket {} in node", index), {last}, partitioned ? group + nodes : group);
+  // Partitions in flight overlap the next buckets: their broadcasts go on a stream of their own (Stream::pull).
+  // BytePS's root launches each NCCL call on every GPU of the node together (launched_together): the reduce once
+  // every GPU's gradient is ready (its ready table), the broadcast once the leader's pull is in.
+  if (partitioned) {
+    program_->ops[broadcast].stream = Stream::pull;
+    for (auto id : {reduce, broadcast})
+      std::get<graph::Collective>(program_->ops[id].body).launched_together = true;
+  }
+  return broadcast;
 }
 
 std::uint32_t DataParallelPlanner::push_pull(double push_bytes, double pull_bytes, int key, std::string name,
@@ -163,6 +183,29 @@ std::uint32_t DataParallelPlanner::push_pull(double push_bytes, double pull_byte
   for (std::size_t j = 0; j < layout_.server_endpoints.size(); ++j)
     op.shards.push_back({static_cast<int>(j), push_bytes / shards, pull_bytes / shards});
   return add_op(Op{std::move(name), Stream::comm, op, std::move(deps)});
+}
+
+// BytePS's partitions: ceil(dense / partition_bytes) parts of the bucket, the iteration's g-th part to server g mod
+// servers (round robin: the even spread BytePS's key hash aims for), each a key of its own. The worker puts them all
+// out at once; pushes to one server queue behind each other, and each part's sum comes back as its round closes,
+// while later parts still go out: the NIC sends and receives at once, where a bucket answered whole waits for its
+// last byte in before its first byte goes back.
+std::uint32_t DataParallelPlanner::push_partitions(double dense_bytes, double push_bytes, double pull_bytes,
+                                                   std::string name, std::vector<std::uint32_t> deps) {
+  // At most kMaxPartitions a bucket (larger ones in larger parts): the replay keeps a transfer in flight per part,
+  // and past a thousand parts the pipeline's fill, one part's round trip, is under 0.1% of the bucket's.
+  constexpr double kMaxPartitions = 1024;
+  const auto parts = std::clamp(std::ceil(dense_bytes / strategy_.servers.partition_bytes - 1e-9), 1.0,
+                                kMaxPartitions); // 1e-9: exact multiples
+  const auto servers = static_cast<int>(layout_.server_endpoints.size());
+  graph::PushPull op;
+  op.key = next_partition_;
+  for (int p = 0; p < static_cast<int>(parts); ++p)
+    op.shards.push_back({(next_partition_ + p) % servers, push_bytes / parts, pull_bytes / parts, p});
+  op.overlapped = true;
+  next_partition_ += static_cast<int>(parts);
+  return add_op(
+      Op{fmt::format("{} in {} partitions", name, op.shards.size()), Stream::comm, std::move(op), std::move(deps)});
 }
 
 // Exchanges that run beside the iteration's compute: posted first on the communication stream, waiting for nothing.

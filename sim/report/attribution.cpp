@@ -37,7 +37,7 @@ TimeShares attribute_time(const graph::Program& program, const engine::RankTimel
   std::vector<Event> events;
   double busy_communication = 0;
   for (auto stream : {graph::Stream::compute, graph::Stream::comm, graph::Stream::p2p, graph::Stream::tensor,
-                      graph::Stream::p2p_back})
+                      graph::Stream::p2p_back, graph::Stream::pull})
     for (const auto& i : timeline.streams[static_cast<int>(stream)]) {
       const double start = std::max(i.start, lo), end = std::min(i.end, hi);
       if (end <= start) continue;

@@ -76,7 +76,8 @@ Enum enum_choice(const Object& section, std::string_view key, const std::vector<
 }
 
 void read_servers(const Object& strategy, st::ServerLayout& servers) {
-  const Object section = strategy.object("servers", {"count", "placement", "hierarchical", "sums_only"});
+  const Object section =
+      strategy.object("servers", {"count", "placement", "hierarchical", "sums_only", "partition_bytes"});
   if (!section.present()) return;
   const auto placement =
       enum_choice<st::ServerPlacement>(section, "placement", st::placement_names(), "server placement",
@@ -92,6 +93,12 @@ void read_servers(const Object& strategy, st::ServerLayout& servers) {
                  "\"placement\": \"colocated\"");
   servers.hierarchical = section.boolean("hierarchical", servers.hierarchical);
   servers.sums_only = section.boolean("sums_only", servers.sums_only);
+  servers.partition_bytes =
+      section.quantity("partition_bytes", Dimension::bytes, Bound::non_negative, servers.partition_bytes);
+  // BytePS rounds its partitions up to whole pages (local GPUs x 4 KiB), so no partition is smaller than a page.
+  if (servers.partition_bytes > 0 && servers.partition_bytes < 4096)
+    section.fail("partition_bytes", fmt::format("expected 0 (no partitions) or at least 4096 bytes (a page), got {}",
+                                                servers.partition_bytes));
 }
 
 st::StrategySpec read_strategy_object(const Object& o) {
@@ -268,7 +275,8 @@ json strategy_json(const st::StrategySpec& s) {
                {{"count", s.servers.count},
                 {"placement", st::to_string(s.servers.placement)},
                 {"hierarchical", s.servers.hierarchical},
-                {"sums_only", s.servers.sums_only}}},
+                {"sums_only", s.servers.sums_only},
+                {"partition_bytes", s.servers.partition_bytes}}},
               {"sparse_embeddings", s.sparse_embeddings},
               {"graph", st::to_string(s.graph)},
               {"probability", s.probability},

@@ -33,6 +33,7 @@ constexpr ServerLayout on_every_node(bool hierarchical = false) {
 constexpr ServerLayout byteps_servers() {
   ServerLayout servers = on_every_node(/*hierarchical=*/true);
   servers.sums_only = true;
+  servers.partition_bytes = 4096000; // BYTEPS_PARTITION_BYTES' default (byteps/common/global.cc)
   return servers;
 }
 
@@ -265,7 +266,10 @@ std::vector<Preset> build() {
        .strategy = parameter_server(Schedule::synchronous, 0, byteps_servers()),
        .note = "Not in Kako et al. 2021's table: a server on every node, and each node's GPUs reduce among themselves "
                "before one of them pushes and pulls; the servers only sum, and every GPU steps its own optimizer on "
-               "the pulled sum (Jiang et al. 2020, section 5, the summation service)."},
+               "the pulled sum (Jiang et al. 2020, section 5, the summation service). Each bucket goes out in "
+               "4,096,000-byte partitions spread over the servers, each pulled as soon as it is summed. BytePS's own "
+               "advice is servers on machines of their own, as much bandwidth as the workers': "
+               "\"servers\": {\"placement\": \"dedicated\", \"count\": N}."},
   };
   for (auto& p : out)
     p.strategy.preset = p.name;

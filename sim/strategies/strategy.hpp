@@ -41,6 +41,11 @@ struct ServerLayout {
   // The servers only sum the pushed gradients and each worker steps its own optimizer on the pulled sum: BytePS's
   // summation service (Jiang et al., OSDI 2020, section 5: the optimizer stays on the GPU, the CPU only adds).
   bool sums_only = false;
+  // > 0: a worker pushes each bucket in parts of this many bytes, part g of its iteration to server g mod count, each
+  // part a key of its own, so that one part's sum comes back while the next goes out (BytePS's partitions:
+  // BYTEPS_PARTITION_BYTES, 4,096,000 by default, byteps/common/global.cc). 0: every push split evenly over all
+  // servers and answered whole (MXNet's kvstore for big arrays).
+  double partition_bytes = 0;
 
   bool operator==(const ServerLayout&) const = default;
 };

@@ -26,6 +26,7 @@ struct PsSetup {
   int slow_rank = -1; // this worker computes `slowdown` times longer
   double slowdown = 1;
   int iterations = 6;
+  int partitions = 0; // > 0: the gradient in this many parts, part g to server g mod servers (BytePS), overlapped
 };
 
 engine::ReplayResult run_ps(const PsSetup& p) {
@@ -33,8 +34,11 @@ engine::ReplayResult run_ps(const PsSetup& p) {
   graph::PushPull push_pull;
   for (int j = 0; j < p.servers; ++j) {
     g.servers.push_back({p.colocated ? j : p.workers + j, p.schedule, p.staleness, p.backup, 0, 0});
-    push_pull.shards.push_back({j, p.bytes / p.servers, p.bytes / p.servers});
+    if (p.partitions == 0) push_pull.shards.push_back({j, p.bytes / p.servers, p.bytes / p.servers});
   }
+  for (int part = 0; part < p.partitions; ++part)
+    push_pull.shards.push_back({part % p.servers, p.bytes / p.partitions, p.bytes / p.partitions, part});
+  push_pull.overlapped = p.partitions > 0;
   g.programs.push_back({{graph::Op{"fwd+bwd", graph::Stream::compute, graph::Compute{p.compute, 0, 0}, {}},
                          graph::Op{"push-pull", graph::Stream::comm, push_pull, {0}}}});
   g.rank_program.assign(p.workers, 0);
@@ -83,6 +87,28 @@ TEST(ParameterServer, ColocatedShardsMatchTheScatterReduceForm) {
   const double expected = p.compute + 2.0 * (p.workers - 1) / p.workers * p.bytes / kBandwidth;
   for (const auto& rank : r.ranks)
     EXPECT_NEAR(period(rank), expected, 0.02 * expected);
+}
+
+// BytePS's partitions: k = n dedicated servers, the gradient S in P parts spread round robin. Each server takes one
+// part of each worker at a time, n S / P bytes at its NIC's B, and sends that round's sums back while the next round
+// comes in, so only the last round's answers are not hidden behind pushes: an iteration is compute + S / B + k S /
+// (P B), where the same servers answering the gradient whole take compute + 2 S / B (the test above, k = n).
+TEST(ParameterServer, PartitionsOverlapEachPartsPullWithTheNextPush) {
+  for (int parts : {8, 64}) {
+    PsSetup p;
+    p.workers = 8;
+    p.servers = 8;
+    p.partitions = parts;
+    const auto r = run_ps(p);
+    const double expected = p.compute + p.bytes / kBandwidth * (1 + static_cast<double>(p.servers) / parts);
+    for (const auto& rank : r.ranks)
+      EXPECT_NEAR(period(rank), expected, 0.02 * expected) << parts << " partitions";
+    // Each server holds parts / k of the parts: parts / k x n x S / parts bytes in, as many out, each iteration.
+    for (const auto& server : r.servers) {
+      EXPECT_NEAR(server.bytes_received, p.iterations * p.workers * p.bytes / p.servers, 1);
+      EXPECT_NEAR(server.bytes_sent, p.iterations * p.workers * p.bytes / p.servers, 1);
+    }
+  }
 }
 
 // One worker twice as slow. Tiny messages, so compute decides.

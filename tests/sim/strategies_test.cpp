@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 namespace dtsim {
 namespace {
 
@@ -303,6 +305,53 @@ TEST(Strategies, HierarchicalServersHearOnlyFromEachNodesFirstGpu) {
   const auto r = simulate(s).result;
   EXPECT_EQ(r.strategy.servers, 2);
   EXPECT_EQ(r.strategy.workers, 4);
+}
+
+// BytePS's partitions (4,096,000 bytes by default): a bucket goes out in ceil(bytes / partition) parts, the
+// iteration's g-th part to server g mod k under a key of its own, so the node's first GPU has many parts in flight and
+// takes each sum back as its round closes. Two worker nodes of 2 GPUs and 2 dedicated servers, the 8 MB gradient in
+// 1 MB parts: 8 parts, 4 on each server, so each server takes 4 MB from each pushing GPU and sends 4 MB back.
+TEST(Strategies, BytePsPushesPartitionsRoundRobinToItsServers) {
+  auto spec = named("preset:BytePS");
+  EXPECT_EQ(spec.servers.partition_bytes, 4096000);
+  spec.servers.placement = strategies::ServerPlacement::dedicated;
+  spec.servers.count = 2;
+  spec.servers.partition_bytes = 1e6;
+  auto s = test::hand_scenario({linear("fc1"), linear("fc2")}, 4, 2);
+  s.training.strategy = spec;
+  const auto plan = plan::make_plan(s);
+  ASSERT_EQ(plan.graph.servers.size(), 2u);
+  for (int rank = 0; rank < 4; ++rank) {
+    std::vector<double> pushed(2, 0), pulled(2, 0);
+    std::set<int> keys;
+    for (const auto& op : plan.graph.program_of(rank).ops) {
+      if (const auto* c = std::get_if<graph::Collective>(&op.body)) {
+        EXPECT_TRUE(c->launched_together) << op.name; // BytePS's root launches them on every GPU of the node
+        if (c->op == collectives::Operation::broadcast) {
+          EXPECT_EQ(op.stream, graph::Stream::pull);
+        }
+      }
+      const auto* push_pull = std::get_if<graph::PushPull>(&op.body);
+      if (push_pull == nullptr) continue;
+      EXPECT_TRUE(push_pull->overlapped);
+      for (const auto& shard : push_pull->shards) {
+        const int key = push_pull->key + shard.key;
+        EXPECT_EQ(shard.server, key % 2) << key;
+        keys.insert(key);
+        pushed[shard.server] += shard.push_bytes;
+        pulled[shard.server] += shard.pull_bytes;
+      }
+    }
+    const bool leader = rank % 2 == 0;
+    EXPECT_EQ(keys.size(), leader ? 8u : 0u) << rank;
+    for (int server = 0; server < 2; ++server) {
+      EXPECT_DOUBLE_EQ(pushed[server], leader ? 4e6 : 0) << rank;
+      EXPECT_DOUBLE_EQ(pulled[server], leader ? 4e6 : 0) << rank;
+    }
+  }
+  const auto r = simulate(s).result;
+  EXPECT_EQ(r.strategy.workers, 4);
+  EXPECT_EQ(r.strategy.servers, 2);
 }
 
 // BytePS's summation service: the servers only add (3 bytes of host memory traffic a byte, no optimizer: 0 s a byte
