@@ -31,7 +31,7 @@ using json = nlohmann::json;
 using detail::join;
 using detail::Reader;
 
-constexpr std::array<std::pair<Metric, std::string_view>, 11> kMetrics = {{
+constexpr std::array<std::pair<Metric, std::string_view>, 12> kMetrics = {{
     {Metric::throughput, "throughput"},
     {Metric::tokens_per_second, "tokens_per_second"},
     {Metric::iteration_seconds, "iteration_seconds"},
@@ -43,6 +43,7 @@ constexpr std::array<std::pair<Metric, std::string_view>, 11> kMetrics = {{
     {Metric::bytes_per_second, "bytes_per_second"},
     {Metric::bus_bandwidth, "bus_bandwidth"},
     {Metric::collective_time, "collective_time"},
+    {Metric::throughput_ratio, "throughput_ratio"},
 }};
 
 std::string lower(std::string text) {
@@ -158,6 +159,7 @@ KernelOp parse_op(const Reader& r, const json& op) {
 double metric_of(const report::RunResult& r, Metric metric) {
   switch (metric) {
   case Metric::throughput:
+  case Metric::throughput_ratio: // each run's; run_cases divides
     return r.throughput;
   case Metric::tokens_per_second:
     if (r.utilization.tokens_per_second <= 0)
@@ -350,6 +352,8 @@ std::vector<std::pair<std::string, double>> accepted_units(Metric m) {
   case Metric::bytes_per_second:
   case Metric::bus_bandwidth:
     return {{"B/s", 1}, {"GB/s", 1e9}, {"TB/s", 1e12}};
+  case Metric::throughput_ratio:
+    return {{"x", 1}};
   }
   return {};
 }
@@ -364,7 +368,8 @@ Case parse_case(const std::string& json_text, const std::string& file) {
   }
   if (!document.is_object()) r.fail("", "expected a JSON object (a validation case)");
   r.only(document, "",
-         {"name", "source", "measured", "note", "scenario", "set", "metric", "op", "collective", "anchor", "disputed"});
+         {"name", "source", "measured", "note", "scenario", "set", "baseline", "metric", "op", "collective", "anchor",
+          "disputed"});
   Case c;
   c.file = file;
   c.name = r.text(document, "", "name");
@@ -408,6 +413,15 @@ Case parse_case(const std::string& json_text, const std::string& file) {
     ScenarioRun run;
     run.scenario = r.text(document, "", "scenario");
     r.sets(document, "", run.sets, run.overrides);
+    if (c.metric == Metric::throughput_ratio) {
+      const auto& baseline = r.object(document, "", "baseline");
+      r.only(baseline, "/baseline", {"set"});
+      if (!baseline.contains("set"))
+        r.fail("/baseline/set", "missing; expected the overrides that make the run the ratio is taken against");
+      r.sets(baseline, "/baseline", run.baseline_sets, run.baseline_overrides);
+    } else if (document.contains("baseline")) {
+      r.fail("/baseline", "a baseline run belongs to metric \"throughput_ratio\" only");
+    }
     c.what = std::move(run);
   } else {
     if (document.contains("set")) r.fail("/set", "\"set\" overrides a scenario; an op case has none");
@@ -505,24 +519,32 @@ std::vector<Outcome> run_cases(const std::vector<Case>& cases, const std::filesy
     }
   }
   // Scenario cases simulate, each in a child process (SimGrid: one engine per process); a scenario that does not
-  // load or run fails its case only.
+  // load or run fails its case only. A ratio's baseline is a run of its own, right after the case's.
   std::vector<engine::ChildJob> work;
+  std::vector<std::size_t> first_job; // per scenario case: its run's index in `work` (the baseline's follows)
+  const auto add_run = [&](const std::string& path, const std::vector<scenario::Override>& overrides) {
+    work.push_back([path, overrides, &limit]() -> std::string {
+      return studies::run_here(scenario::load_scenario(path, overrides), limit);
+    });
+  };
   for (const auto i : scenario_cases) {
     const auto& run = std::get<ScenarioRun>(cases[i].what);
     const auto path = (root / run.scenario).string();
-    work.push_back([path, overrides = run.overrides, &limit]() -> std::string {
-      return studies::run_here(scenario::load_scenario(path, overrides), limit);
-    });
+    first_job.push_back(work.size());
+    add_run(path, run.overrides);
+    if (cases[i].metric == Metric::throughput_ratio) add_run(path, run.baseline_overrides);
   }
   auto children = studies::run_points(work, jobs, progress, {{}, nullptr, {}, limit});
+  const auto value_of = [&](std::size_t job, Metric metric) {
+    if (!children[job].ok) throw std::runtime_error(children[job].output);
+    return metric_of(report::run_result_from_json(json::parse(children[job].output)), metric);
+  };
   for (std::size_t j = 0; j < scenario_cases.size(); ++j) {
     const auto i = scenario_cases[j];
-    if (!children[j].ok) {
-      outcomes[i].error = std::move(children[j].output);
-      continue;
-    }
     try {
-      finish(i, metric_of(report::run_result_from_json(json::parse(children[j].output)), cases[i].metric));
+      double value = value_of(first_job[j], cases[i].metric);
+      if (cases[i].metric == Metric::throughput_ratio) value /= value_of(first_job[j] + 1, cases[i].metric);
+      finish(i, value);
     } catch (const std::exception& e) {
       outcomes[i].error = e.what();
     }

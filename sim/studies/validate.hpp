@@ -32,6 +32,9 @@ enum class Metric : std::uint8_t {
   bytes_per_second,  // op: its bytes (read + written) over its time
   bus_bandwidth,     // collective: nccl-tests' bus bandwidth, bytes/s (algorithm bandwidth x its factor)
   collective_time,   // collective: nccl-tests' time of one call, seconds (small sizes, where busbw rounds to 0)
+  // The run's throughput over its baseline's (ScenarioRun::baseline: the same scenario with other overrides), as a
+  // publication states one system's speed-up over another's on the same cluster
+  throughput_ratio,
 };
 std::string_view to_string(Metric m);
 bool is_op_metric(Metric m);
@@ -41,6 +44,9 @@ struct ScenarioRun {
   std::string scenario;
   std::vector<std::string> sets; // "path=value", as written
   std::vector<scenario::Override> overrides;
+  // throughput_ratio: the run it is divided by, the same scenario with these overrides instead ("baseline": {"set"})
+  std::vector<std::string> baseline_sets;
+  std::vector<scenario::Override> baseline_overrides;
 };
 
 // One kernel on a GPU profile: `batch` GEMMs C[m x n] = A[m x k] B[k x n] (FLOPs 2mnk each, bytes (mk + kn) x the

@@ -240,6 +240,43 @@ TEST(ValidationCases, CollectiveTimeIsTheTimeOfOneCall) {
   expect_refused(d, "/measured/unit", "us");
 }
 
+// A speed-up as a publication states one: the case's throughput over its baseline's, both runs of the same scenario.
+// It is the quotient of the two throughputs the plain cases predict, and 1 against a baseline that is the same run.
+TEST(ValidationCases, AThroughputRatioDividesTheCaseByItsBaseline) {
+  auto ratio = scenario_case();
+  ratio["metric"] = "throughput_ratio";
+  ratio["measured"] = {{"value", 1.5}, {"unit", "x"}};
+  ratio["set"] = {"cluster.nodes=2"};
+  ratio["baseline"] = {{"set", {"cluster.nodes=1"}}};
+  auto two = scenario_case();
+  two["set"] = {"cluster.nodes=2"};
+  auto same = ratio;
+  same["baseline"]["set"] = {"cluster.nodes=2"};
+  const auto outcomes = run_cases({parse_case(ratio.dump(), "r.json"), parse_case(two.dump(), "2.json"),
+                                   parse_case(scenario_case().dump(), "1.json"), parse_case(same.dump(), "s.json")},
+                                  kRoot, 1);
+  for (const auto& o : outcomes)
+    ASSERT_TRUE(o.ok) << o.error;
+  EXPECT_DOUBLE_EQ(outcomes[0].predicted, outcomes[1].predicted / outcomes[2].predicted);
+  EXPECT_DOUBLE_EQ(outcomes[3].predicted, 1);
+
+  auto d = ratio;
+  d.erase("baseline");
+  expect_refused(d, "/baseline", "missing field \"baseline\"");
+  d = ratio;
+  d["baseline"] = nlohmann::json::object();
+  expect_refused(d, "/baseline/set", "the run the ratio is taken against");
+  d = ratio;
+  d["baseline"]["sets"] = {"cluster.nodes=1"};
+  expect_refused(d, "/baseline/sets", "unknown field");
+  d = ratio;
+  d["measured"]["unit"] = "images/s";
+  expect_refused(d, "/measured/unit", "x");
+  d = scenario_case();
+  d["baseline"] = ratio["baseline"];
+  expect_refused(d, "/baseline", "throughput_ratio");
+}
+
 TEST(ValidationCases, OpCasesArePricedByTheCostModel) {
   auto d = op_case();
   const auto c = parse_case(d.dump(), "o.json");
