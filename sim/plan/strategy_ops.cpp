@@ -147,7 +147,13 @@ std::uint32_t DataParallelPlanner::push_bucket(const Bucket& bucket, std::size_t
   dense_bytes_ += bucket.bytes;
   compressed_bytes_ += push;
   const auto name = fmt::format("push-pull bucket {} ({:.2f} MiB)", index, push / (1 << 20));
+  // A summation service with one pusher has nothing to sum: BytePS with one worker machine runs without its servers
+  // (BytePS's docs/best-practice.md: with DMLC_NUM_WORKER=1 "BytePS will not use the parameter servers"), so the
+  // node's reduce and broadcast are all there is.
+  const int nodes = (layout_.workers + s_.cluster.gpus_per_node - 1) / s_.cluster.gpus_per_node;
+  const bool alone = strategy_.servers.sums_only && (strategy_.servers.hierarchical ? nodes : layout_.workers) == 1;
   const auto send = [&](std::vector<std::uint32_t> after) {
+    if (alone) return after.back();
     if (strategy_.servers.partition_bytes > 0) return push_partitions(bucket.bytes, push, pull, name, std::move(after));
     return push_pull(push, pull, static_cast<int>(index), name, std::move(after));
   };
@@ -159,7 +165,6 @@ std::uint32_t DataParallelPlanner::push_bucket(const Bucket& bucket, std::size_t
                              std::move(deps), group);
   const auto reduce = last;
   if (leader) last = send({last});
-  const int nodes = (layout_.workers + s_.cluster.gpus_per_node - 1) / s_.cluster.gpus_per_node;
   const bool partitioned = strategy_.servers.partition_bytes > 0;
   const auto broadcast =
       add_collective(Operation::broadcast, bucket.elements * stored_weight_bytes(),

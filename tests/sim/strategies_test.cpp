@@ -354,6 +354,28 @@ TEST(Strategies, BytePsPushesPartitionsRoundRobinToItsServers) {
   EXPECT_EQ(r.strategy.servers, 2);
 }
 
+// BytePS with one worker machine runs without its servers (its best practice: with DMLC_NUM_WORKER=1 "BytePS will not
+// use the parameter servers"): one node of 2 GPUs and a dedicated server node reduce and broadcast in the node, and
+// push nothing.
+TEST(Strategies, BytePsOnOneWorkerMachinePushesNothing) {
+  auto spec = named("preset:BytePS");
+  spec.servers.placement = strategies::ServerPlacement::dedicated;
+  spec.servers.count = 1;
+  auto s = test::hand_scenario({linear("fc1"), linear("fc2")}, 2, 2);
+  s.training.strategy = spec;
+  const auto plan = plan::make_plan(s);
+  for (int rank = 0; rank < 2; ++rank) {
+    int push_pulls = 0, in_node = 0;
+    for (const auto& op : plan.graph.program_of(rank).ops) {
+      push_pulls += std::holds_alternative<graph::PushPull>(op.body);
+      in_node += std::holds_alternative<graph::Collective>(op.body);
+    }
+    EXPECT_EQ(push_pulls, 0) << rank;
+    EXPECT_EQ(in_node, 2 * plan.buckets) << rank; // a reduce and a broadcast per bucket
+  }
+  EXPECT_GT(simulate(s).result.throughput, 0);
+}
+
 // BytePS's summation service: the servers only add (3 bytes of host memory traffic a byte, no optimizer: 0 s a byte
 // to update), and every worker keeps its optimizer states and steps on the pulled sum, as plain data parallelism
 // does. The plain parameter server applies momentum SGD there instead (20 B a parameter over 4 B of gradient at the
