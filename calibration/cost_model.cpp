@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 
 namespace dtsim::calibration {
@@ -59,9 +60,9 @@ Terms measured_terms(const GpuProfile& gpu, const KernelCost& c, const Efficienc
 
 // GEMMs and convolutions: each GEMM a kernel of its own, its time the longer of its tiles' math and its HBM traffic.
 // A fused attention kernel: its tiles' math against the whole kernel's traffic.
-Terms modelled_terms(const GpuProfile& gpu, const KernelCost& c) {
+Terms modelled_terms(const GpuProfile& gpu, const KernelCost& c, std::optional<double> ceiling_override = {}) {
   const Precision p = math_precision(c.precision);
-  const double aligned_ceiling = gpu.efficiency(c.kind, p);
+  const double aligned_ceiling = ceiling_override ? *ceiling_override : gpu.efficiency(c.kind, p);
   const auto slow = gpu.gemm_unaligned_efficiency.find(p);
   if (c.gemms.empty())
     return {c.flops > 0 ? c.flops / (gpu.peak(p) * aligned_ceiling) : 0.0, hbm_seconds(gpu, c.bytes, p), false};
@@ -123,19 +124,24 @@ KernelCost fused_attention_kernel(KernelClass library, double s, double d, doubl
   return k;
 }
 
-KernelTime kernel_timing(const GpuProfile& gpu, const KernelCost& c) {
-  if (c.flops < 0 || c.bytes < 0 || c.kernels < 0)
-    throw std::invalid_argument(
-        fmt::format("kernel_time: negative cost (flops {}, bytes {}, kernels {})", c.flops, c.bytes, c.kernels));
-  if (!(c.stream_share > 0 && c.stream_share <= 1))
-    throw std::invalid_argument(fmt::format("kernel_time: stream share {} outside (0, 1]", c.stream_share));
-  Terms t;
-  if (c.kind == KernelClass::memory)
-    t = memory_terms(gpu, c);
-  else if (const EfficiencyCurve* curve = gpu.curve(c.kind, c.precision))
-    t = measured_terms(gpu, c, *curve);
-  else
-    t = modelled_terms(gpu, c);
+namespace {
+
+// The Winograd form of a 3x3, stride-1 convolution (KernelCost::winograd), where the profile rates it and no measured
+// curve (which holds whatever algorithm cuDNN chose) prices convolutions: F(4x4, 3x3) multiplies kWinogradShare of a
+// direct convolution's products, so each implicit GEMM's k is that share; the image, output and
+// weights move as before (the transforms' own traffic is in the measured efficiency).
+std::optional<KernelCost> winograd_form(const GpuProfile& gpu, const KernelCost& c) {
+  if (c.kind != KernelClass::convolution || !c.winograd || c.gemms.empty()) return std::nullopt;
+  if (!gpu.winograd_efficiency.contains(math_precision(c.precision)) || gpu.curve(c.kind, c.precision))
+    return std::nullopt;
+  KernelCost w = c;
+  for (auto& g : w.gemms)
+    g.k *= kWinogradShare;
+  w.flops = c.flops * kWinogradShare;
+  return w;
+}
+
+KernelTime timing_of(const GpuProfile& gpu, const KernelCost& c, const Terms& t) {
   // Per GEMM the longer term counted; for one kernel the longer of the two.
   const bool summed =
       c.kind != KernelClass::memory && !fused_attention(c.kind) && !c.gemms.empty() && !gpu.curve(c.kind, c.precision);
@@ -153,6 +159,32 @@ KernelTime kernel_timing(const GpuProfile& gpu, const KernelCost& c) {
   out.math_seconds = summed ? t.math : t.math >= t.memory ? t.math : 0.0;
   out.joules = kernel_joules(gpu, c);
   return out;
+}
+
+} // namespace
+
+KernelTime kernel_timing(const GpuProfile& gpu, const KernelCost& c) {
+  if (c.flops < 0 || c.bytes < 0 || c.kernels < 0)
+    throw std::invalid_argument(
+        fmt::format("kernel_time: negative cost (flops {}, bytes {}, kernels {})", c.flops, c.bytes, c.kernels));
+  if (!(c.stream_share > 0 && c.stream_share <= 1))
+    throw std::invalid_argument(fmt::format("kernel_time: stream share {} outside (0, 1]", c.stream_share));
+  Terms t;
+  if (c.kind == KernelClass::memory)
+    t = memory_terms(gpu, c);
+  else if (const EfficiencyCurve* curve = gpu.curve(c.kind, c.precision))
+    t = measured_terms(gpu, c, *curve);
+  else
+    t = modelled_terms(gpu, c);
+  KernelTime direct = timing_of(gpu, c, t);
+  // cudnnFind times both algorithms and keeps the faster.
+  if (const auto w = winograd_form(gpu, c)) {
+    KernelTime winograd =
+        timing_of(gpu, *w, modelled_terms(gpu, *w, gpu.winograd_efficiency.at(math_precision(c.precision))));
+    winograd.winograd = true;
+    if (winograd.seconds < direct.seconds) return winograd;
+  }
+  return direct;
 }
 
 double kernel_time(const GpuProfile& gpu, const KernelCost& cost) {

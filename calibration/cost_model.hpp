@@ -19,6 +19,10 @@
 
 namespace dtsim::calibration {
 
+// The share of a direct convolution's multiplications Winograd's F(4x4, 3x3) does: 36 for 16 outputs of a 3x3 filter
+// where direct convolution does 16 x 9 = 144 (Lavin and Gray 2016, section 4).
+inline constexpr double kWinogradShare = 36.0 / 144.0;
+
 struct KernelCost {
   KernelClass kind = KernelClass::memory;
   Precision precision = Precision::fp32;
@@ -35,6 +39,10 @@ struct KernelCost {
   // reads the strided halves of one tensor (a gated activation), as measured for the framework that runs it
   // (calibration/frameworks/*.json, stream_shares).
   double stream_share = 1;
+  // A 3x3, stride-1, ungrouped convolution: cuDNN may run it as a Winograd transform instead of an implicit GEMM, and
+  // its search (cudnnFind, a framework's benchmark mode) takes the faster. Priced both ways where the profile rates
+  // Winograd for the precision (GpuProfile::winograd_efficiency); the faster is its time.
+  bool winograd = false;
 };
 
 // What sets a kernel's time: the math units, HBM bandwidth, the L2 feeding small tiles, or the per-kernel overhead.
@@ -52,6 +60,7 @@ struct KernelTime {
   // limit (calibration/sustained_clock.hpp; 0 where the profile has no sustained figures).
   double math_seconds = 0;
   double joules = 0;
+  bool winograd = false; // a convolution priced as a Winograd transform (KernelCost::winograd): kWinogradShare FLOPs
 };
 
 // A fused attention kernel over `heads` heads (times samples) of sequence s and head dimension d, of `library`

@@ -10,7 +10,8 @@
 //    "compute_capability": 9.0,                                    // optional: CUDA's; absent: not an NCCL GPU
 //    "efficiency": {"gemm": {precision: (0, 1]}, "convolution": {precision: (0, 1]},  // same keys as peak_flops
 //                   "attention": {precision: (0, 1]},   // optional: fused (flash) attention, where the GPU has it
-//                   "gemm_unaligned": {precision: (0, 1]}},  // optional: GEMMs with a dimension off 16 bytes
+//                   "gemm_unaligned": {precision: (0, 1]},  // optional: GEMMs with a dimension off 16 bytes
+//                   "convolution_winograd": {precision: (0, 1]}},  // optional: 3x3 stride-1 convolutions as Winograd
 //    "efficiency_curves": {                              // optional: measured curves (dtsim calibrate)
 //       "gemm": {precision: [[FLOPs, efficiency], ...]}, "convolution": {...}, "attention": {...},
 //       "memory": [[bytes, efficiency], ...]},
@@ -235,7 +236,8 @@ GpuProfile parse_profile(const std::string& json_text, const std::string& origin
     g.pcie_efficiency = r.fraction(links.at("pcie_efficiency"), "/links/pcie_efficiency");
 
   const json& eff = r.member(doc, "", "efficiency", "an object with gemm and convolution");
-  r.expect_object(eff, "/efficiency", {"gemm", "convolution", "attention", "attention_cudnn", "gemm_unaligned"});
+  r.expect_object(eff, "/efficiency",
+                  {"gemm", "convolution", "attention", "attention_cudnn", "gemm_unaligned", "convolution_winograd"});
   g.gemm_efficiency = r.by_precision(r.member(eff, "/efficiency", "gemm", "an object of fractions by precision"),
                                      "/efficiency/gemm", true);
   g.conv_efficiency = r.by_precision(r.member(eff, "/efficiency", "convolution", "an object of fractions by precision"),
@@ -254,6 +256,7 @@ GpuProfile parse_profile(const std::string& json_text, const std::string& origin
   optional_table("attention", g.attention_efficiency);
   optional_table("attention_cudnn", g.cudnn_attention_efficiency);
   optional_table("gemm_unaligned", g.gemm_unaligned_efficiency);
+  optional_table("convolution_winograd", g.winograd_efficiency);
   read_curves(r, doc, g);
 
   g.launch_overhead = r.non_negative(doc, "", "launch_overhead", "seconds");
@@ -341,6 +344,8 @@ std::string profile_to_json(const GpuProfile& g) {
     eff += fmt::format(",\n    \"attention_cudnn\": {}", by_precision_inline(g.cudnn_attention_efficiency));
   if (!g.gemm_unaligned_efficiency.empty())
     eff += fmt::format(",\n    \"gemm_unaligned\": {}", by_precision_inline(g.gemm_unaligned_efficiency));
+  if (!g.winograd_efficiency.empty())
+    eff += fmt::format(",\n    \"convolution_winograd\": {}", by_precision_inline(g.winograd_efficiency));
   fields.push_back(eff + "\n  }");
   std::vector<std::string> curves;
   const std::pair<const char*, KernelClass> classes[] = {

@@ -82,6 +82,10 @@ struct GpuProfile {
   // kernels: cuBLAS falls back to alignment-1 kernels, whose rate is this share of the peak at most (measured; empty:
   // not known, such GEMMs priced as aligned ones).
   std::map<Precision, double> gemm_unaligned_efficiency;
+  // cuDNN's Winograd convolution of 3x3, stride-1 filters, F(4x4, 3x3) (Lavin and Gray 2016: 36 multiplications for
+  // 16 outputs where a direct convolution takes 144, so a quarter of its FLOPs): the share of the peak its batched
+  // GEMMs and transforms reach on those FLOPs, where measured (empty: convolutions run as implicit GEMMs only).
+  std::map<Precision, double> winograd_efficiency;
   double memory_efficiency = 1.0; // fraction of memory_bandwidth reached by streaming kernels
   double memory_latency = 0;      // seconds of one load from HBM (0: not known); a GEMM wave waits it once
   double l2_bandwidth = 0;        // bytes/s the L2 cache delivers to the SMs (0: not known, tiles never L2-bound)

@@ -108,6 +108,7 @@ struct Layer {
   MemoryOp memory_op = MemoryOp::generic; // memory-bound ops: what they compute
   bool bias = false;                      // matmuls and convolutions: a bias vector, whose gradient backward reduces
   bool vocabulary_columns = false;        // a matmul whose n is the vocabulary (an LM head), which frameworks may pad
+  bool conv3x3_stride1 = false; // an ungrouped 3x3, stride-1 convolution: cuDNN may run it as a Winograd transform
 };
 
 // The GEMMs `batch` samples run in a layer's forward: its `gemm` with m scaled by the batch, or an attention

@@ -60,6 +60,7 @@ void NetBuilder::conv(const std::string& name, std::int64_t out_channels, std::p
   const double macs = static_cast<double>(weights) * static_cast<double>(out.height * out.width);
   push(name, LayerKind::convolution, 2 * macs, weights + (bias ? out_channels : 0), shape_.elements(), out);
   layers_.back().bias = bias;
+  layers_.back().conv3x3_stride1 = kh == 3 && kw == 3 && stride == 1 && groups == 1;
   // k = Cin/groups x kernel area, from the weights: push() has moved shape_ on to the output.
   layers_.back().gemm = {out.height * out.width, out_channels / groups, weights / out_channels, groups};
 }

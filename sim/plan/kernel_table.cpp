@@ -46,7 +46,9 @@ void KernelTable::add(const calibration::KernelCost& kernel, const calibration::
   if (first_seen) {
     const std::string precision{
         calibration::to_string(memory ? calibration::Precision::fp32 : calibration::math_precision(kernel.precision))};
-    Key key{kernel.name, std::string(kind_name(kernel.kind)), shape_of(kernel), memory ? std::string() : precision};
+    // A convolution cuDNN runs as a Winograd transform does a quarter of the multiplications (kWinogradShare).
+    const std::string kind = time.winograd ? "winograd convolution" : std::string(kind_name(kernel.kind));
+    Key key{kernel.name, kind, shape_of(kernel), memory ? std::string() : precision};
     auto [it, fresh] = rows_.try_emplace(key);
     KernelRow& row = it->second;
     if (fresh) {
@@ -54,7 +56,7 @@ void KernelTable::add(const calibration::KernelCost& kernel, const calibration::
       row.kind = std::get<1>(key);
       row.shape = std::get<2>(key);
       row.precision = std::get<3>(key);
-      row.flops = kernel.flops / kernel.kernels;
+      row.flops = kernel.flops / kernel.kernels * (time.winograd ? calibration::kWinogradShare : 1);
       row.bytes = kernel.bytes / kernel.kernels;
       row.efficiency = time.efficiency;
       row.bound = std::string(calibration::to_string(time.bound));

@@ -231,6 +231,7 @@ OpCost gemm_forward(const models::Layer& layer, const CostContext& c) {
     cost.kernels.push_back(memory_kernel("autocast weight cast", (kFp32Bytes + 2) * d(layer.parameters)));
   cost.kernels.push_back(
       gemm_kernel(gemm_class(layer.kind), conv ? "conv fprop" : std::string(kForwardGemm), c.precision, g));
+  cost.kernels.back().winograd = layer.conv3x3_stride1;
   return cost;
 }
 
@@ -247,7 +248,9 @@ OpCost gemm_backward(const models::Layer& layer, const CostContext& c) {
   GemmDims weight{f.k, f.n, f.m, f.count, f.bytes, f.unaligned};
   cost.kernels.push_back(
       gemm_kernel(gemm_class(layer.kind), conv ? "conv dgrad" : std::string(kDataGradientGemm), c.precision, data));
+  cost.kernels.back().winograd = layer.conv3x3_stride1; // a 3x3, stride-1 convolution of the output's gradient
   cost.kernels.push_back(gemm_kernel(gemm_class(layer.kind), conv ? "conv wgrad" : "gemm wgrad", c.precision, weight));
+  cost.kernels.back().winograd = layer.conv3x3_stride1; // cuDNN's Winograd weight gradient (nonfused)
   if (layer.bias) cost.kernels.push_back(memory_kernel("bias grad", f.m * f.n * f.count * e));
   if (autocast(c) && layer.parameters > 0) // the cast's gradient: the 16-bit weight gradient back to fp32
     cost.kernels.push_back(memory_kernel("autocast weight grad cast", (2 + kFp32Bytes) * d(layer.parameters)));

@@ -66,7 +66,7 @@ std::vector<std::string> metric_names(Level level) {
 KernelOp parse_op(const Reader& r, const json& op) {
   r.only(op, "/op",
          {"profile", "kind", "precision", "m", "n", "k", "batch", "bytes", "sequence", "head_dim", "causal", "backward",
-          "sustained", "kernels", "framework", "memory_op"});
+          "sustained", "kernels", "framework", "memory_op", "winograd"});
   KernelOp out;
   const auto flag = [&](const char* key, bool& field) {
     if (!op.contains(key)) return;
@@ -91,7 +91,7 @@ KernelOp parse_op(const Reader& r, const json& op) {
     const bool conv = kind == "convolution";
     out.kind = conv ? calibration::KernelClass::convolution : calibration::KernelClass::gemm;
     if (conv)
-      r.only(op, "/op", {"profile", "kind", "precision", "m", "n", "k", "batch", "bytes", "sustained"});
+      r.only(op, "/op", {"profile", "kind", "precision", "m", "n", "k", "batch", "bytes", "sustained", "winograd"});
     else
       r.only(op, "/op", {"profile", "kind", "precision", "m", "n", "k", "batch", "sustained"});
     out.precision = precision();
@@ -100,6 +100,7 @@ KernelOp parse_op(const Reader& r, const json& op) {
     out.k = r.positive(op, "/op", "k");
     if (op.contains("batch")) out.batch = r.positive(op, "/op", "batch");
     if (conv) out.bytes = r.positive(op, "/op", "bytes");
+    flag("winograd", out.winograd); // a 3x3, stride-1 convolution: Winograd or implicit GEMM, the faster
     // A row-major C = A B: k leads A, n leads B and C.
     out.unaligned = !conv && calibration::off_16_bytes({out.n, out.k}, out.precision);
   } else if (kind == "attention" || kind == "cudnn_attention") {
@@ -257,6 +258,7 @@ calibration::KernelCost KernelOp::cost() const {
                         : batch * ((m * k + k * n) * calibration::gemm_input_bytes(precision) +
                                    m * n * calibration::gemm_output_bytes(precision));
   c.gemms = {g};
+  c.winograd = winograd;
   return c;
 }
 

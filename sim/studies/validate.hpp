@@ -66,6 +66,7 @@ struct KernelOp {
   bool causal = true, backward = false;
   bool sustained = false;
   bool unaligned = false;  // a GEMM's leading dimension off 16 bytes (calibration::GemmDims::unaligned)
+  bool winograd = false;   // convolution: 3x3, stride 1 (calibration::KernelCost::winograd)
   int kernels = 1;         // memory: launches, each paying the launch overhead
   double stream_share = 1; // memory: a framework's kernel at its measured share of the streaming rate
   calibration::KernelCost cost() const;

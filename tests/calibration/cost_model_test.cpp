@@ -30,6 +30,28 @@ TEST(KernelTime, ComputeBoundGemmByHand) {
   EXPECT_DOUBLE_EQ(kernel_time(hand_profile(), {KernelClass::convolution, Precision::fp16, 1e12, 1e9, 2}), 0.04001);
 }
 
+// A 3x3, stride-1 convolution cuDNN may run as Winograd's F(4x4, 3x3): a quarter of the multiplications, at the
+// profile's Winograd efficiency; cudnnFind keeps whichever is faster. 1e11 FLOPs (m 1e5, n 250, k 2000), fp32:
+//   direct:   1e11 / (20e12 x 0.25) = 0.02 s
+//   Winograd: 2.5e10 / (20e12 x 0.15) = 0.008333 s, the faster; its image (1e8 B, 1.25e-4 s) streams meanwhile
+// each + 5e-6 s of launch. At a Winograd efficiency of 0.05 (2.5e10 / 1e12 = 0.025 s) the direct form is kept.
+TEST(KernelTime, AWinogradConvolutionDoesAQuarterOfTheMultiplicationsWhenThatIsFaster) {
+  GpuProfile g = hand_profile();
+  KernelCost conv{KernelClass::convolution, Precision::fp32, 1e11, 1e8, 1};
+  conv.gemms = {{1e5, 250, 2000, 1, 1e8}};
+  EXPECT_DOUBLE_EQ(kernel_time(g, conv), 0.020005); // no Winograd rate in the profile
+  g.winograd_efficiency = {{Precision::fp32, 0.15}};
+  EXPECT_DOUBLE_EQ(kernel_time(g, conv), 0.020005); // not a 3x3, stride-1 convolution
+  conv.winograd = true;
+  const auto t = kernel_timing(g, conv);
+  EXPECT_TRUE(t.winograd);
+  EXPECT_NEAR(t.seconds, 2.5e10 / 3e12 + 5e-6, 1e-12);
+  EXPECT_NEAR(t.efficiency, 2.5e10 / t.seconds / 20e12, 1e-12); // of the FLOPs it does: never above 1
+  g.winograd_efficiency = {{Precision::fp32, 0.05}};
+  EXPECT_FALSE(kernel_timing(g, conv).winograd);
+  EXPECT_DOUBLE_EQ(kernel_time(g, conv), 0.020005);
+}
+
 TEST(KernelTime, MemoryBoundKernelByHand) {
   // memory:  4e9 B / (1e12 B/s * 0.8)         = 0.005 s
   // compute: 1e9 FLOP / 20e12 FLOP/s (fp32 peak, efficiency 1: CUDA cores) = 0.00005 s
