@@ -314,6 +314,7 @@ json to_json(const RunResult& r) {
       {"gradient_bytes", r.gradient_bytes},
       {"allreduce_buckets", r.buckets},
       {"allreduce_algorithms", r.allreduce_algorithms},
+      {"nccl", r.nccl},
       {"busiest_links", links},
       {"busiest_links_by_kind", links_json(r.busiest_links_by_kind)},
       {"memory_per_gpu", memory},
@@ -387,6 +388,7 @@ RunResult run_result_from_json(const json& j) {
   r.gradient_bytes = j.at("gradient_bytes");
   r.buckets = j.at("allreduce_buckets");
   r.allreduce_algorithms = j.at("allreduce_algorithms").get<std::vector<std::string>>();
+  r.nccl = j.value("nccl", std::string());
   const auto read_links = [](const json& list, std::vector<LinkUsage>& into) {
     for (const auto& l : list)
       into.push_back(

@@ -172,6 +172,7 @@ struct RunResult {
   double gradient_bytes = 0;
   int buckets = 0;
   std::vector<std::string> allreduce_algorithms;
+  std::string nccl; // the NCCL release whose algorithms and pipelines ran (training.nccl), "2.30.7" by default
   std::vector<LinkUsage> busiest_links; // highest utilization first
   // The busiest few of each kind of link (NVLink, PCIe, NIC, network switches), by kind then utilization: a lightly
   // used class shows beside the saturated one instead of being cut from the overall top.

@@ -1,4 +1,5 @@
 // From a replay's raw timelines to the figures a run reports.
+#include "sim/collectives/nccl_release.hpp"
 #include "sim/plan/input_pipeline.hpp"
 #include "sim/report/attribution.hpp"
 #include "sim/report/energy.hpp"
@@ -268,6 +269,7 @@ RunResult summarize(const scenario::Scenario& s, const plan::Plan& plan, const e
   r.gradient_bytes = plan.gradient_bytes;
   r.buckets = plan.buckets;
   r.allreduce_algorithms = plan.allreduce_algorithms;
+  r.nccl = collectives::nccl_version_name(s.cluster.nccl_version);
   r.memory = plan.memory;
   r.kernels = plan.kernels;
   r.host_wait_seconds = plan.host_wait_seconds;

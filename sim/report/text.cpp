@@ -1,4 +1,5 @@
 // The human-readable report of `dtsim run`.
+#include "sim/collectives/nccl_release.hpp"
 #include "sim/report/format.hpp"
 #include "sim/report/result.hpp"
 
@@ -171,6 +172,10 @@ std::string format_summary(const RunResult& r) {
        format_bytes(r.gradient_bytes) + fmt::format(" in {} bucket{}", r.buckets, r.buckets == 1 ? "" : "s"));
   if (!r.allreduce_algorithms.empty())
     line("collective algorithms", fmt::format("{}", fmt::join(r.allreduce_algorithms, ", ")));
+  // An older release's choices differ (nccl_release.hpp): said wherever the scenario named one.
+  if (!r.nccl.empty() && r.nccl != collectives::nccl_version_name(collectives::kNcclTuningVersion))
+    line("NCCL release", fmt::format("{} (training.nccl; the tuning's constants are {}'s)", r.nccl,
+                                     collectives::nccl_version_name(collectives::kNcclTuningVersion)));
   line("bytes sent per GPU", format_bytes(r.bytes_sent_per_gpu) + " per iteration");
   if (!r.busiest_links.empty()) {
     out += "\nBusiest links (mean utilization over the run)\n";

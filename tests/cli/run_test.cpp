@@ -73,6 +73,20 @@ TEST(RunOutput, JsonAndTraceDescribeTheRun) {
   EXPECT_GT(complete, 0);
 }
 
+// The NCCL release a scenario names is in the report and the result; the default's line is left out.
+TEST(RunOutput, TheReportNamesANonDefaultNcclRelease) {
+  TempDir dir;
+  const auto scenario = "'" + (kScenarios / "quickstart.json").string() + "' --set cluster.nodes=2";
+  const auto older = run_dtsim("run " + scenario + " --set training.nccl=2.6.3", dir);
+  ASSERT_EQ(older.status, 0) << older.err;
+  EXPECT_NE(older.out.find("NCCL release                 2.6.3 (training.nccl"), std::string::npos) << older.out;
+  const auto current = run_dtsim("run " + scenario + " --json -", dir);
+  ASSERT_EQ(current.status, 0) << current.err;
+  EXPECT_EQ(nlohmann::json::parse(current.out).at("nccl"), "2.30.7");
+  const auto text = run_dtsim("run " + scenario, dir);
+  EXPECT_EQ(text.out.find("NCCL release"), std::string::npos) << text.out;
+}
+
 TEST(Sweep, PrintsSpeedupAndWritesCsv) {
   TempDir dir;
   const auto csv = dir.path() / "sweep.csv";
