@@ -91,7 +91,7 @@ Plan DataParallelPlanner::build() {
   // then run on a stream of their own, in an order of their own (BytePS's broadcast loop).
   if (strategies::uses_servers(strategy_) && strategy_.servers.hierarchical)
     for (int copy = 0; copy < (strategy_.servers.partition_bytes > 0 ? 2 : 1); ++copy)
-      for (int node = 0; node * s_.cluster.gpus_per_node < workers; ++node) {
+      for (int node = 0; node < worker_nodes(); ++node) {
         std::vector<int> members;
         for (int g = 0; g < s_.cluster.gpus_per_node; ++g)
           members.push_back(node * s_.cluster.gpus_per_node + g);

@@ -102,6 +102,7 @@ private:
   double stored_weight_bytes() const;
   bool worker_steps() const; // false where the servers apply the optimizer
   int node_group(int rank) const;
+  int worker_nodes() const; // nodes holding the workers (the last may be partly filled)
 
   const scenario::Scenario& s_;
   const strategies::StrategySpec& strategy_;

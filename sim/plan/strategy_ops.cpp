@@ -12,14 +12,12 @@
 //   local_sgd         the model all-reduced every H steps (Lin et al. 2020, "Don't use large mini-batches")
 //   easgd             the model sent to the centre variable's server every tau steps and the centre pulled back
 //                     (Zhang et al. 2015)
+#include "sim/collectives/detail.hpp"
 #include "sim/plan/data_parallel.hpp"
 #include "sim/strategies/compression.hpp"
 #include "sim/strategies/mixing.hpp"
 
 #include <fmt/format.h>
-
-#include <algorithm>
-#include <cmath>
 
 namespace dtsim::plan::detail {
 
@@ -56,6 +54,10 @@ std::pair<std::int64_t, std::int64_t> weight_matrix(const models::Layer& layer) 
 
 int DataParallelPlanner::node_group(int rank) const {
   return 1 + rank / s_.cluster.gpus_per_node;
+}
+
+int DataParallelPlanner::worker_nodes() const {
+  return (layout_.workers + s_.cluster.gpus_per_node - 1) / s_.cluster.gpus_per_node;
 }
 
 // The bytes a bucket goes out as, and the collective that can carry them.
@@ -150,7 +152,7 @@ std::uint32_t DataParallelPlanner::push_bucket(const Bucket& bucket, std::size_t
   // A summation service with one pusher has nothing to sum: BytePS with one worker machine runs without its servers
   // (BytePS's docs/best-practice.md: with DMLC_NUM_WORKER=1 "BytePS will not use the parameter servers"), so the
   // node's reduce and broadcast are all there is.
-  const int nodes = (layout_.workers + s_.cluster.gpus_per_node - 1) / s_.cluster.gpus_per_node;
+  const int nodes = worker_nodes();
   const bool alone = strategy_.servers.sums_only && (strategy_.servers.hierarchical ? nodes : layout_.workers) == 1;
   const auto send = [&](std::vector<std::uint32_t> after) {
     if (alone) return after.back();
@@ -197,11 +199,9 @@ std::uint32_t DataParallelPlanner::push_pull(double push_bytes, double pull_byte
 // last byte in before its first byte goes back.
 std::uint32_t DataParallelPlanner::push_partitions(double dense_bytes, double push_bytes, double pull_bytes,
                                                    std::string name, std::vector<std::uint32_t> deps) {
-  // At most kMaxPartitions a bucket (larger ones in larger parts): the replay keeps a transfer in flight per part,
-  // and past a thousand parts the pipeline's fill, one part's round trip, is under 0.1% of the bucket's.
-  constexpr double kMaxPartitions = 1024;
-  const auto parts = std::clamp(std::ceil(dense_bytes / strategy_.servers.partition_bytes - 1e-9), 1.0,
-                                kMaxPartitions); // 1e-9: exact multiples
+  // At most kMaxPipelineChunks (1024) a bucket, larger ones in larger parts: the replay keeps a transfer in flight per
+  // part, and past a thousand parts the pipeline's fill, one part's round trip, is under 0.1% of the bucket's.
+  const double parts = collectives::detail::pipeline_chunks(dense_bytes, strategy_.servers.partition_bytes);
   const auto servers = static_cast<int>(layout_.server_endpoints.size());
   graph::PushPull op;
   op.key = next_partition_;
