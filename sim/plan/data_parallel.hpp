@@ -94,6 +94,8 @@ private:
   std::uint32_t push_pull(double push_bytes, double pull_bytes, int key, std::string name,
                           std::vector<std::uint32_t> deps);
   std::uint32_t push_bucket(const Bucket& bucket, std::size_t index, std::vector<std::uint32_t> deps);
+  std::uint32_t push_tensors(const Bucket& bucket, double push_bytes, double pull_bytes, int key, std::string name,
+                             std::vector<std::uint32_t> deps);
   std::uint32_t push_partitions(double dense_bytes, double push_bytes, double pull_bytes, std::string name,
                                 std::vector<std::uint32_t> deps);
   void add_model_exchange_before(); // posted with the iteration's first ops (D-PSGD, AD-PSGD, gossip)

@@ -3,6 +3,7 @@
 #include "sim/plan/op_cost.hpp"
 #include "sim/plan/random.hpp"
 #include "sim/strategies/mixing.hpp"
+#include "sim/strategies/placement.hpp"
 
 #include <cmath>
 #include <numbers>
@@ -25,6 +26,10 @@ StrategyLayout strategy_layout(const scenario::Scenario& s) {
   const int count = dedicated > 0 ? dedicated : strategy.servers.count > 0 ? strategy.servers.count : c.nodes;
   for (int j = 0; j < count; ++j)
     layout.server_endpoints.push_back(((dedicated > 0 ? first_node + j : j) % c.nodes) * c.gpus_per_node);
+  std::vector<std::int64_t> parameters;
+  for (const auto& layer : s.model.workload.layers)
+    parameters.push_back(layer.parameters);
+  layout.layer_server = strategies::tensor_servers(strategy.servers.tensors, parameters, count);
   return layout;
 }
 

@@ -13,6 +13,9 @@ namespace dtsim::plan {
 struct StrategyLayout {
   int workers = 0;                   // ranks that train: GPUs 0 .. workers-1
   std::vector<int> server_endpoints; // per shard: the GPU whose host (and NIC) runs it
+  // Per layer of the model: the shard holding its parameters whole (strategies::tensor_servers); all -1 where every
+  // push is split over the shards.
+  std::vector<int> layer_server;
 };
 
 StrategyLayout strategy_layout(const scenario::Scenario& s);

@@ -157,6 +157,8 @@ std::uint32_t DataParallelPlanner::push_bucket(const Bucket& bucket, std::size_t
   const auto send = [&](std::vector<std::uint32_t> after) {
     if (alone) return after.back();
     if (strategy_.servers.partition_bytes > 0) return push_partitions(bucket.bytes, push, pull, name, std::move(after));
+    if (strategy_.servers.tensors != strategies::TensorPlacement::split)
+      return push_tensors(bucket, push, pull, static_cast<int>(index), name, std::move(after));
     return push_pull(push, pull, static_cast<int>(index), name, std::move(after));
   };
   if (!strategy_.servers.hierarchical) return send(std::move(deps));
@@ -190,6 +192,27 @@ std::uint32_t DataParallelPlanner::push_pull(double push_bytes, double pull_byte
   for (std::size_t j = 0; j < layout_.server_endpoints.size(); ++j)
     op.shards.push_back({static_cast<int>(j), push_bytes / shards, pull_bytes / shards});
   return add_op(Op{std::move(name), Stream::comm, op, std::move(deps)});
+}
+
+// Parameters that live whole on one server each (TensorFlow's placements): the bucket's gradients go to the servers
+// holding their layers, each server its layers' share of the push and of the pull (a bucket of one layer: one
+// server). A server holding a large layer (VGG-16's first fully connected layer, 74% of its parameters) takes that
+// share of every worker's traffic through its one NIC.
+std::uint32_t DataParallelPlanner::push_tensors(const Bucket& bucket, double push_bytes, double pull_bytes, int key,
+                                                std::string name, std::vector<std::uint32_t> deps) {
+  std::map<int, double> elements; // server -> the bucket's parameters it holds
+  for (std::size_t i : bucket.layers)
+    if (layout_.layer_server[i] >= 0)
+      elements[layout_.layer_server[i]] += static_cast<double>(s_.model.workload.layers[i].parameters);
+  double total = 0;
+  for (const auto& [server, n] : elements)
+    total += n;
+  if (total <= 0) return push_pull(push_bytes, pull_bytes, key, std::move(name), std::move(deps));
+  graph::PushPull op;
+  op.key = key;
+  for (const auto& [server, n] : elements)
+    op.shards.push_back({server, push_bytes * n / total, pull_bytes * n / total});
+  return add_op(Op{std::move(name), Stream::comm, std::move(op), std::move(deps)});
 }
 
 // BytePS's partitions: ceil(dense / partition_bytes) parts of the bucket, the iteration's g-th part to server g mod

@@ -77,7 +77,7 @@ Enum enum_choice(const Object& section, std::string_view key, const std::vector<
 
 void read_servers(const Object& strategy, st::ServerLayout& servers) {
   const Object section =
-      strategy.object("servers", {"count", "placement", "hierarchical", "sums_only", "partition_bytes"});
+      strategy.object("servers", {"count", "placement", "tensors", "hierarchical", "sums_only", "partition_bytes"});
   if (!section.present()) return;
   const auto placement =
       enum_choice<st::ServerPlacement>(section, "placement", st::placement_names(), "server placement",
@@ -99,6 +99,14 @@ void read_servers(const Object& strategy, st::ServerLayout& servers) {
   if (servers.partition_bytes > 0 && servers.partition_bytes < 4096)
     section.fail("partition_bytes", fmt::format("expected 0 (no partitions) or at least 4096 bytes (a page), got {}",
                                                 servers.partition_bytes));
+  servers.tensors =
+      enum_choice<st::TensorPlacement>(section, "tensors", st::tensor_placement_names(), "tensor placement",
+                                       servers.tensors, st::parse_tensor_placement, st::to_string);
+  if (servers.tensors != st::TensorPlacement::split && servers.partition_bytes > 0)
+    section.fail(section.has("tensors") ? "tensors" : "partition_bytes",
+                 fmt::format("partitions spread every tensor over the servers; \"tensors\": \"{}\" keeps each whole "
+                             "on one: give one of them (\"tensors\": \"split\" with partitions)",
+                             st::to_string(servers.tensors)));
 }
 
 st::StrategySpec read_strategy_object(const Object& o) {
@@ -274,6 +282,7 @@ json strategy_json(const st::StrategySpec& s) {
               {"servers",
                {{"count", s.servers.count},
                 {"placement", st::to_string(s.servers.placement)},
+                {"tensors", st::to_string(s.servers.tensors)},
                 {"hierarchical", s.servers.hierarchical},
                 {"sums_only", s.servers.sums_only},
                 {"partition_bytes", s.servers.partition_bytes}}},

@@ -16,6 +16,7 @@ constexpr std::array<std::string_view, 7> kKindNames{"allreduce", "parameter-ser
                                                      "easgd",     "local-sgd"};
 constexpr std::array<std::string_view, 3> kScheduleNames{"sync", "async", "bounded"};
 constexpr std::array<std::string_view, 2> kPlacementNames{"dedicated", "colocated"};
+constexpr std::array<std::string_view, 3> kTensorPlacementNames{"split", "least-loaded", "round-robin"};
 constexpr std::array<std::string_view, 2> kPeerGraphNames{"ring", "exponential"};
 constexpr std::array<std::string_view, 6> kCompressionNames{"none", "fp16", "sign", "topk", "randomk", "powersgd"};
 constexpr std::array<std::string_view, 4> kJitterNames{"none", "lognormal", "uniform", "exponential"};
@@ -107,6 +108,9 @@ std::string_view to_string(Schedule s) {
 std::string_view to_string(ServerPlacement p) {
   return kPlacementNames.at(static_cast<std::size_t>(p));
 }
+std::string_view to_string(TensorPlacement p) {
+  return kTensorPlacementNames.at(static_cast<std::size_t>(p));
+}
 std::string_view to_string(PeerGraph g) {
   return kPeerGraphNames.at(static_cast<std::size_t>(g));
 }
@@ -126,6 +130,9 @@ std::optional<Schedule> parse_schedule(std::string_view name) {
 std::optional<ServerPlacement> parse_placement(std::string_view name) {
   return lookup<ServerPlacement>(kPlacementNames, name);
 }
+std::optional<TensorPlacement> parse_tensor_placement(std::string_view name) {
+  return lookup<TensorPlacement>(kTensorPlacementNames, name);
+}
 std::optional<PeerGraph> parse_peer_graph(std::string_view name) {
   return lookup<PeerGraph>(kPeerGraphNames, name);
 }
@@ -144,6 +151,9 @@ std::vector<std::string> schedule_names() {
 }
 std::vector<std::string> placement_names() {
   return all(kPlacementNames);
+}
+std::vector<std::string> tensor_placement_names() {
+  return all(kTensorPlacementNames);
 }
 std::vector<std::string> peer_graph_names() {
   return all(kPeerGraphNames);

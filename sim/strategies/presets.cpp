@@ -224,9 +224,14 @@ std::vector<Preset> build() {
        .scheduling = "bounded asynchronous",
        .exchange = "scatter/all-red., async.: ad hoc",
        .topology = "DPS (default k = n)",
-       .strategy = parameter_server(Schedule::bounded, kStaleness, on_every_node()),
+       .strategy = parameter_server(Schedule::bounded, kStaleness,
+                                    [] {
+                                      auto servers = on_every_node();
+                                      servers.tensors = TensorPlacement::round_robin;
+                                      return servers;
+                                    }()),
        .note = "The table gives no bound: SSP with staleness 3, a parameter-server task on every node (the default "
-               "k = n)."},
+               "k = n), each variable whole on one task, round robin (tf.train.replica_device_setter's default)."},
       {.name = "TreeEASGD",
        .citation = "Langer et al., 2020",
        .parallelism = "DP",

@@ -34,8 +34,19 @@ enum class ServerPlacement : std::uint8_t {
   colocated, // a server on every worker node (BigDL, BytePS, MXNet's default k = n)
 };
 
+// How the model's parameters are spread over the servers.
+enum class TensorPlacement : std::uint8_t {
+  split, // every push split evenly over all servers (ps-lite and MXNet's kvstore slice big arrays over the servers)
+  // Each layer's parameters whole on one server, the one least loaded so far in elements, layers in the model's order:
+  // tf_cnn_benchmarks' ParamServerDeviceSetter ("assign variables on the least loaded ps-device",
+  // variable_mgr_util.py), TensorFlow's GreedyLoadBalancingStrategy.
+  least_loaded,
+  // Layer i's parameters whole on server i mod count: tf.train.replica_device_setter's default round robin.
+  round_robin,
+};
+
 struct ServerLayout {
-  int count = 1; // shards; parameters are split among them by size. colocated: one per node when 0
+  int count = 1; // shards. colocated: one per node when 0
   ServerPlacement placement = ServerPlacement::dedicated;
   bool hierarchical = false; // reduce inside each node first; one GPU per node talks to the servers (BytePS)
   // The servers only sum the pushed gradients and each worker steps its own optimizer on the pulled sum: BytePS's
@@ -46,6 +57,7 @@ struct ServerLayout {
   // BYTEPS_PARTITION_BYTES, 4,096,000 by default, byteps/common/global.cc). 0: every push split evenly over all
   // servers and answered whole (MXNet's kvstore for big arrays).
   double partition_bytes = 0;
+  TensorPlacement tensors = TensorPlacement::split; // how the parameters are spread over the shards
 
   bool operator==(const ServerLayout&) const = default;
 };
@@ -142,6 +154,7 @@ StrategySpec default_strategy(Kind k);
 std::string_view to_string(Kind k);
 std::string_view to_string(Schedule s);
 std::string_view to_string(ServerPlacement p);
+std::string_view to_string(TensorPlacement p);
 std::string_view to_string(PeerGraph g);
 std::string_view to_string(CompressionKind c);
 std::string_view to_string(Jitter j);
@@ -150,6 +163,7 @@ std::string_view to_string(Jitter j);
 std::optional<Kind> parse_kind(std::string_view name);
 std::optional<Schedule> parse_schedule(std::string_view name);
 std::optional<ServerPlacement> parse_placement(std::string_view name);
+std::optional<TensorPlacement> parse_tensor_placement(std::string_view name);
 std::optional<PeerGraph> parse_peer_graph(std::string_view name);
 std::optional<CompressionKind> parse_compression_kind(std::string_view name);
 std::optional<Jitter> parse_jitter(std::string_view name);
@@ -157,6 +171,7 @@ std::optional<Jitter> parse_jitter(std::string_view name);
 std::vector<std::string> kind_names();
 std::vector<std::string> schedule_names();
 std::vector<std::string> placement_names();
+std::vector<std::string> tensor_placement_names();
 std::vector<std::string> peer_graph_names();
 std::vector<std::string> compression_kind_names();
 std::vector<std::string> jitter_names();

@@ -171,6 +171,8 @@ std::string strategy_summary_of(const strategies::StrategySpec& spec) {
     else
       out += fmt::format(", {} dedicated server{}", spec.servers.count, spec.servers.count == 1 ? "" : "s");
     if (spec.servers.hierarchical) out += ", in-node reduce first";
+    if (spec.servers.tensors != st::TensorPlacement::split)
+      out += fmt::format(", tensors whole ({})", st::to_string(spec.servers.tensors));
   }
   if (spec.kind == st::Kind::parameter_server && spec.period > 1) out += fmt::format(", every {} steps", spec.period);
   if (spec.algorithm) out += fmt::format(", {}", collectives::to_string(*spec.algorithm));

@@ -354,6 +354,47 @@ TEST(Strategies, BytePsPushesPartitionsRoundRobinToItsServers) {
   EXPECT_EQ(r.strategy.servers, 2);
 }
 
+// TensorFlow keeps each variable whole on one parameter server. Layers of 3e6, 1e6, 1e6 and 1e6 fp32 parameters on
+// 2 servers: tf_cnn_benchmarks' least-loaded rule puts the first on server 0 and the next three on server 1 (3e6
+// against 0, 1e6 and 2e6 there), 12 MB each; tf.train.replica_device_setter's round robin puts layers 0 and 2 on
+// server 0 (16 MB) and 1 and 3 on server 1 (8 MB). A worker pushes each server its layers' gradients and pulls their
+// parameters back; split, each server gets half of everything.
+TEST(Strategies, ParameterServersHoldTensorsWholeWhereTensorFlowPutsThem) {
+  models::Layer big = linear("fc0");
+  big.parameters = 3'000'000;
+  using strategies::TensorPlacement;
+  for (auto [placement, first, second] :
+       {std::tuple{TensorPlacement::least_loaded, 12e6, 12e6}, std::tuple{TensorPlacement::round_robin, 16e6, 8e6},
+        std::tuple{TensorPlacement::split, 12e6, 12e6}}) {
+    auto spec = named("ps-sync");
+    spec.servers.count = 2;
+    spec.servers.tensors = placement;
+    auto s = test::hand_scenario({big, linear("fc1"), linear("fc2"), linear("fc3")}, 4);
+    s.training.strategy = spec;
+    s.training.bucket_bytes = s.training.first_bucket_bytes = 1; // a bucket a layer: TensorFlow sends each alone
+    const auto plan = plan::make_plan(s);
+    ASSERT_EQ(plan.graph.servers.size(), 2u);
+    for (int rank = 0; rank < 2; ++rank) {
+      std::vector<double> pushed(2, 0), pulled(2, 0);
+      for (const auto& op : plan.graph.program_of(rank).ops)
+        if (const auto* push_pull = std::get_if<graph::PushPull>(&op.body)) {
+          if (placement != TensorPlacement::split) {
+            EXPECT_EQ(push_pull->shards.size(), 1u) << op.name;
+          }
+          for (const auto& shard : push_pull->shards) {
+            pushed[shard.server] += shard.push_bytes;
+            pulled[shard.server] += shard.pull_bytes;
+          }
+        }
+      EXPECT_DOUBLE_EQ(pushed[0], first) << strategies::to_string(placement);
+      EXPECT_DOUBLE_EQ(pushed[1], second) << strategies::to_string(placement);
+      EXPECT_DOUBLE_EQ(pulled[0], first);
+      EXPECT_DOUBLE_EQ(pulled[1], second);
+    }
+    EXPECT_GT(simulate(s).result.throughput, 0);
+  }
+}
+
 // BytePS with one worker machine runs without its servers (its best practice: with DMLC_NUM_WORKER=1 "BytePS will not
 // use the parameter servers"): one node of 2 GPUs and a dedicated server node reduce and broadcast in the node, and
 // push nothing.
