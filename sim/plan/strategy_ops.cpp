@@ -196,8 +196,8 @@ std::uint32_t DataParallelPlanner::push_pull(double push_bytes, double pull_byte
 
 // Parameters that live whole on one server each (TensorFlow's placements): the bucket's gradients go to the servers
 // holding their layers, each server its layers' share of the push and of the pull (a bucket of one layer: one
-// server). A server holding a large layer (VGG-16's first fully connected layer, 74% of its parameters) takes that
-// share of every worker's traffic through its one NIC.
+// server), every one in flight at once. A server holding a large layer (VGG-16's first fully connected layer, 74% of
+// its parameters) takes that share of every worker's traffic through its one NIC.
 std::uint32_t DataParallelPlanner::push_tensors(const Bucket& bucket, double push_bytes, double pull_bytes, int key,
                                                 std::string name, std::vector<std::uint32_t> deps) {
   std::map<int, double> elements; // server -> the bucket's parameters it holds
@@ -212,6 +212,10 @@ std::uint32_t DataParallelPlanner::push_tensors(const Bucket& bucket, double pus
   op.key = key;
   for (const auto& [server, n] : elements)
     op.shards.push_back({server, push_bytes * n / total, pull_bytes * n / total});
+  // TensorFlow's executor runs each variable's send to its server, and the fetch of its new value, as graph ops of
+  // their own as soon as their inputs are ready: no stream orders them, so pushes to different servers are in flight
+  // together.
+  op.overlapped = true;
   return add_op(Op{std::move(name), Stream::comm, std::move(op), std::move(deps)});
 }
 
