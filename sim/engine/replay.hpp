@@ -178,6 +178,11 @@ private:
   void close_rounds(int server);
   void release_held(int server);
   void answer(int server, int worker, int key);
+  // The cap on a message between a worker and the server (graph::Server::channel_rate), as put_init takes it.
+  double channel_rate(int server) const {
+    const double rate = graph_.servers[static_cast<std::size_t>(server)].channel_rate;
+    return rate > 0 ? rate : -1;
+  }
   void record_update(int server, int worker, const ServerKey& key);
   std::int64_t slowest_clock(const ServerState& state) const;
 

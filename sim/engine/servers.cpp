@@ -88,7 +88,7 @@ void Replay::run_push_pull(int rank, const graph::PushPull& op, std::uint32_t it
     status.peer = graph_.servers[shard.server].endpoint;
     messages.push_back({op.key + shard.key, shard.push_bytes, shard.pull_bytes, false});
     comms.push_back(start_put(servers_[shard.server].push[rank], &messages.back(), shard.push_bytes,
-                              pair(rank, graph_.servers[shard.server].endpoint)));
+                              pair(rank, graph_.servers[shard.server].endpoint), channel_rate(shard.server)));
     comms.push_back(servers_[shard.server].pull[rank]->get_async(&answer));
   }
   sg4::Comm::wait_all(comms);
@@ -233,7 +233,8 @@ void Replay::answer(int s, int worker, int key_id) {
   key.read_version[worker] = key.version;
   if (key_id == state.first_key) state.read_lag[worker] = static_cast<int>(state.clock[worker] - slowest_clock(state));
   const int rank = state.workers[worker];
-  put_init(state.pull[rank], &token_, key.pull_bytes, pair(graph_.servers[s].endpoint, rank))->detach();
+  put_init(state.pull[rank], &token_, key.pull_bytes, pair(graph_.servers[s].endpoint, rank), channel_rate(s))
+      ->detach();
   state.stats.bytes_sent += key.pull_bytes;
   account_links(pair(graph_.servers[s].endpoint, rank), key.pull_bytes, 0); // never skipped: no per-iteration count
 }

@@ -180,6 +180,7 @@ struct Server {
   int backup = 0;
   double aggregate_seconds_per_byte = 0; // synchronous: summing each pushed byte into the round's gradient
   double update_seconds_per_byte = 0;    // applying the optimizer to a byte of the shard (after a round, or a push)
+  double channel_rate = 0; // bytes/s a worker's push to it and its answer move at most (an RPC channel); 0: no cap
 };
 
 struct ExecutionGraph {

@@ -45,6 +45,7 @@ std::vector<graph::Server> server_specs(const scenario::Scenario& s, const Strat
   const double host = s.training.host_memory_bandwidth;
   const double weight = calibration::gradient_bytes(s.model.precision);
   spec.aggregate_seconds_per_byte = 3.0 / host;
+  spec.channel_rate = strategy.servers.channel_bandwidth;
   spec.update_seconds_per_byte =
       strategy.servers.sums_only ? 0 : optimizer_step_bytes(s.training.optimizer, s.model.precision) / weight / host;
   std::vector<graph::Server> specs;

@@ -76,8 +76,8 @@ Enum enum_choice(const Object& section, std::string_view key, const std::vector<
 }
 
 void read_servers(const Object& strategy, st::ServerLayout& servers) {
-  const Object section =
-      strategy.object("servers", {"count", "placement", "tensors", "hierarchical", "sums_only", "partition_bytes"});
+  const Object section = strategy.object("servers", {"count", "placement", "tensors", "hierarchical", "sums_only",
+                                                     "partition_bytes", "channel_bandwidth"});
   if (!section.present()) return;
   const auto placement =
       enum_choice<st::ServerPlacement>(section, "placement", st::placement_names(), "server placement",
@@ -99,6 +99,8 @@ void read_servers(const Object& strategy, st::ServerLayout& servers) {
   if (servers.partition_bytes > 0 && servers.partition_bytes < 4096)
     section.fail("partition_bytes", fmt::format("expected 0 (no partitions) or at least 4096 bytes (a page), got {}",
                                                 servers.partition_bytes));
+  servers.channel_bandwidth =
+      section.quantity("channel_bandwidth", Dimension::bandwidth, Bound::non_negative, servers.channel_bandwidth);
   servers.tensors =
       enum_choice<st::TensorPlacement>(section, "tensors", st::tensor_placement_names(), "tensor placement",
                                        servers.tensors, st::parse_tensor_placement, st::to_string);
@@ -283,6 +285,7 @@ json strategy_json(const st::StrategySpec& s) {
                {{"count", s.servers.count},
                 {"placement", st::to_string(s.servers.placement)},
                 {"tensors", st::to_string(s.servers.tensors)},
+                {"channel_bandwidth", s.servers.channel_bandwidth},
                 {"hierarchical", s.servers.hierarchical},
                 {"sums_only", s.servers.sums_only},
                 {"partition_bytes", s.servers.partition_bytes}}},

@@ -228,10 +228,15 @@ std::vector<Preset> build() {
                                     [] {
                                       auto servers = on_every_node();
                                       servers.tensors = TensorPlacement::round_robin;
+                                      servers.channel_bandwidth = kGrpcChannelBandwidth;
                                       return servers;
                                     }()),
-       .note = "The table gives no bound: SSP with staleness 3, a parameter-server task on every node (the default "
-               "k = n), each variable whole on one task, round robin (tf.train.replica_device_setter's default)."},
+       .note =
+           "The table gives no bound: SSP with staleness 3, a parameter-server task on every node (the default "
+           "k = n), each variable whole on one task, round robin (tf.train.replica_device_setter's default), every "
+           "message over "
+           "a gRPC channel at the 500 MB/s TensorFlow's RecvTensor benchmark measured in 2017 (its 'grpc RecvTensor "
+           "is slow' report, after the gRPC upgrade)."},
       {.name = "TreeEASGD",
        .citation = "Langer et al., 2020",
        .parallelism = "DP",

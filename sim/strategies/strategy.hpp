@@ -34,6 +34,13 @@ enum class ServerPlacement : std::uint8_t {
   colocated, // a server on every worker node (BigDL, BytePS, MXNet's default k = n)
 };
 
+// What one gRPC channel between two TensorFlow processes moves: tensorflow/tensorflow#6116 (RecvTensor of a 100 MB
+// tensor, worker to worker, TensorFlow after its August 2017 gRPC upgrade) measured 500 MB/s across three machines
+// whose GPUDirect RDMA path (grpc+gdr) moved 3,400 MB/s on the same benchmark, so gRPC's serialization and copies set
+// the rate, not the network; another run reached 800 MB/s between two machines on 10 GbE. The rate where the
+// network was not the limit is taken.
+inline constexpr double kGrpcChannelBandwidth = 500e6; // bytes/s
+
 // How the model's parameters are spread over the servers.
 enum class TensorPlacement : std::uint8_t {
   split, // every push split evenly over all servers (ps-lite and MXNet's kvstore slice big arrays over the servers)
@@ -58,6 +65,10 @@ struct ServerLayout {
   // servers and answered whole (MXNet's kvstore for big arrays).
   double partition_bytes = 0;
   TensorPlacement tensors = TensorPlacement::split; // how the parameters are spread over the shards
+  // > 0: bytes/s one worker's messages to a server, and its answers, move at most: the RPC library's channel, which
+  // serializes and copies every byte on the CPU (TensorFlow's gRPC: kGrpcChannelBandwidth). 0: the links and the
+  // network's TCP streams decide.
+  double channel_bandwidth = 0;
 
   bool operator==(const ServerLayout&) const = default;
 };

@@ -4,6 +4,7 @@
 #include "calibration/profile.hpp"
 #include "io/suggest.hpp"
 #include "io/table.hpp"
+#include "io/units.hpp"
 #include "models/zoo.hpp"
 #include "sim/collectives/schedule.hpp"
 #include "sim/report/format.hpp"
@@ -173,6 +174,8 @@ std::string strategy_summary_of(const strategies::StrategySpec& spec) {
     if (spec.servers.hierarchical) out += ", in-node reduce first";
     if (spec.servers.tensors != st::TensorPlacement::split)
       out += fmt::format(", tensors whole ({})", st::to_string(spec.servers.tensors));
+    if (spec.servers.channel_bandwidth > 0)
+      out += fmt::format(", {} channels", io::format(io::Quantity::bandwidth, spec.servers.channel_bandwidth));
   }
   if (spec.kind == st::Kind::parameter_server && spec.period > 1) out += fmt::format(", every {} steps", spec.period);
   if (spec.algorithm) out += fmt::format(", {}", collectives::to_string(*spec.algorithm));

@@ -26,14 +26,15 @@ struct PsSetup {
   int slow_rank = -1; // this worker computes `slowdown` times longer
   double slowdown = 1;
   int iterations = 6;
-  int partitions = 0; // > 0: the gradient in this many parts, part g to server g mod servers (BytePS), overlapped
+  int partitions = 0;      // > 0: the gradient in this many parts, part g to server g mod servers (BytePS), overlapped
+  double channel_rate = 0; // bytes/s a worker's channel to a server carries (an RPC library's); 0: the NICs decide
 };
 
 engine::ReplayResult run_ps(const PsSetup& p) {
   graph::ExecutionGraph g;
   graph::PushPull push_pull;
   for (int j = 0; j < p.servers; ++j) {
-    g.servers.push_back({p.colocated ? j : p.workers + j, p.schedule, p.staleness, p.backup, 0, 0});
+    g.servers.push_back({p.colocated ? j : p.workers + j, p.schedule, p.staleness, p.backup, 0, 0, p.channel_rate});
     if (p.partitions == 0) push_pull.shards.push_back({j, p.bytes / p.servers, p.bytes / p.servers});
   }
   for (int part = 0; part < p.partitions; ++part)
@@ -108,6 +109,21 @@ TEST(ParameterServer, PartitionsOverlapEachPartsPullWithTheNextPush) {
       EXPECT_NEAR(server.bytes_received, p.iterations * p.workers * p.bytes / p.servers, 1);
       EXPECT_NEAR(server.bytes_sent, p.iterations * p.workers * p.bytes / p.servers, 1);
     }
+  }
+}
+
+// TensorFlow's gRPC: each worker's messages to a server and back move at most the channel's rate c. Two workers and a
+// server whose NIC carries B = 1 GB/s: with c = 200 MB/s the two channels fill 400 MB/s of it, so the push takes S / c
+// and the answer as long, compute + 2 S / c; with c = 2 GB/s the server's NIC is the limit again, compute + 2 n S / B.
+TEST(ParameterServer, AnRpcChannelCapsEachWorkersTraffic) {
+  for (auto [rate, expected] :
+       {std::pair{200e6, 1e-3 + 2 * 1e6 / 200e6}, std::pair{2e9, 1e-3 + 2 * 2 * 1e6 / kBandwidth}}) {
+    PsSetup p;
+    p.workers = 2;
+    p.channel_rate = rate;
+    const auto r = run_ps(p);
+    for (const auto& rank : r.ranks)
+      EXPECT_NEAR(period(rank), expected, 0.02 * expected) << rate;
   }
 }
 
