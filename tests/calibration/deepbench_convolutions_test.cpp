@@ -1,5 +1,6 @@
-// The V100's fp32 convolution ceilings against the measurements they came from: Baidu's DeepBench timings
-// (calibration/measurements/v100-deepbench-2019-10-07-convolutions.json, cuDNN 7.6.2 at cudnnFind's fastest algorithm).
+// The V100's and the P100's fp32 convolution ceilings against the measurements they came from: Baidu's DeepBench
+// timings (calibration/measurements/v100-deepbench-2019-10-07-convolutions.json, cuDNN 7.6.2, and
+// p100-deepbench-2017-convolutions.json, cuDNN 6.0.21, each at cudnnFind's fastest algorithm).
 // Each pass is priced as `dtsim validate` prices a convolution case: its implicit GEMM (forward m = N P Q, n = K,
 // k = C R S; data gradient m = N P Q, n = C R S, k = K; weight gradient m = C R S, n = K, k = N P Q), the fp32 input,
 // output and weights as its bytes, a 3x3 stride-1 one also as a Winograd transform. The profile's constants price the
@@ -43,12 +44,16 @@ double longer_half_ratio(const std::vector<Timing>& set) {
   return median(ratios);
 }
 
-TEST(DeepBenchConvolutions, TheV100Fp32CeilingsPriceTheLongerHalfOfTheirTimingsAtTheMedian) {
-  const auto path = std::filesystem::path(DTSIM_SOURCE_DIR) / "calibration" / "measurements" /
-                    "v100-deepbench-2019-10-07-convolutions.json";
-  const auto document = nlohmann::json::parse(io::read_text_file(path, "measurement file"));
-  const GpuProfile v100 = *find_profile("v100");
+struct Sets {
   std::vector<Timing> winograd, implicit_gemm;
+};
+
+// Every timing of a transcribed DeepBench sheet priced on `gpu`: the 3x3, stride-1 problems whose forward ran as
+// Winograd in one set, the others in the second.
+Sets price(const std::string& file, const GpuProfile& gpu) {
+  const auto path = std::filesystem::path(DTSIM_SOURCE_DIR) / "calibration" / "measurements" / file;
+  const auto document = nlohmann::json::parse(io::read_text_file(path, "measurement file"));
+  Sets sets;
   for (const auto& c : document.at("convolutions")) {
     const auto get = [&](const char* key) { return c.at(key).get<int>(); };
     const int stride_h = get("stride_h"), stride_w = get("stride_w");
@@ -67,14 +72,38 @@ TEST(DeepBenchConvolutions, TheV100Fp32CeilingsPriceTheLongerHalfOfTheirTimingsA
       KernelCost cost{KernelClass::convolution, Precision::fp32, dims.flops(), bytes, 1};
       cost.gemms = {dims};
       cost.winograd = conv3x3_stride1;
-      (ran_winograd ? winograd : implicit_gemm).push_back({c.at(key).get<double>() * 1e-6, kernel_time(v100, cost)});
+      (ran_winograd ? sets.winograd : sets.implicit_gemm)
+          .push_back({c.at(key).get<double>() * 1e-6, kernel_time(gpu, cost)});
     }
   }
+  return sets;
+}
+
+TEST(DeepBenchConvolutions, TheV100Fp32CeilingsPriceTheLongerHalfOfTheirTimingsAtTheMedian) {
+  const auto sets = price("v100-deepbench-2019-10-07-convolutions.json", *find_profile("v100"));
   // The counts the profile's sources name.
-  ASSERT_EQ(winograd.size(), 84u);
-  ASSERT_EQ(implicit_gemm.size(), 188u);
-  EXPECT_NEAR(longer_half_ratio(winograd), 1, 0.01);
-  EXPECT_NEAR(longer_half_ratio(implicit_gemm), 1, 0.01);
+  ASSERT_EQ(sets.winograd.size(), 84u);
+  ASSERT_EQ(sets.implicit_gemm.size(), 188u);
+  EXPECT_NEAR(longer_half_ratio(sets.winograd), 1, 0.01);
+  EXPECT_NEAR(longer_half_ratio(sets.implicit_gemm), 1, 0.01);
+}
+
+// DeepBench's P100 is a PCIe card (a workstation board): the same GP100 and 56 SMs as the SXM2 part the profile
+// describes, at a boost clock of 1303 MHz instead of 1480, so 9.34 TFLOP/s of fp32 (3,584 lanes x 2 x 1.303 GHz)
+// instead of 10.6. Priced at that peak, the ceilings are shares of the chip's own clock and carry to the SXM2 part.
+TEST(DeepBenchConvolutions, TheP100Fp32CeilingsPriceTheLongerHalfOfTheirTimingsAtTheMedian) {
+  GpuProfile pcie = *find_profile("p100");
+  pcie.peak_flops[Precision::fp32] = 3584 * 2 * 1.303e9;
+  const auto sets = price("p100-deepbench-2017-convolutions.json", pcie);
+  // The GEMM ceiling from the same sheet's largest GEMM: M = 4096, N = 7133, K = 4096 in 26.287 ms (9.105 TFLOP/s).
+  const GemmDims largest{4096, 7133, 4096, 1, 4.0 * (4096 * 4096 + 4096 * 7133 + 4096 * 7133), false};
+  KernelCost gemm{KernelClass::gemm, Precision::fp32, largest.flops(), largest.bytes, 1};
+  gemm.gemms = {largest};
+  EXPECT_NEAR(kernel_time(pcie, gemm) / 26.287e-3, 1, 0.01);
+  ASSERT_EQ(sets.winograd.size(), 72u);
+  ASSERT_EQ(sets.implicit_gemm.size(), 210u);
+  EXPECT_NEAR(longer_half_ratio(sets.winograd), 1, 0.01);
+  EXPECT_NEAR(longer_half_ratio(sets.implicit_gemm), 1, 0.01);
 }
 
 } // namespace
