@@ -28,13 +28,16 @@ struct PsSetup {
   int iterations = 6;
   int partitions = 0;      // > 0: the gradient in this many parts, part g to server g mod servers (BytePS), overlapped
   double channel_rate = 0; // bytes/s a worker's channel to a server carries (an RPC library's); 0: the NICs decide
+  double aggregate = 0;    // the server's CPU seconds to sum a pushed byte
+  double update = 0;       // ... and to apply the optimizer to a byte of its shard
 };
 
 engine::ReplayResult run_ps(const PsSetup& p) {
   graph::ExecutionGraph g;
   graph::PushPull push_pull;
   for (int j = 0; j < p.servers; ++j) {
-    g.servers.push_back({p.colocated ? j : p.workers + j, p.schedule, p.staleness, p.backup, 0, 0, p.channel_rate});
+    g.servers.push_back(
+        {p.colocated ? j : p.workers + j, p.schedule, p.staleness, p.backup, p.aggregate, p.update, p.channel_rate});
     if (p.partitions == 0) push_pull.shards.push_back({j, p.bytes / p.servers, p.bytes / p.servers});
   }
   for (int part = 0; part < p.partitions; ++part)
@@ -125,6 +128,22 @@ TEST(ParameterServer, AnRpcChannelCapsEachWorkersTraffic) {
     for (const auto& rank : r.ranks)
       EXPECT_NEAR(period(rank), expected, 0.02 * expected) << rate;
   }
+}
+
+// The server's CPU time a byte: it sums each push as it comes in (a seconds a byte), then applies the optimizer once
+// the round is whole (u seconds a byte of its shard), then answers. Two workers, one server, S = 1 MB, B = 1 GB/s,
+// a = 1 ns and u = 2 ns a byte: both pushes in at 2 S / B, summed one after the other (2 S a), applied (S u), both
+// answers out at 2 S / B: compute + 4 S / B + 2 S a + S u = 1 + 4 + 2 + 2 = 9 ms.
+TEST(ParameterServer, TheServersCpuTimeAByteAddsToTheRound) {
+  PsSetup p;
+  p.workers = 2;
+  p.aggregate = 1e-9;
+  p.update = 2e-9;
+  const auto r = run_ps(p);
+  const double expected = p.compute + 4 * p.bytes / kBandwidth + 2 * p.bytes * p.aggregate + p.bytes * p.update;
+  EXPECT_NEAR(expected, 9e-3, 1e-12);
+  for (const auto& rank : r.ranks)
+    EXPECT_NEAR(period(rank), expected, 0.02 * expected);
 }
 
 // One worker twice as slow. Tiny messages, so compute decides.
